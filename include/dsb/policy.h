@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy piece: the three sandbox modes, the configuration (YAML), the deployment default with
+ * its DSH_PERMISSION_MODE override, resolve() and the writable roots (spec §1, §2, §4).
+ *
+ * Lifecycle: load a dsb_config (dsb_config_new() for the defaults, or dsb_config_load_file()),
+ * optionally dsb_config_apply_env(), then build a dsb_policy from it with dsb_policy_new(). The
+ * dsb_policy copies what it needs, so the config may be freed afterwards. dsb_policy_resolve()
+ * fills a caller-owned dsb_exec_policy per call; release it with dsb_exec_policy_done().
+ *
+ * Thread-safety: a dsb_config or dsb_policy may be read from several threads at once; nothing
+ * here mutates shared state except the *_set_* and *_apply_* functions on their own object.
+ */
+#ifndef DSB_POLICY_H
+#define DSB_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <dsb/error.h>
+
+/* The file-effect policy. The order is SANDBOX_MODES' (spec §1.1): it is the advertised order. */
+typedef enum dsb_mode {
+	DSB_MODE_READ_ONLY,
+	DSB_MODE_WORKSPACE_WRITE,
+	DSB_MODE_DANGER_FULL_ACCESS,
+	_DSB_MODE_MAX,
+	_DSB_MODE_INVALID = -1,
+} dsb_mode;
+
+typedef enum dsb_approval_policy {
+	DSB_APPROVAL_ASK,
+	DSB_APPROVAL_NEVER,
+	_DSB_APPROVAL_MAX,
+	_DSB_APPROVAL_INVALID = -1,
+} dsb_approval_policy;
+
+typedef enum dsb_backend {
+	DSB_BACKEND_BWRAP,
+	DSB_BACKEND_LANDLOCK,
+	_DSB_BACKEND_MAX,
+	_DSB_BACKEND_INVALID = -1,
+} dsb_backend;
+
+/* "read-only", "workspace-write", "danger-full-access"; NULL outside the enum. */
+DSB_API const char *dsb_mode_to_string(dsb_mode mode);
+
+/* The mode spelled exactly @s, or _DSB_MODE_INVALID (also for NULL). Borrows @s. */
+DSB_API dsb_mode dsb_mode_from_string(const char *s);
+
+/*
+ * Parses @s as a mode. On failure returns -@code with the message
+ * `ORIGIN: invalid mode "S" (accepted: read-only, workspace-write, danger-full-access)`, where
+ * @origin names where the value came from ("--mode", "DSH_PERMISSION_MODE"). Borrows both.
+ */
+DSB_API int dsb_mode_parse(const char *s, const char *origin, dsb_code code, dsb_mode *ret_mode,
+			   dsb_error *reterr);
+
+/* "ask", "never"; NULL outside the enum. */
+DSB_API const char *dsb_approval_policy_to_string(dsb_approval_policy policy);
+DSB_API dsb_approval_policy dsb_approval_policy_from_string(const char *s);
+
+/* "bwrap", "landlock"; NULL outside the enum. */
+DSB_API const char *dsb_backend_to_string(dsb_backend backend);
+DSB_API dsb_backend dsb_backend_from_string(const char *s);
+
+/* --- configuration ------------------------------------------------------------------------ */
+
+typedef struct dsb_config dsb_config;
+
+/* A configuration holding every default of DESIGN.md. Returns NULL only on OOM. */
+DSB_API dsb_config *dsb_config_new(void);
+
+/* Frees @cfg (NULL is fine). Returns NULL. */
+DSB_API dsb_config *dsb_config_free(dsb_config *cfg);
+
+/*
+ * Parses the YAML document in @buf (@len bytes, no NUL needed) over the defaults. Every unknown
+ * key and invalid value fails with DSB_E_CONFIG_INVALID and a message of the form
+ * `ORIGIN:LINE:COLUMN: KEY: reason`; @origin (usually the file name) is borrowed.
+ * On success *@ret_cfg is a new config; free it with dsb_config_free().
+ */
+DSB_API int dsb_config_parse(const char *buf, size_t len, const char *origin, dsb_config **ret_cfg,
+			     dsb_error *reterr);
+
+/* dsb_config_parse() of the file at @path (at most DSB_CONFIG_MAX_BYTES). Borrows @path. */
+DSB_API int dsb_config_load_file(const char *path, dsb_config **ret_cfg, dsb_error *reterr);
+
+/*
+ * Applies the environment's DSH_PERMISSION_MODE, passed as @permission_mode (NULL when unset),
+ * which overrides the configured mode. A value outside the three modes (the empty string too)
+ * fails with DSB_E_CONFIG_INVALID naming DSH_PERMISSION_MODE; @cfg is then unchanged.
+ */
+DSB_API int dsb_config_apply_env(dsb_config *cfg, const char *permission_mode, dsb_error *reterr);
+
+/* Sets the configured (fallback) workspace root. Copies @path; an empty one is INVALID_ARGS. */
+DSB_API int dsb_config_set_workspace_root(dsb_config *cfg, const char *path, dsb_error *reterr);
+
+/* The deployment default mode. */
+DSB_API dsb_mode dsb_config_mode(const dsb_config *cfg);
+
+/* The configured workspace root as spelled, or NULL (then the process cwd). */
+DSB_API const char *dsb_config_workspace_root(const dsb_config *cfg);
+
+/* --- the policy service ------------------------------------------------------------------- */
+
+typedef struct dsb_policy dsb_policy;
+
+/*
+ * The policy service of spec §2.1: the default mode of @cfg and its workspace root (the
+ * configured one, else the process cwd), canonicalised once (§2.3). Borrows @cfg.
+ */
+DSB_API int dsb_policy_new(const dsb_config *cfg, dsb_policy **ret_policy, dsb_error *reterr);
+
+/* Frees @policy (NULL is fine). Returns NULL. */
+DSB_API dsb_policy *dsb_policy_free(dsb_policy *policy);
+
+DSB_API dsb_mode dsb_policy_default_mode(const dsb_policy *policy);
+
+/* The canonical fallback workspace root. Owned by @policy. */
+DSB_API const char *dsb_policy_workspace_root(const dsb_policy *policy);
+
+/* What one call knows when it asks for its policy (spec §2.2). */
+typedef struct dsb_resolve_request {
+	dsb_mode mode;           /* an explicit (approved) mode, or _DSB_MODE_INVALID */
+	const char *session_id;  /* the session's id; NULL for an agentless call */
+	dsb_mode session_mode;   /* the session's sandbox/mode fold, or _DSB_MODE_INVALID */
+	const char *session_cwd; /* the session header's cwd, or NULL */
+} dsb_resolve_request;
+
+#define DSB_RESOLVE_REQUEST_INIT                                                                   \
+	{                                                                                          \
+		.mode = _DSB_MODE_INVALID, .session_id = NULL,                                     \
+		.session_mode = _DSB_MODE_INVALID, .session_cwd = NULL,                            \
+	}
+
+/* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */
+typedef struct dsb_exec_policy {
+	dsb_mode mode;
+	char *workspace_root; /* canonical, absolute */
+	char *session_id;     /* NULL for an agentless call */
+} dsb_exec_policy;
+
+/*
+ * Resolves one call's policy: mode = explicit > session fold > default; root = the session cwd
+ * (canonicalised) > the service's root. Borrows @req; fills *@ret_policy, which the caller
+ * releases with dsb_exec_policy_done().
+ */
+DSB_API int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
+			       dsb_exec_policy *ret_policy, dsb_error *reterr);
+
+/* Releases what @p holds and zeroes it (mode becomes read-only). NULL is fine. */
+DSB_API void dsb_exec_policy_done(dsb_exec_policy *p);
+
+/*
+ * The writable roots of spec §4.1: empty unless workspace-write, else the canonical workspace
+ * root, /tmp and the platform temp dir, canonicalised, then deduplicated in order. On success
+ * *@ret_roots is a new NULL-terminated array (free with dsb_strv_free()) and the return value
+ * is its length.
+ */
+DSB_API int dsb_policy_writable_roots(const dsb_exec_policy *p, char ***ret_roots,
+				      dsb_error *reterr);
+
+/* Frees a NULL-terminated string array and its strings (NULL is fine). Returns NULL. */
+DSB_API char **dsb_strv_free(char **strv);
+
+#endif

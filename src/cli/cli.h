@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dsh-sandbox command line: each subcommand parses its argv into a struct, calls the
+ * library and prints. Only this folder prints or chooses exit statuses.
+ */
+#ifndef DSB_CLI_CLI_H
+#define DSB_CLI_CLI_H
+
+#include <stdbool.h>
+
+#include <dsb/dsb.h>
+
+/* Exit status of a usage error (and of DSB_E_INVALID_ARGS). */
+#define CLI_EXIT_USAGE 2
+
+/* Options that come before the subcommand (some may also follow it). */
+typedef struct cli_global {
+	const char *config_path; /* --config FILE, or NULL */
+	const char *store_path;  /* --store DIR, or NULL */
+} cli_global;
+
+typedef struct cli_command {
+	const char *name;
+	const char *usage; /* the synopsis after "dsh-sandbox NAME" */
+	const char *summary;
+	int (*run)(cli_global *global, int argc, char **argv);
+} cli_command;
+
+extern const cli_command cli_commands[];
+
+/* Prints "dsh-sandbox: @err's message" to stderr and returns the exit status of its code. */
+int cli_report(const dsb_error *err);
+
+/* Prints "dsh-sandbox: REASON" and the usage of @cmd (or of the tool) to stderr; returns 2. */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints the usage of @cmd (or of the whole tool) to @f. */
+void cli_print_usage(FILE *f, const cli_command *cmd);
+
+const cli_command *cli_find_command(const char *name);
+
+/*
+ * Loads the configuration: --config FILE, else $DSH_SANDBOX_CONFIG, else
+ * $XDG_CONFIG_HOME/dsh-sandbox/config.yaml (~/.config/...) when it exists, else the defaults;
+ * then DSH_PERMISSION_MODE over the mode.
+ */
+int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr);
+
+/* cmd-*.c */
+int cmd_policy(cli_global *global, int argc, char **argv);
+
+#endif

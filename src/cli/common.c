@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* What every subcommand shares: error and usage reporting, configuration loading. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/core.h"
+#include "cli.h"
+
+int cli_report(const dsb_error *err)
+{
+	fprintf(stderr, "dsh-sandbox: %s\n", err->message);
+	return dsb_code_exit_status(err->code);
+}
+
+const cli_command *cli_find_command(const char *name)
+{
+	for (const cli_command *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+void cli_print_usage(FILE *f, const cli_command *cmd)
+{
+	if (cmd) {
+		fprintf(f, "usage: dsh-sandbox [--config FILE] %s %s\n", cmd->name, cmd->usage);
+		return;
+	}
+	fprintf(f, "usage: dsh-sandbox [--config FILE] [--store DIR] COMMAND [ARGS...]\n"
+		   "       dsh-sandbox --help | --version\n"
+		   "\n"
+		   "commands:\n");
+	for (const cli_command *c = cli_commands; c->name; c++)
+		fprintf(f, "  %s %s\n      %s\n", c->name, c->usage, c->summary);
+	fprintf(f, "\n"
+		   "MODE is one of read-only, workspace-write, danger-full-access.\n"
+		   "The configuration is --config FILE, else $DSH_SANDBOX_CONFIG, else\n"
+		   "$XDG_CONFIG_HOME/dsh-sandbox/config.yaml when it exists; DSH_PERMISSION_MODE\n"
+		   "overrides its mode.\n");
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("dsh-sandbox: ", stderr);
+	if (cmd)
+		fprintf(stderr, "%s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	cli_print_usage(stderr, cmd);
+	return CLI_EXIT_USAGE;
+}
+
+/* The default configuration file, or NULL when there is none to read. */
+static char *default_config_path(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	char *path = NULL;
+
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&path, "%s/dsh-sandbox/config.yaml", xdg) < 0)
+			return NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&path, "%s/.config/dsh-sandbox/config.yaml", home) < 0)
+			return NULL;
+	} else
+		return NULL;
+
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr)
+{
+	const char *explicit_path = global->config_path;
+	if (!explicit_path)
+		explicit_path = getenv("DSH_SANDBOX_CONFIG");
+
+	_cleanup_free_ char *found = explicit_path && *explicit_path ? NULL : default_config_path();
+	const char *path = found ? found : explicit_path && *explicit_path ? explicit_path : NULL;
+
+	dsb_config *cfg = NULL;
+	int r;
+	if (path)
+		r = dsb_config_load_file(path, &cfg, reterr);
+	else {
+		cfg = dsb_config_new();
+		r = cfg ? 0 : dsb_fail(reterr, DSB_E_NO_MEMORY, "configuration: out of memory");
+	}
+	if (r < 0)
+		return r;
+
+	r = dsb_config_apply_env(cfg, getenv("DSH_PERMISSION_MODE"), reterr);
+	if (r < 0) {
+		dsb_config_free(cfg);
+		return r;
+	}
+	*ret_cfg = cfg;
+	return 0;
+}

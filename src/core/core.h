@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the core piece, shared by every other piece: error helpers, string arrays and
+ * buffers, path canonicalisation, the platform temp dir, JSON string quoting and UUIDs.
+ * Nothing here knows about policy.
+ *
+ * Leaf helpers (strv_*, strbuf_*, path_*, tmpdir_*, json_*, uuid_*) return 0 or -errno and never
+ * take a dsb_error; the first component-level caller converts with dsb_fail_errno().
+ */
+#ifndef DSB_CORE_CORE_H
+#define DSB_CORE_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <dsb/error.h>
+
+#include "cleanup.h"
+#include "limits.h"
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* --- error.c ------------------------------------------------------------------------------- */
+
+/* Fills @reterr (if non-NULL) with @code and the formatted message; returns -(int)code. */
+int dsb_fail(dsb_error *reterr, dsb_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* As dsb_fail(), with ": strerror(errnum)" appended and sys_errno set. @errnum is positive. */
+int dsb_fail_errno(dsb_error *reterr, dsb_code code, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Sets the subject of an already-filled @reterr (NULL is fine). Truncates safely. */
+void dsb_error_set_subject(dsb_error *reterr, const char *subject);
+
+/* Prepends "PREFIX: " to the message of an already-filled @reterr, keeping its code. */
+void dsb_error_prefix(dsb_error *reterr, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- strv.c: NULL-terminated arrays of owned strings ---------------------------------------- */
+
+size_t strv_length(char *const *strv);
+bool strv_contains(char *const *strv, const char *s);
+/* Appends a copy of @s; *@strv may be NULL (an empty array). -ENOMEM. */
+int strv_push(char ***strv, const char *s);
+/* Appends @s itself, taking ownership even on failure. -ENOMEM. */
+int strv_consume(char ***strv, char *s);
+/* Returns a deep copy (an empty array for NULL), or NULL on OOM. */
+char **strv_copy(char *const *strv);
+char **strv_free(char **strv);
+
+/* --- strbuf.c: a growable NUL-terminated buffer ---------------------------------------------- */
+
+typedef struct strbuf {
+	char *buf; /* NUL-terminated once anything was appended; NULL before */
+	size_t len;
+	size_t cap;
+} strbuf;
+
+#define STRBUF_INIT {NULL, 0, 0}
+
+int strbuf_append(strbuf *sb, const char *s, size_t n);
+int strbuf_puts(strbuf *sb, const char *s);
+int strbuf_putc(strbuf *sb, char c);
+int strbuf_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns the buffer ("" if nothing was appended) and empties @sb; NULL on OOM. */
+char *strbuf_take(strbuf *sb);
+void strbuf_done(strbuf *sb);
+
+/* --- path.c: canonicalisation (spec §2.3, §4.1) --------------------------------------------- */
+
+/*
+ * Lexical resolution as Node's path.resolve(cwd, path) on POSIX: @path made absolute against @cwd
+ * (absolute itself), '.', '..', repeated and trailing '/' removed; '..' at the root stays at the
+ * root. Pure: touches no file system. -EINVAL for a relative @cwd, -ENAMETOOLONG past
+ * DSB_PATH_MAX, -ENOMEM.
+ */
+int path_lexical_resolve(const char *cwd, const char *path, char **ret_path);
+
+/* canonicalPath(): realpath(3) of @path, or a copy of @path as spelled when that fails. -ENOMEM. */
+int path_canonical(const char *path, char **ret_path);
+
+/*
+ * resolveWorkspaceRoot(): path_lexical_resolve(getcwd(), path_canonical(@path)). The cwd is read
+ * only when needed. -errno of getcwd(), -ENAMETOOLONG, -ENOMEM.
+ */
+int path_resolve_root(const char *path, char **ret_path);
+
+/* --- tmpdir.c: Node's os.tmpdir() on POSIX (spec §4.1) -------------------------------------- */
+
+/* The first non-empty of @tmpdir, @tmp, @temp, else "/tmp", with one trailing '/' stripped
+ * unless the value is "/". Returns a new string, or NULL on OOM. */
+char *tmpdir_pick(const char *tmpdir, const char *tmp, const char *temp);
+
+/* tmpdir_pick() of the environment's TMPDIR, TMP and TEMP. -ENOMEM. */
+int tmpdir_get(char **ret_path);
+
+/* --- json.c --------------------------------------------------------------------------------- */
+
+/*
+ * Appends @s (@len bytes) to @sb as JSON.stringify() would quote it: '"' and '\' escaped, \b \f \n
+ * \r \t short, other controls as \u00xx (lower-case hex), everything else raw. Input that is not
+ * valid UTF-8 is first decoded as Node and WHATWG decoders do: each maximal invalid subpart
+ * becomes U+FFFD. -ENOMEM.
+ */
+int json_quote_append(strbuf *sb, const char *s, size_t len);
+
+/* json_quote_append() into a new string. -ENOMEM. */
+int json_quote(const char *s, size_t len, char **ret_json);
+
+/* --- uuid.c --------------------------------------------------------------------------------- */
+
+#define UUID_STRING_MAX 37
+
+/* A random (version 4, RFC 9562) UUID in lower-case 8-4-4-4-12 form. -errno of getrandom(). */
+int uuid_random(char ret_uuid[UUID_STRING_MAX]);
+
+#endif

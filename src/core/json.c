@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON string quoting byte-identical to JSON.stringify(), for JSON that appears inside
+ * model-facing text (the workspace path in the sandbox:policy context) and in DSH-compatible
+ * logs. jansson escapes differently (upper-case \u hex) and refuses invalid UTF-8, so this one
+ * is ours. Bytes that are not UTF-8 are decoded first the way Node turns bytes into a string:
+ * each maximal invalid subpart becomes U+FFFD (WHATWG Encoding, "UTF-8 decode").
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core.h"
+
+static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+
+/*
+ * The length of the well-formed UTF-8 sequence at @s (1 to 4), or the negated length of its
+ * maximal invalid subpart (at least 1) which decodes to one U+FFFD.
+ */
+static int utf8_sequence(const unsigned char *s, size_t len)
+{
+	unsigned char b = s[0];
+	int need;
+	unsigned char lower = 0x80, upper = 0xBF;
+
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b <= 0xDF)
+		need = 1;
+	else if (b >= 0xE0 && b <= 0xEF) {
+		need = 2;
+		if (b == 0xE0)
+			lower = 0xA0; /* overlong */
+		else if (b == 0xED)
+			upper = 0x9F; /* surrogates */
+	} else if (b >= 0xF0 && b <= 0xF4) {
+		need = 3;
+		if (b == 0xF0)
+			lower = 0x90; /* overlong */
+		else if (b == 0xF4)
+			upper = 0x8F; /* past U+10FFFF */
+	} else
+		return -1;
+
+	size_t i = 1;
+	for (int k = 0; k < need; k++, i++) {
+		if (i >= len || s[i] < lower || s[i] > upper)
+			return -(int)i;
+		lower = 0x80;
+		upper = 0xBF;
+	}
+	return (int)i;
+}
+
+int json_quote_append(strbuf *sb, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int r = strbuf_putc(sb, '"');
+
+	for (size_t i = 0; r >= 0 && i < len;) {
+		unsigned char c = u[i];
+		const char *esc = NULL;
+
+		switch (c) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		default:
+			break;
+		}
+		if (esc) {
+			r = strbuf_puts(sb, esc);
+			i++;
+		} else if (c < 0x20) {
+			r = strbuf_printf(sb, "\\u%04x", c);
+			i++;
+		} else {
+			int n = utf8_sequence(u + i, len - i);
+			if (n > 0)
+				r = strbuf_append(sb, s + i, (size_t)n);
+			else
+				r = strbuf_puts(sb, replacement);
+			i += (size_t)(n > 0 ? n : -n);
+		}
+	}
+	if (r >= 0)
+		r = strbuf_putc(sb, '"');
+	return r;
+}
+
+int json_quote(const char *s, size_t len, char **ret_json)
+{
+	strbuf sb = STRBUF_INIT;
+	int r = json_quote_append(&sb, s, len);
+	if (r < 0) {
+		strbuf_done(&sb);
+		return r;
+	}
+	*ret_json = strbuf_take(&sb);
+	return *ret_json ? 0 : -ENOMEM;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration object: its defaults (DESIGN.md, spec §1.4), the DSH_PERMISSION_MODE
+ * override and the accessors. Parsing YAML into it lives in load.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+static const dsb_preset default_presets[] = {
+	{
+		.key = (char *)"workspace-write",
+		.sandbox = DSB_MODE_WORKSPACE_WRITE,
+		.approval = DSB_APPROVAL_ASK,
+		.name = (char *)"workspace-write",
+		.description = (char *)"Write inside the workspace and permitted temporary "
+				       "directories; wider retries require approval.",
+	},
+	{
+		.key = (char *)"danger-full-access",
+		.sandbox = DSB_MODE_DANGER_FULL_ACCESS,
+		.approval = DSB_APPROVAL_NEVER,
+		.name = (char *)"danger-full-access",
+		.description = (char *)"Full file access without approval prompts.",
+	},
+};
+
+void config_presets_free(dsb_preset *presets, size_t n)
+{
+	for (size_t i = 0; presets && i < n; i++) {
+		free(presets[i].key);
+		free(presets[i].name);
+		free(presets[i].description);
+	}
+	free(presets);
+}
+
+static char *strdup_or_null(const char *s, bool *oom)
+{
+	if (!s)
+		return NULL;
+	char *copy = strdup(s);
+	if (!copy)
+		*oom = true;
+	return copy;
+}
+
+dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n)
+{
+	dsb_preset *copy = calloc(n ? n : 1, sizeof(*copy));
+	if (!copy)
+		return NULL;
+
+	bool oom = false;
+	for (size_t i = 0; i < n; i++) {
+		copy[i].sandbox = presets[i].sandbox;
+		copy[i].approval = presets[i].approval;
+		copy[i].key = strdup_or_null(presets[i].key, &oom);
+		copy[i].name = strdup_or_null(presets[i].name, &oom);
+		copy[i].description = strdup_or_null(presets[i].description, &oom);
+	}
+	if (oom) {
+		config_presets_free(copy, n);
+		return NULL;
+	}
+	return copy;
+}
+
+dsb_config *dsb_config_new(void)
+{
+	dsb_config *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return NULL;
+
+	/* The "fail-safe default" of sandbox-policy (spec §1.4). */
+	cfg->mode = DSB_MODE_READ_ONLY;
+	cfg->backends[0] = DSB_BACKEND_BWRAP;
+	cfg->backends[1] = DSB_BACKEND_LANDLOCK;
+	cfg->n_backends = 2;
+	cfg->probe_timeout_ms = DSB_DEFAULT_PROBE_TIMEOUT_MS;
+	cfg->timeout_ms = DSB_DEFAULT_TIMEOUT_MS;
+	cfg->max_timeout_ms = DSB_DEFAULT_MAX_TIMEOUT_MS;
+	cfg->max_output_bytes = DSB_DEFAULT_MAX_OUTPUT_BYTES;
+	cfg->max_spill_bytes = DSB_DEFAULT_MAX_SPILL_BYTES;
+	cfg->grace_ms = DSB_DEFAULT_GRACE_MS;
+	cfg->approval_policy = DSB_APPROVAL_ASK;
+	cfg->runner_command = calloc(1, sizeof(char *));
+	cfg->runner_failure_signatures = calloc(1, sizeof(char *));
+	cfg->answerer = calloc(1, sizeof(char *));
+	cfg->n_presets = ELEMENTSOF(default_presets);
+	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
+
+	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
+	    !cfg->presets)
+		return dsb_config_free(cfg);
+	return cfg;
+}
+
+dsb_config *dsb_config_free(dsb_config *cfg)
+{
+	if (!cfg)
+		return NULL;
+	free(cfg->workspace_root);
+	strv_free(cfg->runner_command);
+	strv_free(cfg->runner_failure_signatures);
+	strv_free(cfg->answerer);
+	config_presets_free(cfg->presets, cfg->n_presets);
+	free(cfg->default_preset);
+	free(cfg);
+	return NULL;
+}
+
+int dsb_config_apply_env(dsb_config *cfg, const char *permission_mode, dsb_error *reterr)
+{
+	if (!cfg)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "no configuration given");
+	if (!permission_mode)
+		return 0;
+
+	/* DSH reads the variable with `??`, so a set-but-empty value is a mode, and invalid. */
+	dsb_mode mode;
+	int r = dsb_mode_parse(permission_mode, "DSH_PERMISSION_MODE", DSB_E_CONFIG_INVALID, &mode,
+			       reterr);
+	if (r < 0)
+		return r;
+	cfg->mode = mode;
+	return 0;
+}
+
+int dsb_config_set_workspace_root(dsb_config *cfg, const char *path, dsb_error *reterr)
+{
+	if (!cfg || !path)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "no configuration or path given");
+	if (path[0] == '\0')
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "workspace root: empty path");
+	if (strlen(path) >= DSB_PATH_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"workspace root: path longer than %d bytes", DSB_PATH_MAX - 1);
+
+	char *copy = strdup(path);
+	if (!copy)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "workspace root: out of memory");
+	free(cfg->workspace_root);
+	cfg->workspace_root = copy;
+	return 0;
+}
+
+dsb_mode dsb_config_mode(const dsb_config *cfg)
+{
+	return cfg ? cfg->mode : _DSB_MODE_INVALID;
+}
+
+const char *dsb_config_workspace_root(const dsb_config *cfg)
+{
+	return cfg ? cfg->workspace_root : NULL;
+}

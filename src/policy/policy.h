@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the policy piece: the configuration struct behind the opaque dsb_config, shared
+ * with later pieces (confinement reads sandbox-local, the executor reads bash, approval reads
+ * approval and permission). Values here are always valid: the loader refuses anything else.
+ */
+#ifndef DSB_POLICY_POLICY_H
+#define DSB_POLICY_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dsb/policy.h>
+
+#include "../core/core.h"
+
+/* Defaults of DESIGN.md / spec §1.4. */
+#define DSB_DEFAULT_PROBE_TIMEOUT_MS  5000
+#define DSB_DEFAULT_TIMEOUT_MS        120000
+#define DSB_DEFAULT_MAX_TIMEOUT_MS    600000
+#define DSB_DEFAULT_MAX_OUTPUT_BYTES  64000
+#define DSB_DEFAULT_MAX_SPILL_BYTES   67108864
+#define DSB_DEFAULT_GRACE_MS          3000
+#define DSB_MAX_GRACE_MS              2147483647 /* what a Node timer can carry (spec §1.4) */
+
+/* One permission preset (spec §8.6): a sandbox mode bundled with an approval policy. */
+typedef struct dsb_preset {
+	char *key;         /* the table key, as the user types it */
+	dsb_mode sandbox;
+	dsb_approval_policy approval;
+	char *name;        /* display name, NULL = the key */
+	char *description; /* NULL if none */
+} dsb_preset;
+
+struct dsb_config {
+	/* sandbox-policy */
+	dsb_mode mode;
+	char *workspace_root; /* as configured; NULL = the process cwd */
+
+	/* sandbox-local */
+	dsb_backend backends[_DSB_BACKEND_MAX]; /* the chain, in order, no repeats */
+	size_t n_backends;
+	uint64_t probe_timeout_ms;
+	char **runner_command;            /* never NULL; empty = not configured */
+	char **runner_failure_signatures; /* never NULL */
+
+	/* bash */
+	uint64_t timeout_ms;
+	uint64_t max_timeout_ms;
+	uint64_t max_output_bytes;
+	uint64_t max_spill_bytes;
+	uint64_t grace_ms;
+
+	/* approval */
+	dsb_approval_policy approval_policy;
+	char **answerer; /* never NULL; empty = no external answerer */
+
+	/* permission */
+	dsb_preset *presets; /* in declaration order */
+	size_t n_presets;
+	char *default_preset; /* NULL = inferred from the composed defaults (spec §8.6) */
+};
+
+/* config.c: preset tables, deep-copied and freed as a whole. */
+dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n);
+void config_presets_free(dsb_preset *presets, size_t n);
+
+/* roots.c: dsb_policy_writable_roots() with the temp dir given, for tests. */
+int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpdir,
+				      char ***ret_roots, dsb_error *reterr);
+
+#endif
