@@ -6,9 +6,9 @@
 #ifndef DSB_DSB_H
 #define DSB_DSB_H
 
-#define DSB_VERSION_MAJOR 0
-#define DSB_VERSION_MINOR 1
-#define DSB_VERSION_PATCH 0
+#define DSB_VERSION_MAJOR  0
+#define DSB_VERSION_MINOR  1
+#define DSB_VERSION_PATCH  0
 #define DSB_VERSION_STRING "0.1.0"
 
 #include <dsb/error.h>

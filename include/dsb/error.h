@@ -17,7 +17,7 @@
 #endif
 
 typedef enum dsb_code {
-#define DSB_CODE(sym, name, rpc_code, exit_status, summary) sym,
+#define DSB_CODE(sym, name, dsh_error, rpc_code, exit_status, summary) sym,
 #include <dsb/codes.def>
 #undef DSB_CODE
 	_DSB_CODE_MAX,
@@ -25,8 +25,8 @@ typedef enum dsb_code {
 } dsb_code;
 
 typedef struct dsb_error {
-	dsb_code code;     /* stable; dsb_code_name() gives e.g. "SANDBOX_UNAVAILABLE" */
-	int sys_errno;     /* the underlying errno, 0 if none */
+	dsb_code code;	    /* stable; dsb_code_name() gives e.g. "SANDBOX_UNAVAILABLE" */
+	int sys_errno;	    /* the underlying errno, 0 if none */
 	char subject[1024]; /* the path, key or name concerned; "" if none */
 	char message[2048]; /* human text with its context chain, NUL-terminated, maybe truncated */
 } dsb_error;
@@ -36,6 +36,12 @@ typedef struct dsb_error {
  * Thread-safe.
  */
 DSB_API const char *dsb_code_name(dsb_code code);
+
+/*
+ * The error class DSH reports with @code ("SandboxUnavailableError", "FsError"), or NULL where
+ * DSH has none. Thread-safe.
+ */
+DSB_API const char *dsb_code_dsh_error(dsb_code code);
 
 /* The one-line description of @code, or NULL for a value outside the enum. Thread-safe. */
 DSB_API const char *dsb_code_summary(dsb_code code);

@@ -122,16 +122,16 @@ DSB_API const char *dsb_policy_workspace_root(const dsb_policy *policy);
 
 /* What one call knows when it asks for its policy (spec §2.2). */
 typedef struct dsb_resolve_request {
-	dsb_mode mode;           /* an explicit (approved) mode, or _DSB_MODE_INVALID */
-	const char *session_id;  /* the session's id; NULL for an agentless call */
-	dsb_mode session_mode;   /* the session's sandbox/mode fold, or _DSB_MODE_INVALID */
+	dsb_mode mode;		 /* an explicit (approved) mode, or _DSB_MODE_INVALID */
+	const char *session_id;	 /* the session's id; NULL for an agentless call */
+	dsb_mode session_mode;	 /* the session's sandbox/mode fold, or _DSB_MODE_INVALID */
 	const char *session_cwd; /* the session header's cwd, or NULL */
 } dsb_resolve_request;
 
-#define DSB_RESOLVE_REQUEST_INIT                                                                   \
-	{                                                                                          \
-		.mode = _DSB_MODE_INVALID, .session_id = NULL,                                     \
-		.session_mode = _DSB_MODE_INVALID, .session_cwd = NULL,                            \
+#define DSB_RESOLVE_REQUEST_INIT                                                                  \
+	{                                                                                         \
+		.mode = _DSB_MODE_INVALID, .session_id = NULL, .session_mode = _DSB_MODE_INVALID, \
+		.session_cwd = NULL,                                                              \
 	}
 
 /* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */

@@ -16,7 +16,7 @@
 /* Options that come before the subcommand (some may also follow it). */
 typedef struct cli_global {
 	const char *config_path; /* --config FILE, or NULL */
-	const char *store_path;  /* --store DIR, or NULL */
+	const char *store_path;	 /* --store DIR, or NULL */
 } cli_global;
 
 typedef struct cli_command {

@@ -112,7 +112,8 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 
 	dsb_error err = {0};
 	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
-	if (args.mode && dsb_mode_parse(args.mode, "--mode", DSB_E_INVALID_ARGS, &req.mode, &err) < 0)
+	if (args.mode &&
+	    dsb_mode_parse(args.mode, "--mode", DSB_E_INVALID_ARGS, &req.mode, &err) < 0)
 		return cli_report(&err);
 
 	dsb_config *cfg = NULL;

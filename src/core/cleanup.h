@@ -37,25 +37,25 @@ static inline void fclosep(FILE **f)
 
 void strv_freep(char ***strv);
 
-#define _cleanup_(f)         __attribute__((cleanup(f)))
-#define _cleanup_free_       _cleanup_(freep)
-#define _cleanup_close_      _cleanup_(closep)
-#define _cleanup_fclose_     _cleanup_(fclosep)
-#define _cleanup_strv_free_  _cleanup_(strv_freep)
+#define _cleanup_(f)	    __attribute__((cleanup(f)))
+#define _cleanup_free_	    _cleanup_(freep)
+#define _cleanup_close_	    _cleanup_(closep)
+#define _cleanup_fclose_    _cleanup_(fclosep)
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
 
 /* Hands out the value of an owning local and disarms its cleanup. Type-safe. */
-#define TAKE_PTR(p)                                                                                \
-	__extension__({                                                                                         \
-		__typeof__(p) _taken = (p);                                                        \
-		(p) = NULL;                                                                        \
-		_taken;                                                                            \
+#define TAKE_PTR(p)                         \
+	__extension__({                     \
+		__typeof__(p) _taken = (p); \
+		(p) = NULL;                 \
+		_taken;                     \
 	})
 
-#define TAKE_FD(fd)                                                                                \
-	__extension__({                                                                                         \
-		int _taken = (fd);                                                                 \
-		(fd) = -1;                                                                         \
-		_taken;                                                                            \
+#define TAKE_FD(fd)                \
+	__extension__({            \
+		int _taken = (fd); \
+		(fd) = -1;         \
+		_taken;            \
 	})
 
 #endif

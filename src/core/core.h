@@ -58,7 +58,10 @@ typedef struct strbuf {
 	size_t cap;
 } strbuf;
 
-#define STRBUF_INIT {NULL, 0, 0}
+#define STRBUF_INIT        \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 int strbuf_append(strbuf *sb, const char *s, size_t n);
 int strbuf_puts(strbuf *sb, const char *s);

@@ -10,14 +10,15 @@
 
 struct code_info {
 	const char *name;
+	const char *dsh_error;
 	int rpc_code;
 	int exit_status;
 	const char *summary;
 };
 
 static const struct code_info codes[] = {
-#define DSB_CODE(sym, name, rpc_code, exit_status, summary)                                        \
-	[sym] = {name, rpc_code, exit_status, summary},
+#define DSB_CODE(sym, name, dsh_error, rpc_code, exit_status, summary) \
+	[sym] = {name, dsh_error, rpc_code, exit_status, summary},
 #include <dsb/codes.def>
 #undef DSB_CODE
 };
@@ -33,6 +34,12 @@ const char *dsb_code_name(dsb_code code)
 {
 	const struct code_info *c = code_info(code);
 	return c ? c->name : NULL;
+}
+
+const char *dsb_code_dsh_error(dsb_code code)
+{
+	const struct code_info *c = code_info(code);
+	return c ? c->dsh_error : NULL;
 }
 
 const char *dsb_code_summary(dsb_code code)
@@ -72,7 +79,8 @@ dsb_code dsb_code_from_return(int r)
 	return (dsb_code)-r;
 }
 
-static int fail_va(dsb_error *reterr, dsb_code code, int errnum, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int fail_va(dsb_error *reterr, dsb_code code,
+							 int errnum, const char *fmt, va_list ap)
 {
 	if (reterr) {
 		reterr->code = code;
@@ -109,7 +117,8 @@ int dsb_fail_errno(dsb_error *reterr, dsb_code code, int errnum, const char *fmt
 void dsb_error_set_subject(dsb_error *reterr, const char *subject)
 {
 	if (reterr)
-		(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s", subject ? subject : "");
+		(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s",
+			       subject ? subject : "");
 }
 
 void dsb_error_prefix(dsb_error *reterr, const char *fmt, ...)

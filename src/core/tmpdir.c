@@ -16,7 +16,10 @@ static bool nonempty(const char *s)
 
 char *tmpdir_pick(const char *tmpdir, const char *tmp, const char *temp)
 {
-	const char *v = nonempty(tmpdir) ? tmpdir : nonempty(tmp) ? tmp : nonempty(temp) ? temp : "/tmp";
+	const char *v = nonempty(tmpdir) ? tmpdir
+			: nonempty(tmp)	 ? tmp
+			: nonempty(temp) ? temp
+					 : "/tmp";
 	size_t n = strlen(v);
 
 	/* Exactly one trailing '/' goes, as in Node; "/" itself stays. */

@@ -26,7 +26,7 @@ int uuid_random(char ret_uuid[UUID_STRING_MAX])
 
 	(void)snprintf(ret_uuid, UUID_STRING_MAX,
 		       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-		       b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-		       b[14], b[15]);
+		       b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		       b[13], b[14], b[15]);
 	return 0;
 }

@@ -15,20 +15,20 @@
 #include "../core/core.h"
 
 /* Defaults of DESIGN.md / spec §1.4. */
-#define DSB_DEFAULT_PROBE_TIMEOUT_MS  5000
-#define DSB_DEFAULT_TIMEOUT_MS        120000
-#define DSB_DEFAULT_MAX_TIMEOUT_MS    600000
-#define DSB_DEFAULT_MAX_OUTPUT_BYTES  64000
-#define DSB_DEFAULT_MAX_SPILL_BYTES   67108864
-#define DSB_DEFAULT_GRACE_MS          3000
-#define DSB_MAX_GRACE_MS              2147483647 /* what a Node timer can carry (spec §1.4) */
+#define DSB_DEFAULT_PROBE_TIMEOUT_MS 5000
+#define DSB_DEFAULT_TIMEOUT_MS	     120000
+#define DSB_DEFAULT_MAX_TIMEOUT_MS   600000
+#define DSB_DEFAULT_MAX_OUTPUT_BYTES 64000
+#define DSB_DEFAULT_MAX_SPILL_BYTES  67108864
+#define DSB_DEFAULT_GRACE_MS	     3000
+#define DSB_MAX_GRACE_MS	     2147483647 /* what a Node timer can carry (spec §1.4) */
 
 /* One permission preset (spec §8.6): a sandbox mode bundled with an approval policy. */
 typedef struct dsb_preset {
-	char *key;         /* the table key, as the user types it */
+	char *key; /* the table key, as the user types it */
 	dsb_mode sandbox;
 	dsb_approval_policy approval;
-	char *name;        /* display name, NULL = the key */
+	char *name;	   /* display name, NULL = the key */
 	char *description; /* NULL if none */
 } dsb_preset;
 
@@ -41,7 +41,7 @@ struct dsb_config {
 	dsb_backend backends[_DSB_BACKEND_MAX]; /* the chain, in order, no repeats */
 	size_t n_backends;
 	uint64_t probe_timeout_ms;
-	char **runner_command;            /* never NULL; empty = not configured */
+	char **runner_command;		  /* never NULL; empty = not configured */
 	char **runner_failure_signatures; /* never NULL */
 
 	/* bash */
@@ -64,6 +64,12 @@ struct dsb_config {
 /* config.c: preset tables, deep-copied and freed as a whole. */
 dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n);
 void config_presets_free(dsb_preset *presets, size_t n);
+
+/*
+ * unavailable.c: fails with DSB_E_SANDBOX_UNAVAILABLE and the exact message of spec §1.2 for
+ * @mode, with " Runner failure: DETAIL" appended when @runner_detail is non-NULL.
+ */
+int policy_fail_unavailable(dsb_error *reterr, dsb_mode mode, const char *runner_detail);
 
 /* roots.c: dsb_policy_writable_roots() with the temp dir given, for tests. */
 int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpdir,

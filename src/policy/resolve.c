@@ -79,7 +79,8 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 	if (!policy || !req || !ret_policy)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_resolve: missing argument");
 	if (!mode_valid_or_unset(req->mode) || !mode_valid_or_unset(req->session_mode))
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_resolve: mode out of range");
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_policy_resolve: mode out of range");
 
 	/* Precedence (spec §2.2): explicit approved mode > session fold > deployment default. */
 	dsb_mode mode = req->mode;
@@ -91,7 +92,7 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 	/* The session header's cwd, else the service's root; canonicalised per call. */
 	_cleanup_free_ char *root = NULL;
 	int r = resolve_root(req->session_id && req->session_cwd ? req->session_cwd
-								   : policy->workspace_root,
+								 : policy->workspace_root,
 			     "workspace root", &root, reterr);
 	if (r < 0)
 		return r;

@@ -42,7 +42,8 @@ int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpd
 int dsb_policy_writable_roots(const dsb_exec_policy *p, char ***ret_roots, dsb_error *reterr)
 {
 	if (!p || !ret_roots || !p->workspace_root)
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_writable_roots: missing argument");
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_policy_writable_roots: missing argument");
 
 	_cleanup_free_ char *tmpdir = NULL;
 	if (tmpdir_get(&tmpdir) < 0)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs an e2e script as an unprivileged user. As root it copies the binary and the scripts to a
+# directory nobody can read, gives nobody its own HOME and TMPDIR, and drops every privilege
+# with setpriv; as any other user it runs the script as it is (already unprivileged).
+set -euo pipefail
+
+script=$1
+if [ "$(id -u)" -ne 0 ]; then
+	exec bash "$script"
+fi
+
+uid=65534
+gid=65534
+stage=$(mktemp -d "${TMPDIR:-/tmp}/dsb-as-user.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+chmod 0755 "$stage"
+mkdir -p "$stage/bin" "$stage/e2e" "$stage/home" "$stage/tmp"
+cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
+cp "$(dirname "$script")"/*.sh "$stage/e2e/"
+chown "$uid:$gid" "$stage/home" "$stage/tmp"
+chmod -R a+rX "$stage/bin" "$stage/e2e"
+
+env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
+	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
+	--bounding-set=-all --no-new-privs \
+	bash "$stage/e2e/$(basename "$script")"

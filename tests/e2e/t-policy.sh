@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of `dsh-sandbox policy`: the resolved mode, workspace root and writable roots
+# (spec §2, §4.1), their sources (flag, DSH_PERMISSION_MODE, config file), and usage errors.
+# shellcheck source=tests/e2e/libtest.sh
+. "$(dirname "$0")/libtest.sh"
+
+# Every test starts from a known environment: no config, no env mode, TMPDIR=/tmp.
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP
+export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export TMPDIR=/tmp
+MODES='(accepted: read-only, workspace-write, danger-full-access)'
+
+test_spec_roots_json() {
+	run policy --mode workspace-write --workspace /some/dir --json
+	assert_rc 0
+	assert_streq "$out" '{"mode":"workspace-write","workspaceRoot":"/some/dir","writableRoots":["/some/dir","/tmp"]}'
+	assert_streq "$err" ""
+}
+
+test_default_is_read_only_under_cwd() {
+	mkdir ws
+	cd ws
+	run policy --json
+	assert_rc 0
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[]}"
+}
+
+test_text_output() {
+	run policy --mode workspace-write --workspace /w
+	assert_rc 0
+	assert_streq "$out" "mode: workspace-write
+workspaceRoot: /w
+writableRoots:
+  /w
+  /tmp"
+	run policy --mode danger-full-access --workspace /w
+	assert_streq "$out" "mode: danger-full-access
+workspaceRoot: /w
+writableRoots: (none)"
+}
+
+test_invalid_mode_flag() {
+	run policy --mode yolo
+	assert_rc 2
+	assert_streq "$out" ""
+	assert_streq "$err" "dsh-sandbox: --mode: invalid mode \"yolo\" $MODES"
+}
+
+test_invalid_env_mode() {
+	DSH_PERMISSION_MODE=yolo run policy
+	assert_rc 3
+	assert_streq "$out" ""
+	assert_streq "$err" "dsh-sandbox: DSH_PERMISSION_MODE: invalid mode \"yolo\" $MODES"
+	DSH_PERMISSION_MODE='' run policy
+	assert_rc 3
+	assert_contains "$err" 'DSH_PERMISSION_MODE: invalid mode ""'
+}
+
+test_invalid_config_mode() {
+	printf 'sandbox-policy:\n  mode: yolo\n' >cfg.yaml
+	run --config cfg.yaml policy
+	assert_rc 3
+	assert_streq "$out" ""
+	assert_contains "$err" "cfg.yaml:2:9: sandbox-policy.mode: invalid mode \"yolo\" $MODES"
+}
+
+test_precedence_flag_env_config() {
+	printf 'sandbox-policy: { mode: workspace-write, workspaceRoot: /from/config }\n' >cfg.yaml
+	run policy --config cfg.yaml --json
+	assert_rc 0
+	assert_contains "$out" '"mode":"workspace-write","workspaceRoot":"/from/config"'
+	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --json
+	assert_contains "$out" '"mode":"danger-full-access","workspaceRoot":"/from/config"'
+	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
+		--workspace /from/flag --json
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[]}'
+}
+
+test_config_from_env_and_xdg() {
+	mkdir -p xdg/dsh-sandbox
+	printf 'sandbox-policy: { mode: danger-full-access }\n' >xdg/dsh-sandbox/config.yaml
+	XDG_CONFIG_HOME=$PWD/xdg run policy --json
+	assert_contains "$out" '"mode":"danger-full-access"'
+	printf 'sandbox-policy: { mode: workspace-write }\n' >other.yaml
+	XDG_CONFIG_HOME=$PWD/xdg DSH_SANDBOX_CONFIG=$PWD/other.yaml run policy --json
+	assert_contains "$out" '"mode":"workspace-write"'
+	# --config wins over both.
+	printf 'sandbox-policy: { mode: read-only }\n' >flag.yaml
+	XDG_CONFIG_HOME=$PWD/xdg DSH_SANDBOX_CONFIG=$PWD/other.yaml run --config flag.yaml policy --json
+	assert_contains "$out" '"mode":"read-only"'
+}
+
+test_missing_config_file() {
+	run --config does-not-exist.yaml policy
+	assert_rc 1
+	assert_contains "$err" "does-not-exist.yaml"
+	assert_contains "$err" "No such file or directory"
+	assert_streq "$out" ""
+}
+
+test_workspace_symlink_dotdot_is_physical() {
+	mkdir -p physical/child lexical
+	ln -s "$PWD/physical/child" lexical/link
+	run policy --workspace lexical/link/.. --json
+	assert_rc 0
+	assert_contains "$out" "\"workspaceRoot\":\"$(pwd -P)/physical\""
+}
+
+test_workspace_missing_is_lexical() {
+	run policy --mode workspace-write --workspace ./gone/../still-gone/./x/ --json
+	assert_rc 0
+	assert_contains "$out" "\"workspaceRoot\":\"$(pwd -P)/still-gone/x\""
+	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/still-gone/x\",\"/tmp\"]"
+}
+
+test_empty_workspace_is_an_error() {
+	run policy --workspace ''
+	assert_rc 2
+	assert_contains "$err" "workspace root: empty path"
+}
+
+test_tmpdir_is_a_third_root() {
+	mkdir mytmp ws
+	TMPDIR=$PWD/mytmp/ run policy --mode workspace-write --workspace ws --json
+	assert_rc 0
+	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/ws\",\"/tmp\",\"$(pwd -P)/mytmp\"]"
+	ln -s /tmp tmplink
+	TMPDIR=$PWD/tmplink run policy --mode workspace-write --workspace ws --json
+	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/ws\",\"/tmp\"]"
+	TMPDIR='' TMP=$PWD/mytmp run policy --mode workspace-write --workspace ws --json
+	assert_contains "$out" "\"/tmp\",\"$(pwd -P)/mytmp\"]"
+}
+
+test_json_escapes_awkward_paths() {
+	run policy --workspace "/a\"b\\c
+d	e" --json
+	assert_rc 0
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[]}'
+	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
+	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[]}')"
+}
+
+test_usage_errors() {
+	run policy --bogus
+	assert_rc 2
+	assert_contains "$err" "dsh-sandbox: policy: unknown option '--bogus'"
+	assert_contains "$err" "usage: dsh-sandbox [--config FILE] policy"
+	run policy --mode
+	assert_rc 2
+	assert_contains "$err" "option '--mode' needs a value"
+	run policy extra
+	assert_rc 2
+	assert_contains "$err" "unexpected argument 'extra'"
+	run frobnicate
+	assert_rc 2
+	assert_contains "$err" "unknown command 'frobnicate'"
+	run
+	assert_rc 2
+	assert_contains "$err" "no command given"
+	run --nope policy
+	assert_rc 2
+	assert_contains "$err" "unknown option '--nope'"
+}
+
+test_help_and_version() {
+	run --help
+	assert_rc 0
+	assert_contains "$out" "usage: dsh-sandbox"
+	assert_contains "$out" "policy [--mode MODE]"
+	run policy --help
+	assert_rc 0
+	assert_contains "$out" "usage: dsh-sandbox [--config FILE] policy"
+	run --version
+	assert_rc 0
+	assert_streq "$out" "dsh-sandbox 0.1.0"
+}
+
+test_write_error_is_reported() {
+	rc=0
+	"$DSB" policy --json >/dev/full 2>err.txt || rc=$?
+	[ "$rc" -eq 1 ] || fail "exit status $rc, expected 1"
+	assert_file_has_content err.txt "No space left on device"
+}
+
+t "policy --mode workspace-write --workspace /some/dir --json prints the spec's roots" test_spec_roots_json
+t "the default is read-only under the physical cwd" test_default_is_read_only_under_cwd
+t "text output lists the roots" test_text_output
+t "an invalid --mode names the three modes, exit 2" test_invalid_mode_flag
+t "an invalid DSH_PERMISSION_MODE names the three modes, exit 3" test_invalid_env_mode
+t "an invalid config mode names file, line, column and the three modes" test_invalid_config_mode
+t "--mode beats DSH_PERMISSION_MODE beats the config" test_precedence_flag_env_config
+t "config from DSH_SANDBOX_CONFIG and XDG_CONFIG_HOME, --config first" test_config_from_env_and_xdg
+t "a missing --config file is an error naming it" test_missing_config_file
+t "--workspace link/.. resolves where chdir lands" test_workspace_symlink_dotdot_is_physical
+t "a missing --workspace keeps its lexical spelling" test_workspace_missing_is_lexical
+t "an empty --workspace is a usage error" test_empty_workspace_is_an_error
+t "TMPDIR/TMP add a canonical third root, deduplicated" test_tmpdir_is_a_third_root
+t "JSON output escapes as JSON.stringify" test_json_escapes_awkward_paths
+t "usage errors print a reason and the usage, exit 2" test_usage_errors
+t "--help and --version" test_help_and_version
+t "a failed write to stdout is an error" test_write_error_is_reported
+done_testing

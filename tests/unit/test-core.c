@@ -1,22 +1,557 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * Unit tests of the core piece: canonicalisation (spec §2.3, §11.2), the platform temp dir
+ * (§4.1), JSON.stringify-identical quoting, UUIDs, string helpers and error helpers.
+ *
+ * Fixture tree made per test under a private temp dir T:
+ *
+ *   T/physical/child/          a real directory
+ *   T/lexical/link -> T/physical/child
+ *   T/file                     a regular file
+ */
+#include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-static void test_placeholder(void **state)
+#include "src/core/core.h"
+#include "helpers.h"
+
+typedef struct fixture {
+	char *dir;  /* T, as mkdtemp spelled it */
+	char *real; /* realpath(T) */
+} fixture;
+
+static int setup_tree(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	f->dir = dsb_test_mkdtemp();
+	f->real = realpath(f->dir, NULL);
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/physical", f->dir) > 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	assert_true(asprintf(&p, "%s/physical/child", f->dir) > 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	assert_true(asprintf(&p, "%s/lexical", f->dir) > 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	free(p);
+	char *target = NULL;
+	assert_true(asprintf(&target, "%s/physical/child", f->dir) > 0);
+	assert_true(asprintf(&p, "%s/lexical/link", f->dir) > 0);
+	assert_int_equal(symlink(target, p), 0);
+	free(p);
+	free(target);
+	assert_true(asprintf(&p, "%s/file", f->dir) > 0);
+	dsb_test_write_file(p, "x", 1);
+	free(p);
+
+	*state = f;
+	return 0;
+}
+
+static int teardown_tree(void **state)
+{
+	fixture *f = *state;
+	dsb_test_rm_rf(f->dir);
+	free(f->dir);
+	free(f->real);
+	free(f);
+	return 0;
+}
+
+/* --- lexical resolution (path.resolve) ------------------------------------------------------ */
+
+static void test_lexical_resolve_table(void **state)
 {
 	(void)state;
-	assert_true(1);
+	static const struct {
+		const char *cwd, *path, *expected;
+	} cases[] = {
+		{"/cwd", "/ws/../ws/./sub", "/ws/sub"},
+		{"/cwd", "/", "/"},
+		{"/cwd", "//", "/"},
+		{"/cwd", "///a//b///", "/a/b"},
+		{"/cwd", "/a/b/", "/a/b"},
+		{"/cwd", "/..", "/"},
+		{"/cwd", "/../../a", "/a"},
+		{"/cwd", "/a/./b/./", "/a/b"},
+		{"/cwd", "/a/b/../../..", "/"},
+		{"/cwd", "/a/...", "/a/..."},
+		{"/cwd", "/a/.b/..c", "/a/.b/..c"},
+		{"/cwd", "rel", "/cwd/rel"},
+		{"/cwd", "rel/../x/", "/cwd/x"},
+		{"/cwd", ".", "/cwd"},
+		{"/cwd", "", "/cwd"},
+		{"/cwd", "..", "/"},
+		{"/cwd/deep/er", "../../x", "/cwd/x"},
+		{"/", "a", "/a"},
+		{"/cwd/", "./a/", "/cwd/a"},
+		{"/c w d", "sp ace", "/c w d/sp ace"},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *out = NULL;
+		assert_int_equal(path_lexical_resolve(cases[i].cwd, cases[i].path, &out), 0);
+		if (strcmp(out, cases[i].expected) != 0)
+			fail_msg("resolve(%s, %s) = %s, expected %s", cases[i].cwd, cases[i].path,
+				 out, cases[i].expected);
+		free(out);
+	}
+}
+
+static void test_lexical_resolve_errors(void **state)
+{
+	(void)state;
+	char *out = NULL;
+
+	assert_int_equal(path_lexical_resolve("relative", "x", &out), -EINVAL);
+	assert_null(out);
+
+	/* An absolute path does not need the cwd at all. */
+	assert_int_equal(path_lexical_resolve("relative", "/x", &out), 0);
+	assert_string_equal(out, "/x");
+	free(out);
+	out = NULL;
+
+	char *huge = malloc(DSB_PATH_MAX + 2);
+	huge[0] = '/';
+	memset(huge + 1, 'a', DSB_PATH_MAX);
+	huge[DSB_PATH_MAX + 1] = '\0';
+	assert_int_equal(path_lexical_resolve("/", huge, &out), -ENAMETOOLONG);
+	assert_null(out);
+
+	/* ...but one that normalises below the limit is fine. */
+	free(huge);
+	huge = malloc(2 + 3 * 2000 + 1);
+	strcpy(huge, "/x");
+	for (size_t i = 0; i < 2000; i++)
+		memcpy(huge + 2 + 3 * i, "/..", 4);
+	assert_int_equal(path_lexical_resolve("/", huge, &out), 0);
+	assert_string_equal(out, "/");
+	free(out);
+	free(huge);
+}
+
+/* --- canonicalPath (spec §11.2 #1, #2) ------------------------------------------------------ */
+
+static void test_canonical_existing_realpaths(void **state)
+{
+	fixture *f = *state;
+	char *out = NULL;
+	assert_int_equal(path_canonical(f->dir, &out), 0);
+	assert_string_equal(out, f->real);
+	free(out);
+}
+
+static void test_canonical_missing_keeps_spelling(void **state)
+{
+	(void)state;
+	static const char *const spelled[] = {
+		"/does/not/exist/anywhere-xyz",
+		"/does/not/../exist//",
+		"relative/missing",
+		"",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(spelled); i++) {
+		char *out = NULL;
+		assert_int_equal(path_canonical(spelled[i], &out), 0);
+		assert_string_equal(out, spelled[i]);
+		free(out);
+	}
+}
+
+static void test_canonical_root_and_trailing_slash(void **state)
+{
+	fixture *f = *state;
+	char *out = NULL;
+	assert_int_equal(path_canonical("/", &out), 0);
+	assert_string_equal(out, "/");
+	free(out);
+
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/physical//child/", f->dir) > 0);
+	assert_int_equal(path_canonical(p, &out), 0);
+	char *expected = NULL;
+	assert_true(asprintf(&expected, "%s/physical/child", f->real) > 0);
+	assert_string_equal(out, expected);
+	free(out);
+	free(expected);
+	free(p);
+}
+
+/* --- resolveWorkspaceRoot (spec §2.3, §11.11 #5) -------------------------------------------- */
+
+static void test_root_symlink_dotdot_follows_chdir(void **state)
+{
+	fixture *f = *state;
+	char *p = NULL, *out = NULL, *expected = NULL;
+
+	/* lexical/link/.. is where chdir lands: the physical parent, not "lexical". */
+	assert_true(asprintf(&p, "%s/lexical/link/..", f->dir) > 0);
+	assert_int_equal(path_resolve_root(p, &out), 0);
+	assert_true(asprintf(&expected, "%s/physical", f->real) > 0);
+	assert_string_equal(out, expected);
+	free(p);
+	free(out);
+	free(expected);
+}
+
+static void test_root_missing_tail_is_lexical(void **state)
+{
+	fixture *f = *state;
+	char *p = NULL, *out = NULL, *expected = NULL;
+
+	/* realpath fails on the whole path, so the spelling is normalised lexically: "link/.."
+	 * then collapses to "lexical", unlike an existing path. */
+	assert_true(asprintf(&p, "%s/lexical/link/../missing/./tail/", f->dir) > 0);
+	assert_int_equal(path_resolve_root(p, &out), 0);
+	assert_true(asprintf(&expected, "%s/lexical/missing/tail", f->dir) > 0);
+	assert_string_equal(out, expected);
+	free(p);
+	free(out);
+	free(expected);
+
+	assert_int_equal(path_resolve_root("/ws/../ws/./sub", &out), 0);
+	assert_string_equal(out, "/ws/sub");
+	free(out);
+}
+
+static void test_root_relative_uses_cwd(void **state)
+{
+	fixture *f = *state;
+	char *saved = getcwd(NULL, 0);
+	char *out = NULL, *expected = NULL;
+
+	assert_int_equal(chdir(f->dir), 0);
+	assert_int_equal(path_resolve_root("physical/child/..", &out), 0);
+	assert_true(asprintf(&expected, "%s/physical", f->real) > 0);
+	assert_string_equal(out, expected);
+	free(out);
+	free(expected);
+
+	assert_int_equal(path_resolve_root("not-here/../x", &out), 0);
+	assert_true(asprintf(&expected, "%s/x", f->real) > 0);
+	assert_string_equal(out, expected);
+	free(out);
+	free(expected);
+
+	assert_int_equal(path_resolve_root(".", &out), 0);
+	assert_string_equal(out, f->real);
+	free(out);
+
+	assert_int_equal(chdir(saved), 0);
+	free(saved);
+}
+
+static void test_root_of_a_file_is_kept(void **state)
+{
+	fixture *f = *state;
+	char *p = NULL, *out = NULL, *expected = NULL;
+	assert_true(asprintf(&p, "%s/file", f->dir) > 0);
+	assert_int_equal(path_resolve_root(p, &out), 0);
+	assert_true(asprintf(&expected, "%s/file", f->real) > 0);
+	assert_string_equal(out, expected);
+	free(p);
+	free(out);
+	free(expected);
+}
+
+/* --- os.tmpdir() (spec §4.1) ---------------------------------------------------------------- */
+
+static void test_tmpdir_pick_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *tmpdir, *tmp, *temp, *expected;
+	} cases[] = {
+		{NULL, NULL, NULL, "/tmp"},
+		{"", "", "", "/tmp"},
+		{"/var/tmp", "/a", "/b", "/var/tmp"},
+		{"", "/a", "/b", "/a"},
+		{NULL, NULL, "/b", "/b"},
+		{"/x/", NULL, NULL, "/x"},
+		{"/x//", NULL, NULL, "/x/"}, /* Node strips exactly one */
+		{"/", NULL, NULL, "/"},
+		{"relative/", NULL, NULL, "relative"},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *out = tmpdir_pick(cases[i].tmpdir, cases[i].tmp, cases[i].temp);
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].expected);
+		free(out);
+	}
+}
+
+static void test_tmpdir_get_reads_environment(void **state)
+{
+	(void)state;
+	char *saved = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+	char *out = NULL;
+
+	assert_int_equal(setenv("TMPDIR", "/from/env/", 1), 0);
+	assert_int_equal(tmpdir_get(&out), 0);
+	assert_string_equal(out, "/from/env");
+	free(out);
+
+	assert_int_equal(unsetenv("TMPDIR"), 0);
+	assert_int_equal(setenv("TMP", "/from/tmp", 1), 0);
+	assert_int_equal(tmpdir_get(&out), 0);
+	assert_string_equal(out, "/from/tmp");
+	free(out);
+	assert_int_equal(unsetenv("TMP"), 0);
+
+	if (saved)
+		assert_int_equal(setenv("TMPDIR", saved, 1), 0);
+	free(saved);
+}
+
+/* --- JSON.stringify quoting ----------------------------------------------------------------- */
+
+static void assert_quoted(const char *in, size_t len, const char *expected)
+{
+	char *out = NULL;
+	assert_int_equal(json_quote(in, len, &out), 0);
+	bool same = strcmp(out, expected) == 0;
+	if (!same)
+		print_error("json_quote gave [%s], expected [%s]\n", out, expected);
+	free(out);
+	assert_true(same);
+}
+
+static void test_json_quote_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *expected;
+	} cases[] = {
+		{"", 0, "\"\""},
+		{"/home/u/proj", 12, "\"/home/u/proj\""},
+		{"a\"b", 3, "\"a\\\"b\""},
+		{"a\\b", 3, "\"a\\\\b\""},
+		{"/", 1, "\"/\""}, /* not escaped, unlike jansson's JSON_ESCAPE_SLASH */
+		{"\x7f", 1, "\"\x7f\""},
+		{"caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80", 14,
+		 "\"caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80\""},
+		{"\xE2\x80\xA8", 3, "\"\xE2\x80\xA8\""}, /* U+2028 stays raw in JSON.stringify */
+		{"a\0b", 3, "\"a\\u0000b\""},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_quoted(cases[i].in, cases[i].len, cases[i].expected);
+}
+
+static void test_json_quote_every_control_character(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < 0x20; c++) {
+		char in[1] = {(char)c};
+		char expected[16];
+		switch (c) {
+		case '\b':
+			strcpy(expected, "\"\\b\"");
+			break;
+		case '\t':
+			strcpy(expected, "\"\\t\"");
+			break;
+		case '\n':
+			strcpy(expected, "\"\\n\"");
+			break;
+		case '\f':
+			strcpy(expected, "\"\\f\"");
+			break;
+		case '\r':
+			strcpy(expected, "\"\\r\"");
+			break;
+		default:
+			snprintf(expected, sizeof(expected), "\"\\u%04x\"", c);
+			break;
+		}
+		assert_quoted(in, 1, expected);
+	}
+	assert_quoted("\x1f", 1, "\"\\u001f\""); /* lower-case hex, as V8 writes it */
+}
+
+static void test_json_quote_invalid_utf8(void **state)
+{
+	(void)state;
+#define FFFD "\xEF\xBF\xBD"
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *expected;
+	} cases[] = {
+		{"\x80", 1, "\"" FFFD "\""},				/* lone continuation */
+		{"\xFF", 1, "\"" FFFD "\""},				/* never valid */
+		{"\xC0\xAF", 2, "\"" FFFD FFFD "\""},			/* overlong lead C0 */
+		{"\xC3", 1, "\"" FFFD "\""},				/* truncated at the end */
+		{"\xC3(", 2, "\"" FFFD "(\""},				/* truncated mid-string */
+		{"\xE2\x82", 2, "\"" FFFD "\""},			/* one maximal subpart */
+		{"\xE2\x82(", 3, "\"" FFFD "(\""},			/* ...then the next char */
+		{"\xE0\x80\x80", 3, "\"" FFFD FFFD FFFD "\""},		/* overlong 3-byte */
+		{"\xED\xA0\x80", 3, "\"" FFFD FFFD FFFD "\""},		/* a surrogate */
+		{"\xF0\x9F\x98", 3, "\"" FFFD "\""},			/* truncated 4-byte */
+		{"\xF4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\""}, /* past U+10FFFF */
+		{"\xF5\x80", 2, "\"" FFFD FFFD "\""},
+		{"a\xC3\xA9\x80z", 5, "\"a\xC3\xA9" FFFD "z\""},
+		{"\xF4\x8F\xBF\xBF", 4, "\"\xF4\x8F\xBF\xBF\""}, /* U+10FFFF itself is valid */
+	};
+#undef FFFD
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_quoted(cases[i].in, cases[i].len, cases[i].expected);
+}
+
+/* --- UUIDs ---------------------------------------------------------------------------------- */
+
+static void test_uuid_v4_format_and_uniqueness(void **state)
+{
+	(void)state;
+	char a[UUID_STRING_MAX], b[UUID_STRING_MAX];
+	assert_int_equal(uuid_random(a), 0);
+	assert_int_equal(uuid_random(b), 0);
+	assert_string_not_equal(a, b);
+
+	assert_int_equal(strlen(a), 36);
+	for (size_t i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			assert_int_equal(a[i], '-');
+		else
+			assert_non_null(strchr("0123456789abcdef", a[i]));
+	}
+	assert_int_equal(a[14], '4');
+	assert_non_null(strchr("89ab", a[19]));
+}
+
+/* --- strv, strbuf, errors ------------------------------------------------------------------- */
+
+static void test_strv_helpers(void **state)
+{
+	(void)state;
+	char **v = NULL;
+	assert_int_equal(strv_length(v), 0);
+	assert_int_equal(strv_push(&v, "a"), 0);
+	assert_int_equal(strv_push(&v, "b"), 0);
+	assert_int_equal(strv_length(v), 2);
+	assert_true(strv_contains(v, "b"));
+	assert_false(strv_contains(v, "c"));
+
+	char **copy = strv_copy(v);
+	assert_int_equal(strv_length(copy), 2);
+	assert_string_equal(copy[1], "b");
+	assert_ptr_not_equal(copy[1], v[1]);
+	strv_free(copy);
+
+	char **empty = strv_copy(NULL);
+	assert_non_null(empty);
+	assert_null(empty[0]);
+	strv_free(empty);
+	assert_null(strv_free(v));
+}
+
+static void test_strbuf_growth_and_printf(void **state)
+{
+	(void)state;
+	strbuf sb = STRBUF_INIT;
+	char *empty = strbuf_take(&sb);
+	assert_string_equal(empty, "");
+	free(empty);
+
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(strbuf_printf(&sb, "%d,", i % 10), 0);
+	assert_int_equal(sb.len, 2000);
+	assert_int_equal(strlen(sb.buf), 2000);
+	assert_memory_equal(sb.buf, "0,1,2,", 6);
+	strbuf_done(&sb);
+	assert_null(sb.buf);
+}
+
+static void test_error_helpers(void **state)
+{
+	(void)state;
+	dsb_error err = {0};
+
+	assert_int_equal(dsb_fail(&err, DSB_E_CONFIG_INVALID, "bad %s", "thing"),
+			 -DSB_E_CONFIG_INVALID);
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+	assert_string_equal(err.message, "bad thing");
+
+	dsb_error_prefix(&err, "loading '%s'", "f.yaml");
+	assert_string_equal(err.message, "loading 'f.yaml': bad thing");
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+
+	assert_int_equal(dsb_fail_errno(&err, DSB_E_IO, ENOENT, "open '%s'", "/x"), -DSB_E_IO);
+	assert_int_equal(err.sys_errno, ENOENT);
+	assert_string_equal(err.message, "open '/x': No such file or directory");
+
+	/* A NULL reterr is allowed everywhere. */
+	assert_int_equal(dsb_fail(NULL, DSB_E_IO, "x"), -DSB_E_IO);
+	dsb_error_prefix(NULL, "x");
+	dsb_error_set_subject(NULL, "x");
+}
+
+static void test_error_truncation_is_safe(void **state)
+{
+	(void)state;
+	dsb_error err = {0};
+	char *big = malloc(5000);
+	memset(big, 'm', 4999);
+	big[4999] = '\0';
+
+	dsb_fail(&err, DSB_E_IO, "%s", big);
+	assert_int_equal(strlen(err.message), sizeof(err.message) - 1);
+	dsb_error_prefix(&err, "%s", big);
+	assert_int_equal(strlen(err.message), sizeof(err.message) - 1);
+
+	dsb_fail(&err, DSB_E_IO, "tail");
+	dsb_error_prefix(&err, "%s", big);
+	assert_int_equal(strlen(err.message), sizeof(err.message) - 1);
+
+	dsb_error_set_subject(&err, big);
+	assert_int_equal(strlen(err.subject), sizeof(err.subject) - 1);
+	free(big);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_placeholder),
+		cmocka_unit_test(test_lexical_resolve_table),
+		cmocka_unit_test(test_lexical_resolve_errors),
+		cmocka_unit_test_setup_teardown(test_canonical_existing_realpaths, setup_tree,
+						teardown_tree),
+		cmocka_unit_test(test_canonical_missing_keeps_spelling),
+		cmocka_unit_test_setup_teardown(test_canonical_root_and_trailing_slash, setup_tree,
+						teardown_tree),
+		cmocka_unit_test_setup_teardown(test_root_symlink_dotdot_follows_chdir, setup_tree,
+						teardown_tree),
+		cmocka_unit_test_setup_teardown(test_root_missing_tail_is_lexical, setup_tree,
+						teardown_tree),
+		cmocka_unit_test_setup_teardown(test_root_relative_uses_cwd, setup_tree,
+						teardown_tree),
+		cmocka_unit_test_setup_teardown(test_root_of_a_file_is_kept, setup_tree,
+						teardown_tree),
+		cmocka_unit_test(test_tmpdir_pick_table),
+		cmocka_unit_test(test_tmpdir_get_reads_environment),
+		cmocka_unit_test(test_json_quote_table),
+		cmocka_unit_test(test_json_quote_every_control_character),
+		cmocka_unit_test(test_json_quote_invalid_utf8),
+		cmocka_unit_test(test_uuid_v4_format_and_uniqueness),
+		cmocka_unit_test(test_strv_helpers),
+		cmocka_unit_test(test_strbuf_growth_and_printf),
+		cmocka_unit_test(test_error_helpers),
+		cmocka_unit_test(test_error_truncation_is_safe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

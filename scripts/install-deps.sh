@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs the Debian 12 packages dsh-sandbox needs to build, test and lint, and only those that
+# are missing. Needs root when something is missing (it says which command to run otherwise).
+set -euo pipefail
+
+packages=(
+	build-essential meson ninja-build pkg-config python3
+	libjansson-dev libyaml-dev
+	libcmocka-dev bubblewrap util-linux
+	clang clang-format clang-tidy cppcheck shellcheck
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$p")
+	fi
+done
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing packages: ${missing[*]}" >&2
+	echo "run as root: apt-get update && apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

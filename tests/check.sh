@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs every test of the project: the meson suites (unit, e2e as root and unprivileged,
+# fuzz-replay) in the sanitizer build, a clang build, the ABI check and the linters. Prints
+# each step, then one closing line "N passed, N failed, N skipped" counting single test cases.
+# Exits non-zero when anything failed.
+set -uo pipefail
+
+build=${1:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+
+# step NAME COMMAND...: one pass/fail line in the summary.
+step() {
+	local name=$1
+	shift
+	echo "=== $name"
+	if "$@"; then
+		echo "pass $name" >>"$results"
+	else
+		echo "fail $name" >>"$results"
+		echo "=== $name FAILED"
+	fi
+}
+
+sources() {
+	if [ -d .git ]; then
+		git ls-files '*.c' '*.h'
+	else
+		find src include tests fuzz bench -name '*.[ch]' 2>/dev/null
+	fi
+}
+
+shell_scripts() {
+	if [ -d .git ]; then
+		git ls-files '*.sh' .ci/run
+	else
+		find . -name '*.sh' -not -path './build*'
+	fi
+}
+
+# The meson suites; their cases are counted from the test log, not as one step.
+meson test -C "$build" --print-errorlogs --num-processes 2
+cp "$build/meson-logs/testlog.json" "$results.testlog"
+
+mapfile -t c_files < <(sources)
+mapfile -t sh_files < <(shell_scripts)
+mapfile -t lib_files < <(printf '%s\n' "${c_files[@]}" | grep '^src/.*\.c$')
+
+clang_build() {
+	{ [ -f build-clang/build.ninja ] ||
+		CC=clang meson setup build-clang -Dwerror=true -Dbuildtype=debugoptimized \
+			>/dev/null; } && ninja -C build-clang >/dev/null
+}
+
+# clang-tidy prints its findings as "file:line:col: warning: ..."; any one fails the step.
+tidy() {
+	local findings
+	findings=$(clang-tidy --quiet -p build-clang "${lib_files[@]}" 2>/dev/null |
+		grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):')
+	[ -z "$findings" ] || {
+		echo "$findings"
+		return 1
+	}
+}
+
+step "build with clang, -Werror" clang_build
+step "exported symbols match libdshsandbox.map" tests/abi-check.sh "$build"
+step "clang-format" clang-format --dry-run --Werror "${c_files[@]}"
+step "shellcheck" shellcheck -x "${sh_files[@]}"
+step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
+	--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -I include src
+step "clang-tidy" tidy
+
+python3 tests/summary.py "$results.testlog" "$results"
+status=$?
+rm -f "$results.testlog"
+exit $status
