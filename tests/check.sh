@@ -4,6 +4,8 @@
 # fuzz-replay) in the sanitizer build, a clang build, the ABI check and the linters. Prints
 # each step, then one closing line "N passed, N failed, N skipped" counting single test cases.
 # Exits non-zero when anything failed.
+# step() runs the functions below indirectly, which shellcheck cannot see.
+# shellcheck disable=SC2317
 set -uo pipefail
 
 build=${1:-build}

@@ -45,9 +45,7 @@ int dsb_mode_parse(const char *s, const char *origin, dsb_code code, dsb_mode *r
 {
 	dsb_mode mode = dsb_mode_from_string(s);
 	if (mode == _DSB_MODE_INVALID) {
-		int r = dsb_fail(reterr, code,
-				 "%s: invalid mode \"%s\" (accepted: read-only, workspace-write, "
-				 "danger-full-access)",
+		int r = dsb_fail(reterr, code, "%s: invalid mode \"%s\" " POLICY_MODES_ACCEPTED,
 				 origin, s ? s : "");
 		dsb_error_set_subject(reterr, origin);
 		return r;

@@ -23,6 +23,9 @@
 #define DSB_DEFAULT_GRACE_MS	     3000
 #define DSB_MAX_GRACE_MS	     2147483647 /* what a Node timer can carry (spec §1.4) */
 
+/* How every invalid-mode message lists the vocabulary, in SANDBOX_MODES order. */
+#define POLICY_MODES_ACCEPTED "(accepted: read-only, workspace-write, danger-full-access)"
+
 /* One permission preset (spec §8.6): a sandbox mode bundled with an approval policy. */
 typedef struct dsb_preset {
 	char *key; /* the table key, as the user types it */

@@ -1,22 +1,540 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * The configuration loader (src/policy/load.c) and the DSH_PERMISSION_MODE override: defaults,
+ * every key of a full document, the golden invalid cases of tests/data/config/invalid (NAME.yaml
+ * fails with exactly the code and message in NAME.expected), the valid files of
+ * tests/data/config/valid, the input limits and dsb_config_load_file()'s I/O paths.
+ */
+#include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
-static void test_placeholder(void **state)
+#include <dsb/policy.h>
+
+#include "../../src/policy/policy.h"
+#include "helpers.h"
+
+static const size_t max_bytes = (size_t)DSB_CONFIG_MAX_BYTES;
+
+static dsb_config *parse_ok(const char *yaml)
 {
-	(void)state;
-	assert_true(1);
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+	int r = dsb_config_parse(yaml, strlen(yaml), "test.yaml", &cfg, &err);
+	if (r != 0)
+		fail_msg("parsing failed: %s\n%s", err.message, yaml);
+	assert_non_null(cfg);
+	return cfg;
+}
+
+/* Parses @yaml expecting failure; returns the error and checks *ret_cfg was left alone. */
+static dsb_error parse_fail(const char *buf, size_t len, const char *origin)
+{
+	dsb_config *sentinel = dsb_config_new(), *cfg = sentinel;
+	dsb_error err = {0};
+	int r = dsb_config_parse(buf, len, origin, &cfg, &err);
+	assert_true(r < 0);
+	assert_int_equal(r, -(int)err.code);
+	assert_ptr_equal(cfg, sentinel);
+	dsb_config_free(sentinel);
+	return err;
+}
+
+static void assert_strv_equal(char *const *actual, const char *const *expected)
+{
+	size_t i = 0;
+	assert_non_null(actual);
+	for (; expected[i]; i++) {
+		assert_non_null(actual[i]);
+		assert_string_equal(actual[i], expected[i]);
+	}
+	assert_null(actual[i]);
+}
+
+static void assert_preset(const dsb_preset *p, const char *key, dsb_mode sandbox,
+			  dsb_approval_policy approval, const char *name, const char *description)
+{
+	assert_string_equal(p->key, key);
+	assert_int_equal(p->sandbox, sandbox);
+	assert_int_equal(p->approval, approval);
+	if (name)
+		assert_string_equal(p->name, name);
+	else
+		assert_null(p->name);
+	if (description)
+		assert_string_equal(p->description, description);
+	else
+		assert_null(p->description);
+}
+
+static void assert_defaults(const dsb_config *cfg)
+{
+	static const char *const none[] = {NULL};
+
+	assert_int_equal(cfg->mode, DSB_MODE_READ_ONLY);
+	assert_null(cfg->workspace_root);
+	assert_int_equal(cfg->n_backends, 2);
+	assert_int_equal(cfg->backends[0], DSB_BACKEND_BWRAP);
+	assert_int_equal(cfg->backends[1], DSB_BACKEND_LANDLOCK);
+	assert_int_equal(cfg->probe_timeout_ms, DSB_DEFAULT_PROBE_TIMEOUT_MS);
+	assert_strv_equal(cfg->runner_command, none);
+	assert_strv_equal(cfg->runner_failure_signatures, none);
+	assert_int_equal(cfg->timeout_ms, DSB_DEFAULT_TIMEOUT_MS);
+	assert_int_equal(cfg->max_timeout_ms, DSB_DEFAULT_MAX_TIMEOUT_MS);
+	assert_int_equal(cfg->max_output_bytes, DSB_DEFAULT_MAX_OUTPUT_BYTES);
+	assert_int_equal(cfg->max_spill_bytes, DSB_DEFAULT_MAX_SPILL_BYTES);
+	assert_int_equal(cfg->grace_ms, DSB_DEFAULT_GRACE_MS);
+	assert_int_equal(cfg->approval_policy, DSB_APPROVAL_ASK);
+	assert_strv_equal(cfg->answerer, none);
+	assert_int_equal(cfg->n_presets, 2);
+	assert_preset(&cfg->presets[0], "workspace-write", DSB_MODE_WORKSPACE_WRITE,
+		      DSB_APPROVAL_ASK, "workspace-write",
+		      "Write inside the workspace and permitted temporary directories; wider "
+		      "retries require approval.");
+	assert_preset(&cfg->presets[1], "danger-full-access", DSB_MODE_DANGER_FULL_ACCESS,
+		      DSB_APPROVAL_NEVER, "danger-full-access",
+		      "Full file access without approval prompts.");
+	assert_null(cfg->default_preset);
+}
+
+static void test_defaults(void **state)
+{
+	static const char *const documents[] = {
+		"",
+		"~\n",
+		"null",
+		"# only a comment\n",
+		"\n\n   \n",
+		"---\n",
+		"--- ~\n...\n",
+		"sandbox-policy:\nsandbox-local:\nbash:\napproval: ~\npermission: null\n",
+		"{}",
+	};
+
+	for (size_t i = 0; i < sizeof(documents) / sizeof(documents[0]); i++) {
+		dsb_config *cfg = parse_ok(documents[i]);
+		assert_defaults(cfg);
+		dsb_config_free(cfg);
+	}
+
+	dsb_config *cfg = dsb_config_new();
+	assert_defaults(cfg);
+	dsb_config_free(cfg);
+}
+
+static void test_full_document(void **state)
+{
+	static const char yaml[] =
+		"sandbox-policy:\n"
+		"  mode: workspace-write\n"
+		"  workspaceRoot: ./relative/root\n"
+		"sandbox-local:\n"
+		"  backends: [landlock]\n"
+		"  probeTimeoutMs: 250\n"
+		"  runnerCommand: [/opt/runner/bin/run, --profile, 10]\n"
+		"  runnerFailureSignatures: ['runner: cannot start', fatal]\n"
+		"bash:\n"
+		"  timeoutMs: 60000\n"
+		"  maxTimeoutMs: 900000\n"
+		"  maxOutputBytes: 128000\n"
+		"  maxSpillBytes: 1048576\n"
+		"  graceMs: 2147483647\n"
+		"approval:\n"
+		"  policy: never\n"
+		"  answerer: [/usr/local/bin/approve, --json]\n"
+		"permission:\n"
+		"  defaultPreset: ro\n"
+		"  presets:\n"
+		"    ro: {sandbox: read-only, approval: ask,\n"
+		"         name: Read only, description: Looks.}\n"
+		"    rw: {approval: ask, sandbox: workspace-write}\n"
+		"    yolo: {sandbox: danger-full-access, approval: never, name: ''}\n";
+	static const char *const runner[] = {"/opt/runner/bin/run", "--profile", "10", NULL};
+	static const char *const signatures[] = {"runner: cannot start", "fatal", NULL};
+	static const char *const answerer[] = {"/usr/local/bin/approve", "--json", NULL};
+	dsb_config *cfg = parse_ok(yaml);
+
+	assert_int_equal(cfg->mode, DSB_MODE_WORKSPACE_WRITE);
+	assert_int_equal(dsb_config_mode(cfg), DSB_MODE_WORKSPACE_WRITE);
+	assert_string_equal(cfg->workspace_root, "./relative/root");
+	assert_string_equal(dsb_config_workspace_root(cfg), "./relative/root");
+	assert_int_equal(cfg->n_backends, 1);
+	assert_int_equal(cfg->backends[0], DSB_BACKEND_LANDLOCK);
+	assert_int_equal(cfg->probe_timeout_ms, 250);
+	assert_strv_equal(cfg->runner_command, runner);
+	assert_strv_equal(cfg->runner_failure_signatures, signatures);
+	assert_int_equal(cfg->timeout_ms, 60000);
+	assert_int_equal(cfg->max_timeout_ms, 900000);
+	assert_int_equal(cfg->max_output_bytes, 128000);
+	assert_int_equal(cfg->max_spill_bytes, 1048576);
+	assert_int_equal(cfg->grace_ms, DSB_MAX_GRACE_MS);
+	assert_int_equal(cfg->approval_policy, DSB_APPROVAL_NEVER);
+	assert_strv_equal(cfg->answerer, answerer);
+	assert_int_equal(cfg->n_presets, 3);
+	assert_preset(&cfg->presets[0], "ro", DSB_MODE_READ_ONLY, DSB_APPROVAL_ASK, "Read only",
+		      "Looks.");
+	assert_preset(&cfg->presets[1], "rw", DSB_MODE_WORKSPACE_WRITE, DSB_APPROVAL_ASK, NULL,
+		      NULL);
+	assert_preset(&cfg->presets[2], "yolo", DSB_MODE_DANGER_FULL_ACCESS, DSB_APPROVAL_NEVER, "",
+		      NULL);
+	assert_string_equal(cfg->default_preset, "ro");
+	dsb_config_free(cfg);
+}
+
+/* Setting one key leaves every other default in place; empty lists clear the defaults' lists. */
+static void test_partial_document(void **state)
+{
+	dsb_config *cfg = parse_ok("bash: {graceMs: 10}\napproval: {answerer: []}\n");
+	assert_int_equal(cfg->grace_ms, 10);
+	cfg->grace_ms = DSB_DEFAULT_GRACE_MS;
+	assert_defaults(cfg);
+	dsb_config_free(cfg);
+
+	/* defaultPreset may name an entry of the default table. */
+	cfg = parse_ok("permission: {defaultPreset: danger-full-access}\n");
+	assert_string_equal(cfg->default_preset, "danger-full-access");
+	dsb_config_free(cfg);
+
+	/* Tagged numbers are numbers; plain numbers are text where a string is expected. */
+	cfg = parse_ok("bash: {timeoutMs: !!int 42}\nsandbox-policy: {workspaceRoot: 42}\n");
+	assert_int_equal(cfg->timeout_ms, 42);
+	assert_string_equal(cfg->workspace_root, "42");
+	dsb_config_free(cfg);
+}
+
+static int filter_yaml(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+	return n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
+}
+
+/* Calls @fn for every tests/data/@dir/ *.yaml in name order; returns how many there were. */
+static size_t for_each_yaml(const char *dir, void (*fn)(const char *dir, const char *name))
+{
+	char *path = dsb_test_data_path(dir);
+	struct dirent **names = NULL;
+	int n = scandir(path, &names, filter_yaml, alphasort);
+	if (n < 0)
+		fail_msg("%s: %s", path, strerror(errno));
+	for (int i = 0; i < n; i++) {
+		fn(dir, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	free(path);
+	return (size_t)n;
+}
+
+static void check_invalid(const char *dir, const char *name)
+{
+	char *rel = NULL, *golden = NULL, *actual = NULL;
+	size_t len;
+
+	assert_true(asprintf(&rel, "%s/%s", dir, name) > 0);
+	char *path = dsb_test_data_path(rel);
+	char *buf = dsb_test_read_file(path, &len);
+	assert_non_null(buf);
+
+	dsb_error err = parse_fail(buf, len, name);
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+	assert_true(asprintf(&actual, "%s\n%s\n", dsb_code_name(err.code), err.message) > 0);
+	assert_true(asprintf(&golden, "%s/%.*s.expected", dir, (int)(strlen(name) - 5), name) > 0);
+	dsb_test_assert_golden(golden, actual);
+
+	free(actual);
+	free(golden);
+	free(buf);
+	free(path);
+	free(rel);
+}
+
+static void test_invalid_golden(void **state)
+{
+	assert_true(for_each_yaml("config/invalid", check_invalid) >= 30);
+}
+
+static void check_valid(const char *dir, const char *name)
+{
+	char *rel = NULL;
+	size_t len;
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+
+	assert_true(asprintf(&rel, "%s/%s", dir, name) > 0);
+	char *path = dsb_test_data_path(rel);
+	char *buf = dsb_test_read_file(path, &len);
+	assert_non_null(buf);
+
+	if (dsb_config_parse(buf, len, name, &cfg, &err) != 0)
+		fail_msg("%s", err.message);
+	cfg = dsb_config_free(cfg);
+	if (dsb_config_load_file(path, &cfg, &err) != 0)
+		fail_msg("%s", err.message);
+	dsb_config_free(cfg);
+
+	free(buf);
+	free(path);
+	free(rel);
+}
+
+static void test_valid_files(void **state)
+{
+	assert_true(for_each_yaml("config/valid", check_valid) >= 10);
+
+	/* A spot check that the files say what their names promise. */
+	char *path = dsb_test_data_path("config/valid/design-example.yaml");
+	dsb_config *cfg = NULL;
+	assert_int_equal(dsb_config_load_file(path, &cfg, NULL), 0);
+	assert_string_equal(cfg->workspace_root, "/srv/work");
+	assert_int_equal(cfg->n_presets, 3);
+	assert_string_equal(cfg->presets[2].key, "danger-full-access");
+	assert_string_equal(cfg->default_preset, "workspace-write");
+	assert_string_equal(cfg->answerer[1], "--json");
+	dsb_config_free(cfg);
+	free(path);
+}
+
+/* Cases whose input is better generated than stored: sizes at and past the limits, raw bytes. */
+static void test_limits(void **state)
+{
+	char *big = malloc(max_bytes + 1);
+	assert_non_null(big);
+
+	/* Exactly DSB_CONFIG_MAX_BYTES is fine: a comment line filling the whole buffer. */
+	memset(big, 'x', max_bytes + 1);
+	big[0] = '#';
+	big[max_bytes - 1] = '\n';
+	dsb_config *cfg = NULL;
+	assert_int_equal(dsb_config_parse(big, max_bytes, "big.yaml", &cfg, NULL), 0);
+	assert_defaults(cfg);
+	dsb_config_free(cfg);
+
+	dsb_error err = parse_fail(big, max_bytes + 1, "big.yaml");
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+	assert_string_equal(err.message, "big.yaml: larger than 1048576 bytes");
+	free(big);
+
+	/* 1025 presets: one past DSB_CONFIG_MAX_ITEMS in a mapping. */
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	assert_non_null(f);
+	fprintf(f, "permission:\n  presets:\n");
+	for (int i = 0; i <= DSB_CONFIG_MAX_ITEMS; i++)
+		fprintf(f, "    p%d: {sandbox: read-only, approval: ask}\n", i);
+	assert_int_equal(fclose(f), 0);
+	err = parse_fail(doc, len, "many.yaml");
+	assert_string_equal(err.message, "many.yaml:1027:5: permission.presets: more than 1024 "
+					 "entries");
+	assert_string_equal(err.subject, "permission.presets");
+	free(doc);
+
+	/* A raw NUL byte is not YAML at all: libyaml's reader refuses it, placed by offset. */
+	static const char raw_nul[] = "bash:\n  timeoutMs: 5\0000\n";
+	err = parse_fail(raw_nul, sizeof(raw_nul) - 1, "nul.yaml");
+	assert_string_equal(err.message,
+			    "nul.yaml:2:15: YAML syntax error: control characters are not allowed");
+
+	/* The buffer needs no terminating NUL: an exact-size copy lets ASan see any over-read. */
+	static const char text[] = "sandbox-policy: {mode: danger-full-access}";
+	char *exact = malloc(sizeof(text) - 1);
+	assert_non_null(exact);
+	memcpy(exact, text, sizeof(text) - 1);
+	assert_int_equal(dsb_config_parse(exact, sizeof(text) - 1, NULL, &cfg, NULL), 0);
+	assert_int_equal(cfg->mode, DSB_MODE_DANGER_FULL_ACCESS);
+	dsb_config_free(cfg);
+	free(exact);
+}
+
+/* The subject is the key path; a NULL @reterr and a NULL @origin are fine. */
+static void test_error_details(void **state)
+{
+	static const struct {
+		const char *yaml;
+		const char *subject;
+		const char *message;
+	} cases[] = {
+		{"bash: {timeoutMs: 0}", "bash.timeoutMs",
+		 "<config>:1:19: bash.timeoutMs: invalid value \"0\": "
+		 "bash-local: timeoutMs must be a positive finite number"},
+		{"nope: 1", "",
+		 "<config>:1:1: unknown key \"nope\" "
+		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission)"},
+		{"permission: {presets: {a: {sandbox: x, approval: ask}}}",
+		 "permission.presets.a.sandbox",
+		 "<config>:1:37: permission.presets.a.sandbox: invalid mode \"x\" (accepted: "
+		 "read-only, workspace-write, danger-full-access)"},
+		{"sandbox-policy: {mode: \"a\\\"b\\e[31m\"}", "sandbox-policy.mode",
+		 "<config>:1:24: sandbox-policy.mode: invalid mode \"a\\\"b\\x1b[31m\" (accepted: "
+		 "read-only, workspace-write, danger-full-access)"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dsb_error err = parse_fail(cases[i].yaml, strlen(cases[i].yaml), NULL);
+		assert_string_equal(err.subject, cases[i].subject);
+		assert_string_equal(err.message, cases[i].message);
+
+		dsb_config *cfg = NULL;
+		assert_int_equal(
+			dsb_config_parse(cases[i].yaml, strlen(cases[i].yaml), NULL, &cfg, NULL),
+			-DSB_E_CONFIG_INVALID);
+		assert_null(cfg);
+	}
+
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+	assert_int_equal(dsb_config_parse(NULL, 1, "x", &cfg, &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_config_parse("", 0, "x", NULL, &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_config_parse(NULL, 0, "x", &cfg, &err), 0);
+	assert_defaults(cfg);
+	dsb_config_free(cfg);
+}
+
+static void test_load_file(void **state)
+{
+	char *dir = dsb_test_mkdtemp();
+	char *path = NULL;
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+
+	assert_true(asprintf(&path, "%s/missing.yaml", dir) > 0);
+	assert_int_equal(dsb_config_load_file(path, &cfg, &err), -DSB_E_IO);
+	assert_null(cfg);
+	assert_int_equal(err.code, DSB_E_IO);
+	assert_int_equal(err.sys_errno, ENOENT);
+	assert_string_equal(err.subject, path);
+	assert_non_null(strstr(err.message, path));
+	assert_non_null(strstr(err.message, strerror(ENOENT)));
+
+	err = (dsb_error){0};
+	assert_int_equal(dsb_config_load_file(dir, &cfg, &err), -DSB_E_IO);
+	assert_null(cfg);
+	char *expected = NULL;
+	assert_true(asprintf(&expected, "%s: not a regular file", dir) > 0);
+	assert_string_equal(err.message, expected);
+	free(expected);
+
+	static const char good[] = "sandbox-policy:\n  mode: workspace-write\n";
+	dsb_test_write_file(path, good, sizeof(good) - 1);
+	assert_int_equal(dsb_config_load_file(path, &cfg, &err), 0);
+	assert_int_equal(cfg->mode, DSB_MODE_WORKSPACE_WRITE);
+	cfg = dsb_config_free(cfg);
+
+	/* Errors in a file carry its path as the origin. */
+	static const char bad[] = "sandbox-policy:\n  mode: yolo\n";
+	dsb_test_write_file(path, bad, sizeof(bad) - 1);
+	assert_int_equal(dsb_config_load_file(path, &cfg, &err), -DSB_E_CONFIG_INVALID);
+	assert_true(asprintf(&expected,
+			     "%s:2:9: sandbox-policy.mode: invalid mode \"yolo\" (accepted: "
+			     "read-only, workspace-write, danger-full-access)",
+			     path) > 0);
+	assert_string_equal(err.message, expected);
+	free(expected);
+
+	/* One byte past the limit is read, and refused. */
+	char *big = malloc(max_bytes + 1);
+	assert_non_null(big);
+	memset(big, '#', max_bytes + 1);
+	dsb_test_write_file(path, big, max_bytes + 1);
+	free(big);
+	assert_int_equal(dsb_config_load_file(path, &cfg, &err), -DSB_E_CONFIG_INVALID);
+	assert_true(asprintf(&expected, "%s: larger than 1048576 bytes", path) > 0);
+	assert_string_equal(err.message, expected);
+	free(expected);
+	assert_null(cfg);
+
+	assert_int_equal(dsb_config_load_file(NULL, &cfg, &err), -DSB_E_INVALID_ARGS);
+
+	dsb_test_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+static void test_apply_env(void **state)
+{
+	static const char *const bad[] = {"yolo", "", "Read-Only", "read-only "};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dsb_config *cfg = parse_ok("sandbox-policy: {mode: workspace-write}");
+		dsb_error err = {0};
+		char *expected = NULL;
+		assert_int_equal(dsb_config_apply_env(cfg, bad[i], &err), -DSB_E_CONFIG_INVALID);
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		assert_string_equal(err.subject, "DSH_PERMISSION_MODE");
+		assert_true(asprintf(&expected,
+				     "DSH_PERMISSION_MODE: invalid mode \"%s\" (accepted: "
+				     "read-only, workspace-write, danger-full-access)",
+				     bad[i]) > 0);
+		assert_string_equal(err.message, expected);
+		assert_int_equal(cfg->mode, DSB_MODE_WORKSPACE_WRITE);
+		free(expected);
+		dsb_config_free(cfg);
+	}
+
+	dsb_config *cfg = parse_ok("sandbox-policy: {mode: workspace-write}");
+	assert_int_equal(dsb_config_apply_env(cfg, NULL, NULL), 0);
+	assert_int_equal(cfg->mode, DSB_MODE_WORKSPACE_WRITE);
+	assert_int_equal(dsb_config_apply_env(cfg, "danger-full-access", NULL), 0);
+	assert_int_equal(cfg->mode, DSB_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(dsb_config_apply_env(cfg, "read-only", NULL), 0);
+	assert_int_equal(cfg->mode, DSB_MODE_READ_ONLY);
+	dsb_config_free(cfg);
+}
+
+static void test_mode_parse(void **state)
+{
+	static const struct {
+		const char *s;
+		dsb_mode mode;
+	} cases[] = {
+		{"read-only", DSB_MODE_READ_ONLY},
+		{"workspace-write", DSB_MODE_WORKSPACE_WRITE},
+		{"danger-full-access", DSB_MODE_DANGER_FULL_ACCESS},
+		{"yolo", _DSB_MODE_INVALID},
+		{"", _DSB_MODE_INVALID},
+		{"READ-ONLY", _DSB_MODE_INVALID},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dsb_mode mode = _DSB_MODE_INVALID;
+		dsb_error err = {0};
+		int r = dsb_mode_parse(cases[i].s, "--mode", DSB_E_INVALID_ARGS, &mode, &err);
+		if (cases[i].mode == _DSB_MODE_INVALID) {
+			assert_int_equal(r, -DSB_E_INVALID_ARGS);
+			assert_int_equal(mode, _DSB_MODE_INVALID);
+			assert_string_equal(err.subject, "--mode");
+		} else {
+			assert_int_equal(r, 0);
+			assert_int_equal(mode, cases[i].mode);
+			assert_string_equal(dsb_mode_to_string(mode), cases[i].s);
+		}
+	}
 }
 
 int main(void)
 {
+	/* One test per line, like the table of contents it is. */
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_placeholder),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_document),
+		cmocka_unit_test(test_partial_document),
+		cmocka_unit_test(test_invalid_golden),
+		cmocka_unit_test(test_valid_files),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_error_details),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_apply_env),
+		cmocka_unit_test(test_mode_parse),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
