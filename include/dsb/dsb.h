@@ -13,6 +13,7 @@
 
 #include <dsb/error.h>
 #include <dsb/policy.h>
+#include <dsb/session.h>
 
 /* The library's version string, which may differ from DSB_VERSION_STRING of the headers. */
 DSB_API const char *dsb_version(void);

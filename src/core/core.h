@@ -109,6 +109,12 @@ int tmpdir_get(char **ret_path);
  */
 int json_quote_append(strbuf *sb, const char *s, size_t len);
 
+/*
+ * Decodes @s (@len bytes) as UTF-8 the way Node reads a text file (each maximal invalid subpart
+ * becomes U+FFFD) and returns the well-formed result, NUL-terminated, with its length. -ENOMEM.
+ */
+int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len);
+
 /* json_quote_append() into a new string. -ENOMEM. */
 int json_quote(const char *s, size_t len, char **ret_json);
 

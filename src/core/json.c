@@ -108,6 +108,28 @@ int json_quote_append(strbuf *sb, const char *s, size_t len)
 	return r;
 }
 
+int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len)
+{
+	strbuf sb = STRBUF_INIT;
+	int r = strbuf_append(&sb, "", 0);
+
+	for (size_t i = 0; r >= 0 && i < len;) {
+		int n = utf8_sequence((const unsigned char *)s + i, len - i);
+		if (n > 0)
+			r = strbuf_append(&sb, s + i, (size_t)n);
+		else
+			r = strbuf_puts(&sb, replacement);
+		i += (size_t)(n > 0 ? n : -n);
+	}
+	if (r < 0) {
+		strbuf_done(&sb);
+		return r;
+	}
+	*ret_len = sb.len;
+	*ret_text = strbuf_take(&sb);
+	return 0;
+}
+
 int json_quote(const char *s, size_t len, char **ret_json)
 {
 	strbuf sb = STRBUF_INIT;
