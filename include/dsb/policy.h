@@ -99,6 +99,9 @@ DSB_API int dsb_config_set_workspace_root(dsb_config *cfg, const char *path, dsb
 /* The deployment default mode. */
 DSB_API dsb_mode dsb_config_mode(const dsb_config *cfg);
 
+/* The configured approval policy (approval.policy; ask by default). */
+DSB_API dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg);
+
 /* The configured workspace root as spelled, or NULL (then the process cwd). */
 DSB_API const char *dsb_config_workspace_root(const dsb_config *cfg);
 

@@ -47,7 +47,15 @@ const cli_command *cli_find_command(const char *name);
  */
 int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr);
 
+/* Appends the policy object of `policy --json` (no newline) to @sb. -ENOMEM. */
+struct strbuf;
+int cli_policy_json(struct strbuf *sb, const dsb_exec_policy *p, char *const *roots);
+
+/* Flushes stdout; prints the error and returns 1 when the output could not be written. */
+int cli_flush_stdout(void);
+
 /* cmd-*.c */
 int cmd_policy(cli_global *global, int argc, char **argv);
+int cmd_session(cli_global *global, int argc, char **argv);
 
 #endif

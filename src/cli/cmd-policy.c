@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* dsh-sandbox policy: the resolved policy of an agentless call and its writable roots. */
+/* dsh-sandbox policy: the resolved policy of one call (agentless or a session's) and its roots. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "cli.h"
 
 typedef struct policy_args {
+	const char *session;
 	const char *mode;
 	const char *workspace;
 	bool json;
@@ -17,6 +18,7 @@ static int parse_args(cli_global *global, const cli_command *cmd, int argc, char
 		      policy_args *args)
 {
 	static const struct option options[] = {
+		{"session", required_argument, NULL, 's'},
 		{"mode", required_argument, NULL, 'm'},
 		{"workspace", required_argument, NULL, 'w'},
 		{"config", required_argument, NULL, 'c'},
@@ -29,6 +31,9 @@ static int parse_args(cli_global *global, const cli_command *cmd, int argc, char
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (c) {
+		case 's':
+			args->session = optarg;
+			break;
 		case 'm':
 			args->mode = optarg;
 			break;
@@ -55,38 +60,6 @@ static int parse_args(cli_global *global, const cli_command *cmd, int argc, char
 	return 0;
 }
 
-static int print_json(const dsb_exec_policy *p, char *const *roots)
-{
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_puts(&sb, "{\"mode\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, dsb_mode_to_string(p->mode),
-				      strlen(dsb_mode_to_string(p->mode)));
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"workspaceRoot\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, p->workspace_root, strlen(p->workspace_root));
-	if (r >= 0 && p->session_id) {
-		r = strbuf_puts(&sb, ",\"sessionId\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, p->session_id, strlen(p->session_id));
-	}
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"writableRoots\":[");
-	for (size_t i = 0; r >= 0 && roots[i]; i++) {
-		if (i > 0)
-			r = strbuf_putc(&sb, ',');
-		if (r >= 0)
-			r = json_quote_append(&sb, roots[i], strlen(roots[i]));
-	}
-	if (r >= 0)
-		r = strbuf_puts(&sb, "]}\n");
-	if (r >= 0)
-		fputs(sb.buf, stdout);
-	strbuf_done(&sb);
-	return r;
-}
-
 static void print_text(const dsb_exec_policy *p, char *const *roots)
 {
 	printf("mode: %s\n", dsb_mode_to_string(p->mode));
@@ -102,6 +75,43 @@ static void print_text(const dsb_exec_policy *p, char *const *roots)
 		printf("  %s\n", roots[i]);
 }
 
+/* Resolves the policy @args ask for: the session's when one is named, else agentless. */
+static int resolve(const cli_global *global, const policy_args *args, dsb_exec_policy *ret,
+		   dsb_error *err)
+{
+	dsb_mode mode = _DSB_MODE_INVALID;
+	if (args->mode && dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, &mode, err) < 0)
+		return -1;
+
+	int r = 0;
+	dsb_config *cfg = NULL;
+	dsb_policy *policy = NULL;
+	dsb_store *store = NULL;
+	dsb_session *session = NULL;
+
+	r = cli_load_config(global, &cfg, err);
+	if (r >= 0 && args->workspace)
+		r = dsb_config_set_workspace_root(cfg, args->workspace, err);
+	if (r >= 0)
+		r = dsb_policy_new(cfg, &policy, err);
+	if (r >= 0 && args->session) {
+		r = dsb_store_open(global->store_path, &store, err);
+		if (r >= 0)
+			r = dsb_session_open(store, args->session, &session, err);
+		if (r >= 0)
+			r = dsb_session_resolve(session, policy, mode, ret, err);
+	} else if (r >= 0) {
+		dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+		req.mode = mode;
+		r = dsb_policy_resolve(policy, &req, ret, err);
+	}
+	dsb_session_free(session);
+	dsb_store_free(store);
+	dsb_policy_free(policy);
+	dsb_config_free(cfg);
+	return r;
+}
+
 int cmd_policy(cli_global *global, int argc, char **argv)
 {
 	const cli_command *cmd = cli_find_command("policy");
@@ -111,46 +121,30 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 		return r > 0 ? 0 : -r;
 
 	dsb_error err = {0};
-	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
-	if (args.mode &&
-	    dsb_mode_parse(args.mode, "--mode", DSB_E_INVALID_ARGS, &req.mode, &err) < 0)
-		return cli_report(&err);
-
-	dsb_config *cfg = NULL;
-	if (cli_load_config(global, &cfg, &err) < 0)
-		return cli_report(&err);
-
-	dsb_policy *policy = NULL;
 	dsb_exec_policy resolved = {0};
 	char **roots = NULL;
-	r = 0;
-	if (args.workspace)
-		r = dsb_config_set_workspace_root(cfg, args.workspace, &err);
-	if (r >= 0)
-		r = dsb_policy_new(cfg, &policy, &err);
-	if (r >= 0)
-		r = dsb_policy_resolve(policy, &req, &resolved, &err);
+	r = resolve(global, &args, &resolved, &err);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);
+	if (r < 0) {
+		dsb_exec_policy_done(&resolved);
+		return cli_report(&err);
+	}
 
 	int status = 0;
-	if (r < 0)
-		status = cli_report(&err);
-	else if (args.json) {
-		if (print_json(&resolved, roots) < 0) {
+	if (args.json) {
+		strbuf sb = STRBUF_INIT;
+		if (cli_policy_json(&sb, &resolved, roots) < 0) {
 			fputs("dsh-sandbox: out of memory\n", stderr);
 			status = 1;
-		}
+		} else
+			puts(sb.buf);
+		strbuf_done(&sb);
 	} else
 		print_text(&resolved, roots);
-
-	if (status == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
-		perror("dsh-sandbox: writing the policy");
-		status = 1;
-	}
+	if (status == 0)
+		status = cli_flush_stdout();
 	dsb_strv_free(roots);
 	dsb_exec_policy_done(&resolved);
-	dsb_policy_free(policy);
-	dsb_config_free(cfg);
 	return status;
 }

@@ -108,3 +108,44 @@ int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *r
 	*ret_cfg = cfg;
 	return 0;
 }
+
+static int put_string(strbuf *sb, const char *s)
+{
+	return json_quote_append(sb, s, strlen(s));
+}
+
+int cli_policy_json(strbuf *sb, const dsb_exec_policy *p, char *const *roots)
+{
+	int r = strbuf_puts(sb, "{\"mode\":");
+	if (r >= 0)
+		r = put_string(sb, dsb_mode_to_string(p->mode));
+	if (r >= 0)
+		r = strbuf_puts(sb, ",\"workspaceRoot\":");
+	if (r >= 0)
+		r = put_string(sb, p->workspace_root);
+	if (r >= 0 && p->session_id) {
+		r = strbuf_puts(sb, ",\"sessionId\":");
+		if (r >= 0)
+			r = put_string(sb, p->session_id);
+	}
+	if (r >= 0)
+		r = strbuf_puts(sb, ",\"writableRoots\":[");
+	for (size_t i = 0; r >= 0 && roots[i]; i++) {
+		if (i > 0)
+			r = strbuf_putc(sb, ',');
+		if (r >= 0)
+			r = put_string(sb, roots[i]);
+	}
+	if (r >= 0)
+		r = strbuf_puts(sb, "]}");
+	return r;
+}
+
+int cli_flush_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "dsh-sandbox: writing the output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

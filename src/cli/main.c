@@ -7,8 +7,12 @@
 #include "cli.h"
 
 const cli_command cli_commands[] = {
-	{"policy", "[--mode MODE] [--workspace DIR] [--config FILE] [--json]",
+	{"policy", "[--session ID|PATH] [--mode MODE] [--workspace DIR] [--config FILE] [--json]",
 	 "show the resolved policy and its writable roots", cmd_policy},
+	{"session",
+	 "new [--cwd DIR] [--json] | list [--json] | show ID [--json] | log ID |\n"
+	 "          mode ID MODE | approval ID ask|never",
+	 "create, inspect and switch sessions (ID may be a log file's path)", cmd_session},
 	{NULL, NULL, NULL, NULL},
 };
 

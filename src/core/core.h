@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dsb/error.h>
 
@@ -108,6 +109,12 @@ int tmpdir_get(char **ret_path);
  * becomes U+FFFD. -ENOMEM.
  */
 int json_quote_append(strbuf *sb, const char *s, size_t len);
+
+/*
+ * The code point at byte *@i of @s (@len bytes, *@i < @len), advancing *@i past it; a maximal
+ * invalid subpart decodes to U+FFFD as one unit, as Node's decoder does.
+ */
+uint32_t utf8_next(const char *s, size_t len, size_t *i);
 
 /*
  * Decodes @s (@len bytes) as UTF-8 the way Node reads a text file (each maximal invalid subpart

@@ -108,6 +108,30 @@ int json_quote_append(strbuf *sb, const char *s, size_t len)
 	return r;
 }
 
+uint32_t utf8_next(const char *s, size_t len, size_t *i)
+{
+	const unsigned char *u = (const unsigned char *)s + *i;
+	int n = utf8_sequence(u, len - *i);
+
+	if (n < 0) {
+		*i += (size_t)-n;
+		return 0xFFFD;
+	}
+	*i += (size_t)n;
+	switch (n) {
+	case 1:
+		return u[0];
+	case 2:
+		return ((uint32_t)(u[0] & 0x1F) << 6) | (u[1] & 0x3F);
+	case 3:
+		return ((uint32_t)(u[0] & 0x0F) << 12) | ((uint32_t)(u[1] & 0x3F) << 6) |
+		       (u[2] & 0x3F);
+	default:
+		return ((uint32_t)(u[0] & 0x07) << 18) | ((uint32_t)(u[1] & 0x3F) << 12) |
+		       ((uint32_t)(u[2] & 0x3F) << 6) | (u[3] & 0x3F);
+	}
+}
+
 int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len)
 {
 	strbuf sb = STRBUF_INIT;

@@ -151,6 +151,11 @@ dsb_mode dsb_config_mode(const dsb_config *cfg)
 	return cfg ? cfg->mode : _DSB_MODE_INVALID;
 }
 
+dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg)
+{
+	return cfg ? cfg->approval_policy : _DSB_APPROVAL_INVALID;
+}
+
 const char *dsb_config_workspace_root(const dsb_config *cfg)
 {
 	return cfg ? cfg->workspace_root : NULL;

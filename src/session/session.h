@@ -29,6 +29,22 @@
 /* One line of a log, at most (a 10 MB tool result is a real line; 64 MiB is not). */
 #define LOG_LINE_MAX ((size_t)64 * 1024 * 1024)
 
+/* --- layout.c ------------------------------------------------------------------------------ */
+
+/* encodeSegment(): one safe path segment, injective over strings. -EINVAL for "", -ENOMEM. */
+int layout_encode_segment(const char *raw, char **ret_segment);
+
+/* projectKey(): "--slug--" for a cwd. -EINVAL for "", -ENOMEM. */
+int layout_project_key(const char *cwd, char **ret_key);
+
+/* ROOT/--projectKey--/encodedId, or ROOT/_no-cwd/encodedId when @cwd is NULL. */
+int layout_session_dir(const char *root, const char *cwd, const char *id, char **ret_dir);
+
+/* $DSH_SANDBOX_STORE, else $XDG_STATE_HOME/dsh-sandbox, else ~/.local/state/dsh-sandbox. */
+int layout_default_root(char **ret_root);
+
+/* --- scan.c -------------------------------------------------------------------------------- */
+
 /* The header line (spec §3.6), absent optional keys NULL / false. */
 typedef struct log_header {
 	char *id;
@@ -46,7 +62,8 @@ void log_header_done(log_header *h);
 
 /*
  * Parses and validates a header line (@len bytes, no newline) of the log at @path (named in
- * messages). Fails with DSB_E_SESSION_INVALID and the message "PATH: TEXT", TEXT being DSH's: "empty or header-less session log", "corrupt session log: header line is not valid JSON",
+ * messages). Fails with DSB_E_SESSION_INVALID and the message "PATH: TEXT", TEXT being DSH's:
+ * "empty or header-less session log", "corrupt session log: header line is not valid JSON",
  * "corrupt session log: first line is not a session header", the version refusal of
  * sessionFormatVersionRefusal(), or "session header uses retired policy baseline fields".
  */
@@ -61,24 +78,27 @@ int log_header_format(const log_header *h, char **ret_line);
  * for @count consecutive assistant/chunk events seq .. seq + count - 1.
  */
 typedef struct log_record {
-	uint64_t seq;       /* the first event's seq (as written, or its position) */
-	size_t count;       /* events this record stands for: 1, or a packed row's members */
-	const char *type;   /* "sandbox/mode", ..., or "text-chunks" for a packed row */
-	json_t *json;       /* the whole record; borrowed for the callback's duration */
-	size_t line;        /* 1-based line in the decompressed text; the header is line 1 */
-	off_t offset;       /* byte offset of the line in the decompressed text */
+	uint64_t seq;	  /* the first event's seq (as written, or its position) */
+	size_t count;	  /* events this record stands for: 1, or a packed row's members */
+	const char *type; /* "sandbox/mode", ..., or "text-chunks" for a packed row */
+	json_t *json;	  /* the whole record; borrowed for the callback's duration */
+	const char *text; /* the line's bytes as stored (no newline); borrowed like @json */
+	size_t text_len;
+	size_t line;  /* 1-based line in the decompressed text; the header is line 1 */
+	off_t offset; /* byte offset of the line in the decompressed text */
 } log_record;
 
-/* Return < 0 (a -code, with @reterr filled) to stop with that error, 1 to stop early, 0 to go on. */
+/* Return < 0 (a -code, with @reterr filled) to stop with that error, 1 to stop early, 0 to go on.
+ */
 typedef int (*log_record_fn)(const log_record *rec, void *userdata, dsb_error *reterr);
 
 typedef struct log_scan_result {
-	uint64_t n_events;      /* events in the complete records (packed rows expanded) */
-	uint64_t last_seq;      /* seq of the last event; meaningless when n_events == 0 */
-	off_t committed_bytes;  /* file bytes up to the end of the last complete record */
-	off_t file_bytes;       /* file size seen */
-	bool torn;              /* bytes after the last complete record (a crash tail) */
-	bool zstd;              /* the file is zstd-framed */
+	uint64_t n_events;     /* events in the complete records (packed rows expanded) */
+	uint64_t last_seq;     /* seq of the last event; meaningless when n_events == 0 */
+	off_t committed_bytes; /* file bytes up to the end of the last complete record */
+	off_t file_bytes;      /* file size seen */
+	bool torn;	       /* bytes after the last complete record (a crash tail) */
+	bool zstd;	       /* the file is zstd-framed */
 } log_scan_result;
 
 /*
@@ -86,7 +106,8 @@ typedef struct log_scan_result {
  * start: validates the header, then hands each complete record to @fn in order. Plain JSONL or
  * concatenated zstd frames (detected by the magic number). Events without "seq" (DSH's snapshot
  * fixtures strip it) take their position; where "seq" is present it must equal the position.
- * A malformed line, a seq gap or duplicate, or a packed row that does not decode is DSB_E_SESSION_INVALID naming @path and the line ("PATH:LINE: corrupt session log:
+ * A malformed line, a seq gap or duplicate, or a packed row that does not decode is
+ * DSB_E_SESSION_INVALID naming @path and the line ("PATH:LINE: corrupt session log:
  * ..."). A sandbox/mode event with a mode outside the three, or an approval/policy event with a
  * policy outside ask/never, is DSB_E_INVARIANT with spec §3.5's text, "PATH:LINE: sandbox/mode
  * carries unknown mode "X"" (fail closed: never read as the default). A final
@@ -96,5 +117,81 @@ typedef struct log_scan_result {
  */
 int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn, void *userdata,
 	     log_scan_result *ret_result, dsb_error *reterr);
+
+/* session.c: log_scan() of a session's log. */
+int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
+		 log_scan_result *ret_result, dsb_error *reterr);
+
+/* --- append.c ------------------------------------------------------------------------------ */
+
+/* The wall clock in epoch milliseconds (Date.now()). */
+uint64_t log_now_ms(void);
+
+/*
+ * Publishes a new log DIR/NAME holding @header_line (no newline) and creates DIR (0700) as
+ * needed. Fails, touching nothing, when the log exists. *@ret_path is a new string.
+ */
+int log_create(const char *dir, const char *name, const char *header_line, char **ret_path,
+	       dsb_error *reterr);
+
+/*
+ * Appends {"type":@type,"seq":N,"time":T,"data":@data_json} to the log at @path (plain or zstd)
+ * under an exclusive flock, after cutting a torn tail into a side file; fsyncs when @sync.
+ * @data_json must already be one compact JSON value.
+ */
+int log_append(const char *path, const char *type, const char *data_json, bool sync,
+	       uint64_t *ret_seq, dsb_error *reterr);
+
+/* --- tail.c: plain logs read backwards ---------------------------------------------------- */
+
+#define TAIL_BLOCK (64 * 1024)
+
+typedef struct tail {
+	int fd;
+	off_t lo;	/* the first byte after the header line */
+	off_t next_end; /* offset of the '\n' ending the next line to yield */
+	char block[TAIL_BLOCK];
+	off_t block_start;
+	size_t block_len;
+} tail;
+
+/* Whether the file starts with the zstd frame magic (DSH's default .jsonl.zstd logs). */
+bool log_is_zstd(int fd, off_t size);
+
+/* pread() of exactly @n bytes. -errno, -EIO when the file is shorter. */
+int tail_pread_all(int fd, char *buf, size_t n, off_t offset);
+
+/*
+ * The end of the header line (just past its '\n') and of the committed region (just past the
+ * last '\n') of a plain log of @size bytes. -ENODATA when the header line has no newline.
+ */
+int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_end);
+
+/* Yields event lines from the last to the first: [lo, committed_end) holds complete lines. */
+int tail_init(tail *t, int fd, off_t lo, off_t committed_end);
+/* 1 with [*start, *end) the previous line (end excludes '\n'), 0 at the header, -errno. */
+int tail_prev_line(tail *t, off_t *ret_start, off_t *ret_end);
+/* Reads @n bytes at @start, from the current block when it holds them. -errno. */
+int tail_read(tail *t, off_t start, size_t n, char *buf);
+
+/*
+ * The last record of @type in a plain log: 1 with *@ret_record (a new reference), 0 when there
+ * is none. A matching line that does not parse is DSB_E_SESSION_INVALID.
+ */
+int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_end,
+		   const char *type, json_t **ret_record, dsb_error *reterr);
+
+/*
+ * The seq the next appended event takes, from the last line: 1 with *@ret_next, 0 when the
+ * last line carries no seq (a fixture-style log: count from the start instead).
+ */
+int tail_last_seq(int fd, const char *path, off_t header_end, off_t committed_end,
+		  uint64_t *ret_next, dsb_error *reterr);
+
+/*
+ * JSON.parse() of one line: jansson, retried on U+FFFD-sanitised text when the line is not
+ * valid UTF-8 (Node decodes the file that way before parsing). -EBADMSG, -ENOMEM.
+ */
+int log_parse_json(const char *text, size_t len, json_t **ret_json);
 
 #endif

@@ -1,3 +1,289 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * Reading a plain log from its end. The folds (spec §3.4) want the last event of one type, and
+ * an append wants the last seq: both are near the end of a log that may be gigabytes long, so
+ * lines are found backwards in fixed-size blocks and only a short prefix of each is looked at
+ * ("{"type":"sandbox/mode"" — DSH always writes "type" first). The cost follows the distance to
+ * the answer, not the size of the log, and memory is one block plus the matching line.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "session.h"
+
+int tail_pread_all(int fd, char *buf, size_t n, off_t offset)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t k = pread(fd, buf + got, n - got, offset + (off_t)got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO; /* the file shrank under us */
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+bool log_is_zstd(int fd, off_t size)
+{
+	static const unsigned char magic[4] = {0x28, 0xB5, 0x2F, 0xFD}; /* 0xFD2FB528 LE */
+	unsigned char head[4];
+	return size >= 4 && tail_pread_all(fd, (char *)head, 4, 0) == 0 &&
+	       memcmp(head, magic, 4) == 0;
+}
+
+/* Loads the block that ends just after @pos (inclusive), never reaching below t->lo. */
+static int load_block(tail *t, off_t pos)
+{
+	off_t start = pos + 1 - (off_t)sizeof(t->block);
+	if (start < t->lo)
+		start = t->lo;
+	size_t n = (size_t)(pos + 1 - start);
+	int r = tail_pread_all(t->fd, t->block, n, start);
+	if (r < 0)
+		return r;
+	t->block_start = start;
+	t->block_len = n;
+	return 0;
+}
+
+/* The offset of the last '\n' in [t->lo, pos], or t->lo - 1 when there is none. */
+static int find_newline_back(tail *t, off_t pos, off_t *ret)
+{
+	while (pos >= t->lo) {
+		if (pos < t->block_start || pos >= t->block_start + (off_t)t->block_len) {
+			int r = load_block(t, pos);
+			if (r < 0)
+				return r;
+		}
+		size_t upto = (size_t)(pos - t->block_start) + 1;
+		const char *nl = memrchr(t->block, '\n', upto);
+		if (nl) {
+			*ret = t->block_start + (nl - t->block);
+			return 0;
+		}
+		pos = t->block_start - 1;
+	}
+	*ret = t->lo - 1;
+	return 0;
+}
+
+int tail_init(tail *t, int fd, off_t lo, off_t committed_end)
+{
+	*t = (tail){.fd = fd, .lo = lo, .next_end = committed_end - 1, .block_start = -1};
+	return 0;
+}
+
+int tail_prev_line(tail *t, off_t *ret_start, off_t *ret_end)
+{
+	if (t->next_end < t->lo)
+		return 0;
+	off_t nl;
+	int r = find_newline_back(t, t->next_end - 1, &nl);
+	if (r < 0)
+		return r;
+	*ret_start = nl + 1;
+	*ret_end = t->next_end;
+	t->next_end = nl;
+	return 1;
+}
+
+int tail_read(tail *t, off_t start, size_t n, char *buf)
+{
+	if (start >= t->block_start && start + (off_t)n <= t->block_start + (off_t)t->block_len) {
+		memcpy(buf, t->block + (start - t->block_start), n);
+		return 0;
+	}
+	return tail_pread_all(t->fd, buf, n, start);
+}
+
+int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_end)
+{
+	/* The header ends at the first newline, found forwards. */
+	char buf[4096];
+	off_t header_end = -1;
+	for (off_t pos = 0; pos < size && header_end < 0;) {
+		size_t n = size - pos < (off_t)sizeof(buf) ? (size_t)(size - pos) : sizeof(buf);
+		int r = tail_pread_all(fd, buf, n, pos);
+		if (r < 0)
+			return r;
+		const char *nl = memchr(buf, '\n', n);
+		if (nl)
+			header_end = pos + (nl - buf) + 1;
+		pos += (off_t)n;
+		if (pos >= (off_t)LOG_LINE_MAX && header_end < 0)
+			break;
+	}
+	if (header_end < 0)
+		return -ENODATA;
+
+	/* The committed region ends after the last newline, found backwards. */
+	tail t;
+	tail_init(&t, fd, header_end, size + 1);
+	off_t nl;
+	int r = size > header_end ? find_newline_back(&t, size - 1, &nl) : 0;
+	if (r < 0)
+		return r;
+	*ret_header_end = header_end;
+	*ret_committed_end = size > header_end ? nl + 1 : header_end;
+	return 0;
+}
+
+int log_parse_json(const char *text, size_t len, json_t **ret_json)
+{
+	json_error_t error;
+	json_t *v = json_loadb(text, len, 0, &error);
+	if (!v && json_error_code(&error) == json_error_invalid_utf8) {
+		/* Node reads the file as UTF-8 text, replacing invalid bytes: so does DSH. */
+		_cleanup_free_ char *clean = NULL;
+		size_t clean_len = 0;
+		if (utf8_sanitize(text, len, &clean, &clean_len) < 0)
+			return -ENOMEM;
+		v = json_loadb(clean, clean_len, 0, &error);
+	}
+	if (!v)
+		return -EBADMSG;
+	*ret_json = v;
+	return 0;
+}
+
+/* Reads and parses the line [start, end) as one JSON record. */
+static int read_record(tail *t, const char *path, off_t start, off_t end, json_t **ret_json,
+		       dsb_error *reterr)
+{
+	size_t len = (size_t)(end - start);
+	if (len > LOG_LINE_MAX)
+		return dsb_fail(reterr, DSB_E_SESSION_INVALID,
+				"%s: corrupt session log: line at byte %jd longer than %zu bytes",
+				path, (intmax_t)start, LOG_LINE_MAX);
+	_cleanup_free_ char *line = malloc(len ? len : 1);
+	if (!line)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+	int r = tail_read(t, start, len, line);
+	if (r < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
+	r = log_parse_json(line, len, ret_json);
+	if (r == -ENOMEM)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+	if (r < 0 || !json_is_object(*ret_json)) {
+		json_decref(r < 0 ? NULL : *ret_json);
+		return dsb_fail(reterr, DSB_E_SESSION_INVALID,
+				"%s: corrupt session log: unparsable committed event at byte %jd",
+				path, (intmax_t)start);
+	}
+	return 0;
+}
+
+int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_end,
+		   const char *type, json_t **ret_record, dsb_error *reterr)
+{
+	/* The prefix every line of this type starts with, as DSH and we write it. */
+	_cleanup_free_ char *quoted = NULL;
+	if (json_quote(type, strlen(type), &quoted) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+	char prefix[256];
+	int n = snprintf(prefix, sizeof(prefix), "{\"type\":%s,", quoted);
+	if (n < 0 || (size_t)n >= sizeof(prefix))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "event type too long");
+
+	tail t;
+	tail_init(&t, fd, header_end, committed_end);
+	off_t start, end;
+	char head[sizeof(prefix)];
+	int r;
+	while ((r = tail_prev_line(&t, &start, &end)) > 0) {
+		if (end - start < n)
+			continue;
+		r = tail_read(&t, start, (size_t)n, head);
+		if (r < 0)
+			break;
+		if (memcmp(head, prefix, (size_t)n) != 0)
+			continue;
+		r = read_record(&t, path, start, end, ret_record, reterr);
+		return r < 0 ? r : 1;
+	}
+	if (r < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
+	return 0;
+}
+
+/* Skips a JSON string starting at s[0] == '"'; returns the index just past it, or 0. */
+static size_t skip_json_string(const char *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+int tail_last_seq(int fd, const char *path, off_t header_end, off_t committed_end,
+		  uint64_t *ret_next, dsb_error *reterr)
+{
+	tail t;
+	tail_init(&t, fd, header_end, committed_end);
+	off_t start, end;
+	int r = tail_prev_line(&t, &start, &end);
+	if (r < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
+	if (r == 0) {
+		*ret_next = 0;
+		return 1;
+	}
+
+	/* Fast path: {"type":"...","seq":N, — how every seq'd event line begins. */
+	char head[512];
+	size_t len = (size_t)(end - start) < sizeof(head) ? (size_t)(end - start) : sizeof(head);
+	r = tail_read(&t, start, len, head);
+	if (r < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
+	static const char type_key[] = "{\"type\":\"", seq_key[] = ",\"seq\":";
+	if (len > sizeof(type_key) && memcmp(head, type_key, sizeof(type_key) - 1) == 0) {
+		size_t i = sizeof(type_key) - 2;
+		size_t k = skip_json_string(head + i, len - i);
+		if (k && i + k + sizeof(seq_key) - 1 < len &&
+		    memcmp(head + i + k, seq_key, sizeof(seq_key) - 1) == 0) {
+			const char *digits = head + i + k + sizeof(seq_key) - 1;
+			uint64_t seq = 0;
+			size_t d = 0;
+			while (digits + d < head + len && digits[d] >= '0' && digits[d] <= '9' &&
+			       d < 16)
+				seq = seq * 10 + (uint64_t)(digits[d++] - '0');
+			if (d > 0 && digits + d < head + len &&
+			    (digits[d] == ',' || digits[d] == '}')) {
+				*ret_next = seq + 1;
+				return 1;
+			}
+		}
+	}
+
+	/* A packed row (seq0 + members) or an unusual line: read the whole record. */
+	_cleanup_(json_decrefp) json_t *rec = NULL;
+	r = read_record(&t, path, start, end, &rec, reterr);
+	if (r < 0)
+		return r;
+	json_t *seq = json_object_get(rec, "seq");
+	if (json_is_integer(seq) && json_integer_value(seq) >= 0) {
+		*ret_next = (uint64_t)json_integer_value(seq) + 1;
+		return 1;
+	}
+	json_t *seq0 = json_object_get(rec, "seq0");
+	json_t *data = json_object_get(rec, "data");
+	json_t *members = json_object_get(data, "texts");
+	if (!members)
+		members = json_object_get(data, "args");
+	if (json_is_integer(seq0) && json_integer_value(seq0) >= 0 && json_is_array(members)) {
+		*ret_next = (uint64_t)json_integer_value(seq0) + json_array_size(members);
+		return 1;
+	}
+	/* No seq at all (a fixture-style log): only counting from the start can tell. */
+	return 0;
+}

@@ -18,10 +18,13 @@ chmod 0755 "$stage"
 mkdir -p "$stage/bin" "$stage/e2e" "$stage/home" "$stage/tmp"
 cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 cp "$(dirname "$script")"/*.sh "$stage/e2e/"
+# The DSH fixtures, where the scripts look for them (SOURCE/../shared/reference/fixtures).
+mkdir -p "$stage/src" "$stage/shared/reference"
+cp -r "$DSB_SOURCE_ROOT/../shared/reference/fixtures" "$stage/shared/reference/"
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
-chmod -R a+rX "$stage/bin" "$stage/e2e"
+chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared"
 
-env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
+env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" DSB_SOURCE_ROOT="$stage/src" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
 	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
 	--bounding-set=-all --no-new-privs \
 	bash "$stage/e2e/$(basename "$script")"

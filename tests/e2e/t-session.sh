@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of `dsh-sandbox session` and `policy --session`: sessions in a store, DSH's
+# own logs by path, mode and approval switches appended as DSH appends them (spec §3).
+# shellcheck source=tests/e2e/libtest.sh
+. "$(dirname "$0")/libtest.sh"
+
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME
+export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export TMPDIR=/tmp
+export DSH_SANDBOX_STORE="$TEST_TMP/store"
+FIXTURES=${DSB_SOURCE_ROOT:?}/../shared/reference/fixtures
+MODES='(accepted: read-only, workspace-write, danger-full-access)'
+
+new_session() {
+	"$DSB" session new --cwd "${1:-$PWD}"
+}
+
+test_new_prints_an_id_and_writes_the_header() {
+	mkdir ws
+	run session new --cwd ws
+	assert_rc 0
+	[[ "$out" =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] ||
+		fail "not a UUID: $out"
+	local key
+	key=$(pwd -P | sed 's#^/##; s#/#-#g')
+	local log="$DSH_SANDBOX_STORE/--$key-ws--/$out/session.jsonl"
+	[ -f "$log" ] || fail "no log at $log"
+	assert_file_has_content "$log" "^{\"type\":\"session\",\"version\":0,\"id\":\"$out\",\"createdAt\":[0-9]*,\"cwd\":\"$(pwd -P)/ws\",\"delegationDepth\":0}\$"
+	[ "$(stat -c %a "$log")" = 600 ] || fail "log mode $(stat -c %a "$log")"
+}
+
+test_new_refuses_missing_cwd() {
+	run session new --cwd does-not-exist
+	assert_rc 2
+	assert_contains "$err" "does-not-exist"
+	assert_contains "$err" "No such file or directory"
+	touch plain-file
+	run session new --cwd plain-file
+	assert_rc 2
+	assert_contains "$err" "Not a directory"
+}
+
+test_mode_switch_and_policy() {
+	local id
+	id=$(new_session)
+	run policy --session "$id" --json
+	assert_rc 0
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[]}"
+	run session mode "$id" workspace-write
+	assert_rc 0
+	run policy --session "$id" --json
+	assert_streq "$out" "{\"mode\":\"workspace-write\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[\"$(pwd -P)\",\"/tmp\"]}"
+	# An explicit --mode outranks the session's switch, keeping its root.
+	run policy --session "$id" --mode danger-full-access --json
+	assert_contains "$out" "\"mode\":\"danger-full-access\",\"workspaceRoot\":\"$(pwd -P)\""
+	# The session's mode beats DSH_PERMISSION_MODE, which only sets the default.
+	DSH_PERMISSION_MODE=danger-full-access run policy --session "$id" --json
+	assert_contains "$out" '"mode":"workspace-write"'
+}
+
+test_mode_appends_exactly_one_event() {
+	local id
+	id=$(new_session)
+	run session mode "$id" danger-full-access
+	run session log "$id"
+	assert_rc 0
+	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one event: $out"
+	[[ "$out" =~ ^\{\"type\":\"sandbox/mode\",\"seq\":0,\"time\":[0-9]+,\"data\":\{\"mode\":\"danger-full-access\"\}\}$ ]] ||
+		fail "unexpected line: $out"
+}
+
+test_invalid_mode_and_policy_append_nothing() {
+	local id
+	id=$(new_session)
+	run session mode "$id" yolo
+	assert_rc 2
+	assert_streq "$err" "dsh-sandbox: mode: invalid mode \"yolo\" $MODES"
+	run session approval "$id" sometimes
+	assert_rc 2
+	assert_streq "$err" 'dsh-sandbox: approval policy must be one of "ask" or "never"'
+	run session log "$id"
+	assert_streq "$out" ""
+	run session approval "$id" never
+	assert_rc 0
+	run session show "$id" --json
+	assert_contains "$out" '"approvalPolicy":"never","approvalSource":"session"'
+}
+
+test_show() {
+	local id
+	id=$(new_session)
+	run session show "$id"
+	assert_rc 0
+	assert_contains "$out" "id: $id"
+	assert_contains "$out" "mode: read-only (default)"
+	assert_contains "$out" "approvalPolicy: ask (default)"
+	assert_contains "$out" "preset: (none)"
+	"$DSB" session mode "$id" workspace-write
+	run session show "$id" --json
+	assert_contains "$out" "\"id\":\"$id\""
+	assert_contains "$out" '"mode":"workspace-write","modeSource":"session"'
+	assert_contains "$out" '"preset":null,"policy":{"mode":"workspace-write"'
+}
+
+test_list() {
+	export DSH_SANDBOX_STORE=$PWD/own-store # this test counts every session in its store
+	run session list
+	assert_rc 0
+	assert_streq "$out" ""
+	local a b
+	a=$(new_session)
+	sleep 0.02 # createdAt has millisecond resolution: keep the order unambiguous
+	mkdir other
+	b=$(new_session other)
+	run session list
+	assert_streq "$out" "$a	$(pwd -P)
+$b	$(pwd -P)/other"
+	run session list --json
+	assert_contains "$out" "[{\"id\":\"$a\",\"cwd\":\"$(pwd -P)\",\"createdAt\":"
+}
+
+test_dsh_fixture_by_path() {
+	cp "$FIXTURES/escalation-approved.session.jsonl" copy.jsonl
+	run session show "$PWD/copy.jsonl" --json
+	assert_rc 0
+	assert_contains "$out" '"id":"f3cbd087-fb45-4b32-b0f2-3082d65bfcb4"'
+	assert_contains "$out" '"cwd":"{{cwd}}"'
+	run session log "$PWD/copy.jsonl"
+	assert_rc 0
+	# Printed exactly as stored: the events are the file without its header.
+	assert_streq "$out" "$(tail -n +2 copy.jsonl)"
+	run session mode "$PWD/copy.jsonl" read-only
+	assert_rc 0
+	local events
+	events=$(tail -n +2 "$FIXTURES/escalation-approved.session.jsonl" | wc -l)
+	tail -n 1 copy.jsonl | grep -q "^{\"type\":\"sandbox/mode\",\"seq\":$events,\"time\":[0-9]*,\"data\":{\"mode\":\"read-only\"}}\$" ||
+		fail "appended line: $(tail -n 1 copy.jsonl)"
+	run session log "$PWD/copy.jsonl"
+	assert_rc 0
+}
+
+test_corrupt_and_missing_logs() {
+	run session show no-such-session
+	assert_rc 7
+	assert_contains "$err" 'no session "no-such-session"'
+	printf '{"type":"session","version":3,"id":"x","createdAt":1,"delegationDepth":0}\n' >future.jsonl
+	run session show "$PWD/future.jsonl"
+	assert_rc 6
+	assert_contains "$err" 'session "x" uses log format v3, but this harness reads only v0'
+	printf '{"type":"session","version":0,"id":"x","createdAt":1,"delegationDepth":0,"sandboxMode":"read-only"}\n' >retired.jsonl
+	run session show "$PWD/retired.jsonl"
+	assert_rc 6
+	assert_contains "$err" "session header uses retired policy baseline fields"
+	printf '{"type":"session","version":0,"id":"x","createdAt":1,"delegationDepth":0}\n{"type":"sandbox/mode","data":{"mode":"host-root"}}\n' >unknown.jsonl
+	run policy --session "$PWD/unknown.jsonl"
+	assert_rc 6
+	assert_contains "$err" 'sandbox/mode carries unknown mode "host-root"'
+	assert_streq "$out" ""
+}
+
+test_session_usage_errors() {
+	run session
+	assert_rc 2
+	assert_contains "$err" "no subcommand given"
+	run session frob
+	assert_rc 2
+	assert_contains "$err" "unknown subcommand 'frob'"
+	run session mode only-one
+	assert_rc 2
+	assert_contains "$err" "'session mode' takes 2 arguments, got 1"
+	run session list --cwd x
+	assert_rc 2
+	assert_contains "$err" "--cwd goes with 'session new'"
+}
+
+t "session new prints an id and writes DSH's header, 0600" test_new_prints_an_id_and_writes_the_header
+t "session new refuses a missing or non-directory cwd" test_new_refuses_missing_cwd
+t "session mode switches what policy --session resolves" test_mode_switch_and_policy
+t "session mode appends exactly one sandbox/mode event" test_mode_appends_exactly_one_event
+t "invalid mode or approval policy appends nothing" test_invalid_mode_and_policy_append_nothing
+t "session show reports each knob and its source" test_show
+t "session list, text and JSON, oldest first" test_list
+t "a DSH log is used by path: show, log, append" test_dsh_fixture_by_path
+t "missing, foreign, retired and unknown-mode logs are errors" test_corrupt_and_missing_logs
+t "session usage errors" test_session_usage_errors
+done_testing
