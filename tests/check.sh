@@ -72,8 +72,11 @@ step "build with clang, -Werror" clang_build
 step "exported symbols match libdshsandbox.map" tests/abi-check.sh "$build"
 step "clang-format" clang-format --dry-run --Werror "${c_files[@]}"
 step "shellcheck" shellcheck -x "${sh_files[@]}"
+# cppcheck cannot see __attribute__((cleanup)), so every _cleanup_ local reads as a leak to it;
+# leaks are LeakSanitizer's job in every test run.
 step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
-	--inline-suppr --suppress=missingIncludeSystem -D_GNU_SOURCE -I include src
+	--inline-suppr --suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE \
+	-I include src
 step "clang-tidy" tidy
 
 python3 tests/summary.py "$results.testlog" "$results"

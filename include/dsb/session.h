@@ -55,8 +55,8 @@ typedef struct dsb_session_info {
  * skipped), in no particular order. @fn returns < 0 to stop with that error. Returns the count.
  */
 DSB_API int dsb_store_list(dsb_store *store,
-			   int (*fn)(const dsb_session_info *info, void *userdata),
-			   void *userdata, dsb_error *reterr);
+			   int (*fn)(const dsb_session_info *info, void *userdata), void *userdata,
+			   dsb_error *reterr);
 
 /*
  * Creates a new session with a random id and @cwd (absolute; NULL for none) as DSH does: the
@@ -111,8 +111,7 @@ DSB_API int dsb_session_set_mode(dsb_session *session, dsb_mode mode, dsb_error 
  * setApprovalPolicy(): validates @policy first (DSB_E_INVALID_ARGS, `approval policy must be one
  * of "ask" or "never"`, nothing appended), then appends one approval/policy event.
  */
-DSB_API int dsb_session_set_approval(dsb_session *session, const char *policy,
-				     dsb_error *reterr);
+DSB_API int dsb_session_set_approval(dsb_session *session, const char *policy, dsb_error *reterr);
 
 /*
  * resolve({session, mode}) of spec §2.2: @mode (an approved grant, or _DSB_MODE_INVALID) >

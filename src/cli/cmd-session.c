@@ -189,7 +189,8 @@ static int cmd_list(const cli_global *global, const session_args *args, dsb_erro
 	if (r >= 0)
 		r = dsb_store_list(store, collect, &l, err);
 	if (r >= 0) {
-		qsort(l.v, l.n, sizeof(*l.v), by_creation);
+		if (l.n)
+			qsort(l.v, l.n, sizeof(*l.v), by_creation);
 		strbuf sb = STRBUF_INIT;
 		int w = args->json ? strbuf_putc(&sb, '[') : 0;
 		for (size_t i = 0; w >= 0 && i < l.n; i++) {

@@ -339,7 +339,10 @@ static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_er
 	return 1;
 }
 
-/* The string at data.KEY of the last @type event; 1, 0 when none, INVARIANT when not a string. */
+/*
+ * The string at data.@key of the last @type event: 1, or 0 when there is none. A value that
+ * is not a string is DSB_E_INVARIANT, "TYPE carries unknown KEY ..." (spec §3.5).
+ */
 static int fold_string(dsb_session *s, const char *type, const char *key, char **ret_value,
 		       dsb_error *reterr)
 {
@@ -352,43 +355,58 @@ static int fold_string(dsb_session *s, const char *type, const char *key, char *
 		_cleanup_free_ char *shown =
 			v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 		return dsb_fail(reterr, DSB_E_INVARIANT, "%s: %s carries unknown %s \"%s\"",
-				s->path, type, strcmp(key, "mode") == 0 ? "mode" : key,
-				shown ? shown : "undefined");
+				s->path, type, key, shown ? shown : "undefined");
 	}
 	*ret_value = strdup(json_string_value(v));
 	return *ret_value ? 1 : dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 }
 
-int dsb_session_fold_mode(dsb_session *session, dsb_mode *ret_mode, dsb_error *reterr)
+/*
+ * fold_string() through a closed vocabulary: @parse gives -1 for a word outside it, which is
+ * DSB_E_INVARIANT too. Fail closed: an unknown value is never read as the default.
+ */
+static int fold_enum(dsb_session *s, const char *type, const char *key, int (*parse)(const char *),
+		     int *ret_value, dsb_error *reterr)
 {
-	_cleanup_free_ char *mode = NULL;
-	int r = fold_string(session, "sandbox/mode", "mode", &mode, reterr);
+	_cleanup_free_ char *word = NULL;
+	int r = fold_string(s, type, key, &word, reterr);
 	if (r <= 0)
 		return r;
-	/* Fail closed (spec §3.5): an unknown mode is never read as the default. */
-	dsb_mode m = dsb_mode_from_string(mode);
-	if (m == _DSB_MODE_INVALID)
-		return dsb_fail(reterr, DSB_E_INVARIANT,
-				"%s: sandbox/mode carries unknown mode \"%s\"", session->path,
-				mode);
-	*ret_mode = m;
+	int v = parse(word);
+	if (v < 0)
+		return dsb_fail(reterr, DSB_E_INVARIANT, "%s: %s carries unknown %s \"%s\"",
+				s->path, type, key, word);
+	*ret_value = v;
 	return 1;
+}
+
+static int parse_mode(const char *s)
+{
+	return dsb_mode_from_string(s);
+}
+
+static int parse_approval(const char *s)
+{
+	return dsb_approval_policy_from_string(s);
+}
+
+int dsb_session_fold_mode(dsb_session *session, dsb_mode *ret_mode, dsb_error *reterr)
+{
+	int v;
+	int r = fold_enum(session, "sandbox/mode", "mode", parse_mode, &v, reterr);
+	if (r > 0)
+		*ret_mode = (dsb_mode)v;
+	return r;
 }
 
 int dsb_session_fold_approval(dsb_session *session, dsb_approval_policy *ret_policy,
 			      dsb_error *reterr)
 {
-	_cleanup_free_ char *policy = NULL;
-	int r = fold_string(session, "approval/policy", "policy", &policy, reterr);
-	if (r <= 0)
-		return r;
-	dsb_approval_policy p = dsb_approval_policy_from_string(policy);
-	if (p == _DSB_APPROVAL_INVALID)
-		return dsb_fail(reterr, DSB_E_INVARIANT,
-				"%s: approval/policy carries unknown policy \"%s\"", session->path,
-				policy);
-	*ret_policy = p;
-	return 1;
+	int v;
+	int r = fold_enum(session, "approval/policy", "policy", parse_approval, &v, reterr);
+	if (r > 0)
+		*ret_policy = (dsb_approval_policy)v;
+	return r;
 }
 
 int dsb_session_fold_preset(dsb_session *session, char **ret_preset, dsb_error *reterr)

@@ -45,6 +45,13 @@ int layout_default_root(char **ret_root);
 
 /* --- scan.c -------------------------------------------------------------------------------- */
 
+/*
+ * JSON.parse() of one line, as far as jansson can follow it (scan.c): a duplicate key keeps the
+ * last value, bytes that are not UTF-8 read as U+FFFD, as Node decodes the file before parsing.
+ * 0 and a new reference; -EINVAL when the text is not JSON; -ENOMEM.
+ */
+int log_parse_json(const char *text, size_t len, json_t **ret_json);
+
 /* The header line (spec §3.6), absent optional keys NULL / false. */
 typedef struct log_header {
 	char *id;
@@ -187,11 +194,5 @@ int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_e
  */
 int tail_last_seq(int fd, const char *path, off_t header_end, off_t committed_end,
 		  uint64_t *ret_next, dsb_error *reterr);
-
-/*
- * JSON.parse() of one line: jansson, retried on U+FFFD-sanitised text when the line is not
- * valid UTF-8 (Node decodes the file that way before parsing). -EBADMSG, -ENOMEM.
- */
-int log_parse_json(const char *text, size_t len, json_t **ret_json);
 
 #endif

@@ -135,24 +135,6 @@ int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_
 	return 0;
 }
 
-int log_parse_json(const char *text, size_t len, json_t **ret_json)
-{
-	json_error_t error;
-	json_t *v = json_loadb(text, len, 0, &error);
-	if (!v && json_error_code(&error) == json_error_invalid_utf8) {
-		/* Node reads the file as UTF-8 text, replacing invalid bytes: so does DSH. */
-		_cleanup_free_ char *clean = NULL;
-		size_t clean_len = 0;
-		if (utf8_sanitize(text, len, &clean, &clean_len) < 0)
-			return -ENOMEM;
-		v = json_loadb(clean, clean_len, 0, &error);
-	}
-	if (!v)
-		return -EBADMSG;
-	*ret_json = v;
-	return 0;
-}
-
 /* Reads and parses the line [start, end) as one JSON record. */
 static int read_record(tail *t, const char *path, off_t start, off_t end, json_t **ret_json,
 		       dsb_error *reterr)

@@ -167,7 +167,7 @@ test_help_and_version() {
 	run --help
 	assert_rc 0
 	assert_contains "$out" "usage: dsh-sandbox"
-	assert_contains "$out" "policy [--mode MODE]"
+	assert_contains "$out" "policy [--session ID|PATH] [--mode MODE]"
 	run policy --help
 	assert_rc 0
 	assert_contains "$out" "usage: dsh-sandbox [--config FILE] policy"
