@@ -57,5 +57,9 @@ int cli_flush_stdout(void);
 /* cmd-*.c */
 int cmd_policy(cli_global *global, int argc, char **argv);
 int cmd_session(cli_global *global, int argc, char **argv);
+int cmd_probe(cli_global *global, int argc, char **argv);
+
+/* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
+int cmd_landlock_run(cli_global *global, int argc, char **argv);
 
 #endif

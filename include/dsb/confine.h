@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The confinement piece (spec §5): what a confined policy runs under. A dsb_provider holds the
+ * backend chain of the configuration ([bwrap, landlock] by default) and its probed verdict,
+ * cached for the provider's life and, when given a cache directory, on disk across processes.
+ * dsb_provider_confine() turns a policy and an argv into a dsb_confined: the argv to exec (bwrap
+ * or a configured runner wrapped around the command), or the command itself plus a Landlock plan
+ * that dsb_confined_spawn() applies in the forked child before exec. No backend: the call fails
+ * with DSB_E_SANDBOX_UNAVAILABLE and nothing runs. danger-full-access never reaches a provider.
+ *
+ * Thread-safety: a dsb_provider may be used by one thread at a time (it caches its verdict).
+ */
+#ifndef DSB_CONFINE_H
+#define DSB_CONFINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <dsb/error.h>
+#include <dsb/policy.h>
+
+typedef enum dsb_enforcement {
+	DSB_ENFORCEMENT_FULL,
+	DSB_ENFORCEMENT_PARTIAL,
+	_DSB_ENFORCEMENT_MAX,
+	_DSB_ENFORCEMENT_INVALID = -1,
+} dsb_enforcement;
+
+/* "full", "partial". */
+DSB_API const char *dsb_enforcement_to_string(dsb_enforcement e);
+
+typedef struct dsb_provider dsb_provider;
+
+/*
+ * A provider for @cfg's sandbox-local section. @cache_dir (borrowed; NULL for none) is where
+ * the probe verdict is kept between processes, keyed by kernel release, the bwrap binary's
+ * identity and the uid; a stale verdict can only fail closed.
+ */
+DSB_API int dsb_provider_new(const dsb_config *cfg, const char *cache_dir,
+			     dsb_provider **ret_provider, dsb_error *reterr);
+
+DSB_API dsb_provider *dsb_provider_free(dsb_provider *provider);
+
+/* Evidence that the runner failed before the command ran (spec §5.8). */
+typedef struct dsb_runner_rule {
+	const int *allowed_exit_codes; /* NULL: any non-zero exit */
+	size_t n_allowed_exit_codes;
+	char **fatal_signatures;   /* NULL-terminated */
+	char **informational_lines; /* NULL-terminated, may be empty */
+} dsb_runner_rule;
+
+/* What to spawn for one confined call (ConfinedArgv, plus our in-process Landlock plan). */
+typedef struct dsb_confined {
+	char **argv;        /* NULL-terminated; argv[0] is looked up in PATH */
+	dsb_enforcement enforcement;
+	char **denial_signatures; /* the selected backend's dialect, lower-case, NULL-terminated */
+	dsb_runner_rule *rules;
+	size_t n_rules;
+	bool landlock;            /* restrict the child in-process before exec */
+	char *backend;            /* "bwrap", "landlock" or "runner" */
+	void *plan;               /* the Landlock plan; internal */
+} dsb_confined;
+
+/*
+ * Confines @argv under @policy (read-only or workspace-write). Probes the chain on first use.
+ * Fills *@ret (release with dsb_confined_done()). DSB_E_SANDBOX_UNAVAILABLE when no backend is
+ * usable; DSB_E_INVALID_ARGS for danger-full-access (which is never confined).
+ */
+DSB_API int dsb_provider_confine(dsb_provider *provider, const dsb_exec_policy *policy,
+				 char *const *argv, dsb_confined *ret, dsb_error *reterr);
+
+DSB_API void dsb_confined_done(dsb_confined *c);
+
+/* How dsb_confined_spawn() sets up the child. Zero-initialise, then set what you need. */
+typedef struct dsb_spawn_options {
+	int stdin_fd, stdout_fd, stderr_fd; /* dup2'ed onto 0, 1, 2; -1 inherits */
+	const char *cwd;                    /* NULL: the caller's */
+	char *const *envp;                  /* NULL: the caller's environment */
+	bool new_session;                   /* setsid(): own session and process group */
+} dsb_spawn_options;
+
+#define DSB_SPAWN_OPTIONS_INIT {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1}
+
+/*
+ * Forks, applies the Landlock plan when @c has one (the child restricts itself; nothing else
+ * runs in between), and execs c->argv. A failure in the child before exec comes back through a
+ * close-on-exec pipe, never through the child's output, so a command cannot imitate it: the
+ * call then fails with DSB_E_SANDBOX_UNAVAILABLE and " Runner failure: DETAIL" (@mode names the
+ * requested mode), and no command ran. On success *@ret_pid is the child, to be waited for.
+ */
+DSB_API int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode,
+			       const dsb_spawn_options *opts, pid_t *ret_pid, dsb_error *reterr);
+
+/* One backend's probe outcome, for `dsh-sandbox probe`. */
+typedef struct dsb_probe_backend {
+	char name[16];             /* "bwrap", "landlock" */
+	bool usable;
+	dsb_enforcement enforcement; /* when usable */
+	char reason[512];          /* why not usable, or "" */
+	int landlock_abi;          /* landlock only: the kernel's ABI, or -errno */
+	uint64_t handled_fs;       /* landlock only: the filesystem rights governed */
+	uint64_t scoped;           /* landlock only: the scopes applied (signal, abstract sockets) */
+} dsb_probe_backend;
+
+typedef struct dsb_probe_report {
+	dsb_probe_backend backends[4];
+	size_t n_backends;   /* in chain order; backends after the selected one are not probed */
+	int selected;        /* index into backends, or -1 when none is usable */
+	bool from_cache;     /* the verdict was read from the disk cache, nothing was probed */
+	bool custom_runner;  /* runnerCommand is configured: no chain, no probes */
+} dsb_probe_report;
+
+/*
+ * The provider's verdict, probing now when @fresh or when nothing is cached. With @fresh the
+ * disk cache is ignored and rewritten.
+ */
+DSB_API int dsb_provider_probe(dsb_provider *provider, bool fresh, dsb_probe_report *ret_report,
+			       dsb_error *reterr);
+
+#endif
