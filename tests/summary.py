@@ -8,6 +8,7 @@ PASSED / FAILED summary, anything else (fuzz replays, a binary that crashed befo
 a step) counts once by its result.
 """
 import json
+import os
 import re
 import sys
 
@@ -72,6 +73,12 @@ def main():
         p, f = count_steps(path)
         passed += p
         failed += f
+    # A machine that has every feature must not skip: a skipped confinement test there
+    # would prove nothing (DSB_REQUIRE_NO_SKIPS is set by tests/check.sh after probing).
+    if skipped and os.environ.get("DSB_REQUIRE_NO_SKIPS") == "1":
+        print(f"FAILED: {skipped} test(s) skipped on a machine where every backend works")
+        failed += skipped
+        skipped = 0
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 

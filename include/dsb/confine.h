@@ -46,20 +46,20 @@ DSB_API dsb_provider *dsb_provider_free(dsb_provider *provider);
 typedef struct dsb_runner_rule {
 	const int *allowed_exit_codes; /* NULL: any non-zero exit */
 	size_t n_allowed_exit_codes;
-	char **fatal_signatures;   /* NULL-terminated */
+	char **fatal_signatures;    /* NULL-terminated */
 	char **informational_lines; /* NULL-terminated, may be empty */
 } dsb_runner_rule;
 
 /* What to spawn for one confined call (ConfinedArgv, plus our in-process Landlock plan). */
 typedef struct dsb_confined {
-	char **argv;        /* NULL-terminated; argv[0] is looked up in PATH */
+	char **argv; /* NULL-terminated; argv[0] is looked up in PATH */
 	dsb_enforcement enforcement;
 	char **denial_signatures; /* the selected backend's dialect, lower-case, NULL-terminated */
 	dsb_runner_rule *rules;
 	size_t n_rules;
-	bool landlock;            /* restrict the child in-process before exec */
-	char *backend;            /* "bwrap", "landlock" or "runner" */
-	void *plan;               /* the Landlock plan; internal */
+	bool landlock; /* restrict the child in-process before exec */
+	char *backend; /* "bwrap", "landlock" or "runner" */
+	void *plan;    /* the Landlock plan; internal */
 } dsb_confined;
 
 /*
@@ -75,12 +75,15 @@ DSB_API void dsb_confined_done(dsb_confined *c);
 /* How dsb_confined_spawn() sets up the child. Zero-initialise, then set what you need. */
 typedef struct dsb_spawn_options {
 	int stdin_fd, stdout_fd, stderr_fd; /* dup2'ed onto 0, 1, 2; -1 inherits */
-	const char *cwd;                    /* NULL: the caller's */
-	char *const *envp;                  /* NULL: the caller's environment */
-	bool new_session;                   /* setsid(): own session and process group */
+	const char *cwd;		    /* NULL: the caller's */
+	char *const *envp;		    /* NULL: the caller's environment */
+	bool new_session;		    /* setsid(): own session and process group */
 } dsb_spawn_options;
 
-#define DSB_SPAWN_OPTIONS_INIT {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1}
+#define DSB_SPAWN_OPTIONS_INIT                                   \
+	{                                                        \
+		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1 \
+	}
 
 /*
  * Forks, applies the Landlock plan when @c has one (the child restricts itself; nothing else
@@ -89,26 +92,28 @@ typedef struct dsb_spawn_options {
  * call then fails with DSB_E_SANDBOX_UNAVAILABLE and " Runner failure: DETAIL" (@mode names the
  * requested mode), and no command ran. On success *@ret_pid is the child, to be waited for.
  */
-DSB_API int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode,
-			       const dsb_spawn_options *opts, pid_t *ret_pid, dsb_error *reterr);
+DSB_API int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
+			       pid_t *ret_pid, dsb_error *reterr);
 
 /* One backend's probe outcome, for `dsh-sandbox probe`. */
 typedef struct dsb_probe_backend {
-	char name[16];             /* "bwrap", "landlock" */
+	char name[16]; /* "bwrap", "landlock" */
+	bool probed;   /* false: a cached verdict made probing it unnecessary */
 	bool usable;
 	dsb_enforcement enforcement; /* when usable */
-	char reason[512];          /* why not usable, or "" */
-	int landlock_abi;          /* landlock only: the kernel's ABI, or -errno */
-	uint64_t handled_fs;       /* landlock only: the filesystem rights governed */
-	uint64_t scoped;           /* landlock only: the scopes applied (signal, abstract sockets) */
+	char reason[512];	     /* why not usable, or "" */
+	int landlock_abi;	     /* landlock only: the kernel's ABI, or -errno */
+	int landlock_abi_used;	     /* landlock only: the ABI used (landlockAbiMax may lower it) */
+	uint64_t handled_fs;	     /* landlock only: the filesystem rights governed */
+	uint64_t scoped; /* landlock only: the scopes applied (signal, abstract sockets) */
 } dsb_probe_backend;
 
 typedef struct dsb_probe_report {
 	dsb_probe_backend backends[4];
-	size_t n_backends;   /* in chain order; backends after the selected one are not probed */
-	int selected;        /* index into backends, or -1 when none is usable */
-	bool from_cache;     /* the verdict was read from the disk cache, nothing was probed */
-	bool custom_runner;  /* runnerCommand is configured: no chain, no probes */
+	size_t n_backends;  /* in chain order; backends after the selected one are not probed */
+	int selected;	    /* index into backends, or -1 when none is usable */
+	bool from_cache;    /* the verdict was read from the disk cache, nothing was probed */
+	bool custom_runner; /* runnerCommand is configured: no chain, no probes */
 } dsb_probe_report;
 
 /*

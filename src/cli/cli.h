@@ -7,6 +7,7 @@
 #define DSB_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <dsb/dsb.h>
 
@@ -47,6 +48,21 @@ const cli_command *cli_find_command(const char *name);
  */
 int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr);
 
+/* The options every policy-resolving command takes. */
+typedef struct cli_policy_args {
+	const char *session;   /* --session ID|PATH */
+	const char *mode;      /* --mode MODE: an explicit mode (over the session's) */
+	const char *workspace; /* --workspace DIR: the fallback root */
+} cli_policy_args;
+
+/*
+ * Loads the configuration (with --workspace over its root) and resolves one call's policy:
+ * the session's when one is named, else agentless (spec §2.2). On success *@ret_cfg is the
+ * configuration used (free it with dsb_config_free()) and *@ret_policy the policy.
+ */
+int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
+		       dsb_exec_policy *ret_policy, dsb_error *err);
+
 /* Appends the policy object of `policy --json` (no newline) to @sb. -ENOMEM. */
 struct strbuf;
 int cli_policy_json(struct strbuf *sb, const dsb_exec_policy *p, char *const *roots);
@@ -54,10 +70,14 @@ int cli_policy_json(struct strbuf *sb, const dsb_exec_policy *p, char *const *ro
 /* Flushes stdout; prints the error and returns 1 when the output could not be written. */
 int cli_flush_stdout(void);
 
+/* The directory the CLI keeps its probe verdict in (STORE/cache), or NULL. */
+char *cli_cache_dir(const cli_global *global);
+
 /* cmd-*.c */
 int cmd_policy(cli_global *global, int argc, char **argv);
 int cmd_session(cli_global *global, int argc, char **argv);
 int cmd_probe(cli_global *global, int argc, char **argv);
+int cmd_exec(cli_global *global, int argc, char **argv);
 
 /* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
 int cmd_landlock_run(cli_global *global, int argc, char **argv);

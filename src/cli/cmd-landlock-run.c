@@ -1,11 +1,182 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * `landlock-run`: DSH's Landlock launcher, byte for byte (spec §5.6). It restricts itself to
+ * the --ro and --rw grants and execs the command, which inherits the domain, as do all its
+ * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement.
+ * Every launcher failure exits 125 with one `landlock-run: ` line on stderr; once the command
+ * runs, its status is the launcher's. Reached as `dsh-sandbox landlock-run ...` or through a
+ * link named landlock-run. No scopes here: the contract is DSH's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "../confine/confine.h"
+
+/* LAUNCHER_FAILURE_EXIT: usage errors, kernel refusals, exec failures. */
+#define LANDLOCK_RUN_EXIT 125
+
+typedef enum landlock_run_action {
+	LANDLOCK_RUN_EXEC,
+	LANDLOCK_RUN_PROBE,
+	LANDLOCK_RUN_USAGE,
+	LANDLOCK_RUN_NO_MEMORY,
+} landlock_run_action;
+
+typedef struct landlock_run_args {
+	landlock_run_action action;
+	const char *usage;  /* LANDLOCK_RUN_USAGE: the text after "usage error: " */
+	const char *detail; /* appended to @usage: the offending argument, or "" */
+	char **ro;	    /* NULL-terminated; borrows the strings of argv */
+	char **rw;
+	char **command; /* LANDLOCK_RUN_EXEC: points into argv */
+} landlock_run_args;
+
+static void landlock_run_args_done(landlock_run_args *a)
+{
+	free(a->ro);
+	free(a->rw);
+	a->ro = a->rw = NULL;
+}
+
+static void usage(landlock_run_args *a, const char *text, const char *detail)
+{
+	a->action = LANDLOCK_RUN_USAGE;
+	a->usage = text;
+	a->detail = detail;
+}
+
+/*
+ * Parses the launcher's argv (@argv[0] is its name) into @a, left to right as DSH does. Borrows
+ * @argv. On return a->action says what to do; a->ro and a->rw must be freed with
+ * landlock_run_args_done().
+ */
+static void landlock_run_parse(int argc, char **argv, landlock_run_args *a)
+{
+	size_t n_ro = 0, n_rw = 0;
+	int i;
+
+	*a = (landlock_run_args){.action = LANDLOCK_RUN_EXEC};
+	if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
+		a->action = LANDLOCK_RUN_PROBE;
+		return;
+	}
+
+	/* At most argc grants of each kind, plus the terminator: no growth, one failure point. */
+	a->ro = calloc((size_t)argc + 1, sizeof(char *));
+	a->rw = calloc((size_t)argc + 1, sizeof(char *));
+	if (!a->ro || !a->rw) {
+		a->action = LANDLOCK_RUN_NO_MEMORY;
+		return;
+	}
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(arg, "--probe") == 0) {
+			usage(a, "--probe takes no other arguments", "");
+			return;
+		}
+		if (strcmp(arg, "--ro") == 0 || strcmp(arg, "--rw") == 0) {
+			bool ro = arg[3] == 'o';
+
+			if (i + 1 >= argc) {
+				usage(a, ro ? "--ro requires a path" : "--rw requires a path", "");
+				return;
+			}
+			if (ro)
+				a->ro[n_ro++] = argv[++i];
+			else
+				a->rw[n_rw++] = argv[++i];
+			continue;
+		}
+		usage(a, "unknown argument: ", arg);
+		return;
+	}
+	if (i >= argc) {
+		usage(a, "missing `-- <argv>...` command", "");
+		return;
+	}
+	a->command = argv + i;
+}
+
+static int fail(const char *what, int errnum)
+{
+	const char *desc = strerrordesc_np(errnum);
+
+	if (desc)
+		fprintf(stderr, "landlock-run: %s: %s\n", what, desc);
+	else
+		fprintf(stderr, "landlock-run: %s: Unknown error %d\n", what, errnum);
+	return LANDLOCK_RUN_EXIT;
+}
+
+static int run_probe(void)
+{
+	/* The probe restricts this very process, which then only prints and exits. */
+	char root[] = "/";
+	char *ro[] = {root, NULL};
+	landlock_plan plan = {.ro = ro, .rw = NULL, .scope = 0};
+	landlock_status st;
+	char msg[512];
+
+	if (landlock_restrict(&plan, &st, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s\n", msg);
+		return LANDLOCK_RUN_EXIT;
+	}
+	printf("%s\n", st.partial ? "landlock: partially enforced (older ABI)"
+				  : "landlock: fully enforced");
+	return fflush(stdout) == 0 ? 0 : LANDLOCK_RUN_EXIT;
+}
+
+static int run_exec(const landlock_run_args *a)
+{
+	landlock_plan plan = {.ro = a->ro, .rw = a->rw, .scope = 0};
+	landlock_status st;
+	char msg[512];
+
+	if (landlock_restrict(&plan, &st, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s\n", msg);
+		return LANDLOCK_RUN_EXIT;
+	}
+	/* Informational, never fatal: DSH's classifier knows this exact line (spec §5.8). */
+	if (st.partial)
+		fprintf(stderr, "%s\n", LL_PARTIAL_NOTICE);
+	(void)fflush(stdout);
+	execvp(a->command[0], a->command);
+	return fail("exec failed", errno);
+}
 
 int cmd_landlock_run(cli_global *global, int argc, char **argv)
 {
+	landlock_run_args a;
+	int r = LANDLOCK_RUN_EXIT;
+
 	(void)global;
-	(void)argc;
-	(void)argv;
-	return 125;
+	landlock_run_parse(argc, argv, &a);
+	switch (a.action) {
+	case LANDLOCK_RUN_PROBE:
+		r = run_probe();
+		break;
+	case LANDLOCK_RUN_EXEC:
+		r = run_exec(&a);
+		break;
+	case LANDLOCK_RUN_USAGE:
+		fprintf(stderr, "landlock-run: usage error: %s%s\n", a.usage, a.detail);
+		r = LANDLOCK_RUN_EXIT;
+		break;
+	case LANDLOCK_RUN_NO_MEMORY:
+		fputs("landlock-run: out of memory\n", stderr);
+		r = LANDLOCK_RUN_EXIT;
+		break;
+	}
+	landlock_run_args_done(&a);
+	return r;
 }

@@ -75,43 +75,6 @@ static void print_text(const dsb_exec_policy *p, char *const *roots)
 		printf("  %s\n", roots[i]);
 }
 
-/* Resolves the policy @args ask for: the session's when one is named, else agentless. */
-static int resolve(const cli_global *global, const policy_args *args, dsb_exec_policy *ret,
-		   dsb_error *err)
-{
-	dsb_mode mode = _DSB_MODE_INVALID;
-	if (args->mode && dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, &mode, err) < 0)
-		return -1;
-
-	int r = 0;
-	dsb_config *cfg = NULL;
-	dsb_policy *policy = NULL;
-	dsb_store *store = NULL;
-	dsb_session *session = NULL;
-
-	r = cli_load_config(global, &cfg, err);
-	if (r >= 0 && args->workspace)
-		r = dsb_config_set_workspace_root(cfg, args->workspace, err);
-	if (r >= 0)
-		r = dsb_policy_new(cfg, &policy, err);
-	if (r >= 0 && args->session) {
-		r = dsb_store_open(global->store_path, &store, err);
-		if (r >= 0)
-			r = dsb_session_open(store, args->session, &session, err);
-		if (r >= 0)
-			r = dsb_session_resolve(session, policy, mode, ret, err);
-	} else if (r >= 0) {
-		dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
-		req.mode = mode;
-		r = dsb_policy_resolve(policy, &req, ret, err);
-	}
-	dsb_session_free(session);
-	dsb_store_free(store);
-	dsb_policy_free(policy);
-	dsb_config_free(cfg);
-	return r;
-}
-
 int cmd_policy(cli_global *global, int argc, char **argv)
 {
 	const cli_command *cmd = cli_find_command("policy");
@@ -122,8 +85,11 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 
 	dsb_error err = {0};
 	dsb_exec_policy resolved = {0};
+	dsb_config *cfg = NULL;
 	char **roots = NULL;
-	r = resolve(global, &args, &resolved, &err);
+	cli_policy_args pa = {args.session, args.mode, args.workspace};
+	r = cli_resolve_policy(global, &pa, &cfg, &resolved, &err);
+	dsb_config_free(cfg);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);
 	if (r < 0) {

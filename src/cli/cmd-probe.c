@@ -1,11 +1,214 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * dsh-sandbox probe: which backends work here, with what enforcement, what Landlock governs on
+ * this kernel, which backend a confined call would use, and whether that came from the cache.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../confine/confine.h"
 #include "cli.h"
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} fs_rights[] = {
+	{LL_EXECUTE, "execute"},     {LL_WRITE_FILE, "write_file"}, {LL_READ_FILE, "read_file"},
+	{LL_READ_DIR, "read_dir"},   {LL_REMOVE_DIR, "remove_dir"}, {LL_REMOVE_FILE, "remove_file"},
+	{LL_MAKE_CHAR, "make_char"}, {LL_MAKE_DIR, "make_dir"},	    {LL_MAKE_REG, "make_reg"},
+	{LL_MAKE_SOCK, "make_sock"}, {LL_MAKE_FIFO, "make_fifo"},   {LL_MAKE_BLOCK, "make_block"},
+	{LL_MAKE_SYM, "make_sym"},   {LL_REFER, "refer"},	    {LL_TRUNCATE, "truncate"},
+	{LL_IOCTL_DEV, "ioctl_dev"},
+};
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} scopes[] = {
+	{LL_SCOPE_SIGNAL, "signal"},
+	{LL_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket"},
+};
+
+/* What Landlock's filesystem rights never cover, whatever the ABI (spec §5.6 caveats). */
+static const char *const not_governed[] = {"chmod", "chown", "utimes", "xattr"};
+
+/* Appends the names of the bits of @mask in @table as a JSON array or a comma list. */
+#define PUT_NAMES(sb, table, mask, json)                                      \
+	do {                                                                  \
+		bool first_ = true;                                           \
+		for (size_t i_ = 0; i_ < ELEMENTSOF(table); i_++) {           \
+			if (!((mask) & (table)[i_].bit))                      \
+				continue;                                     \
+			(void)strbuf_printf(sb, (json) ? "%s\"%s\"" : "%s%s", \
+					    first_   ? ""                     \
+					    : (json) ? ","                    \
+						     : ", ",                  \
+					    (table)[i_].name);                \
+			first_ = false;                                       \
+		}                                                             \
+		if (first_ && !(json))                                        \
+			(void)strbuf_puts(sb, "none");                        \
+	} while (0)
+
+static void render_text(strbuf *sb, const dsb_probe_report *rep)
+{
+	for (size_t i = 0; i < rep->n_backends; i++) {
+		const dsb_probe_backend *b = &rep->backends[i];
+		if (b->usable)
+			(void)strbuf_printf(sb, "%s: usable, %s enforcement\n", b->name,
+					    dsb_enforcement_to_string(b->enforcement));
+		else if (!b->probed)
+			(void)strbuf_printf(
+				sb, "%s: not probed (a cached verdict selects another)\n", b->name);
+		else
+			(void)strbuf_printf(sb, "%s: unusable: %s\n", b->name, b->reason);
+		if (strcmp(b->name, "landlock") != 0)
+			continue;
+		if (b->landlock_abi > 0) {
+			if (b->landlock_abi_used != b->landlock_abi)
+				(void)strbuf_printf(
+					sb, "  ABI: %d (the kernel has %d; landlockAbiMax)\n",
+					b->landlock_abi_used, b->landlock_abi);
+			else
+				(void)strbuf_printf(sb, "  ABI: %d\n", b->landlock_abi);
+			(void)strbuf_puts(sb, "  governs: ");
+			PUT_NAMES(sb, fs_rights, b->handled_fs, false);
+			(void)strbuf_puts(sb, "\n  scoped: ");
+			PUT_NAMES(sb, scopes, b->scoped, false);
+			(void)strbuf_puts(sb, "\n  not governed: chmod, chown, utimes, xattr\n");
+		} else
+			(void)strbuf_printf(sb, "  ABI: none (%s)\n", strerror(-b->landlock_abi));
+	}
+	if (rep->selected >= 0)
+		(void)strbuf_printf(sb, "selected: %s (%s)\n", rep->backends[rep->selected].name,
+				    rep->from_cache ? "cached verdict" : "probed now");
+	else
+		(void)strbuf_puts(sb,
+				  "selected: none: confined modes fail with SANDBOX_UNAVAILABLE\n");
+}
+
+static void render_json(strbuf *sb, const dsb_probe_report *rep)
+{
+	(void)strbuf_puts(sb, "{\"selected\":");
+	if (rep->selected >= 0)
+		(void)strbuf_printf(sb, "\"%s\"", rep->backends[rep->selected].name);
+	else
+		(void)strbuf_puts(sb, "null");
+	(void)strbuf_printf(sb, ",\"cached\":%s,\"backends\":[",
+			    rep->from_cache ? "true" : "false");
+	for (size_t i = 0; i < rep->n_backends; i++) {
+		const dsb_probe_backend *b = &rep->backends[i];
+		(void)strbuf_printf(sb, "%s{\"name\":\"%s\",\"usable\":%s", i ? "," : "", b->name,
+				    b->usable	? "true"
+				    : b->probed ? "false"
+						: "null");
+		if (!b->usable && !b->probed)
+			;
+		else if (b->usable)
+			(void)strbuf_printf(sb, ",\"enforcement\":\"%s\"",
+					    dsb_enforcement_to_string(b->enforcement));
+		else {
+			(void)strbuf_puts(sb, ",\"reason\":");
+			(void)json_quote_append(sb, b->reason, strlen(b->reason));
+		}
+		if (strcmp(b->name, "landlock") == 0) {
+			(void)strbuf_printf(sb, ",\"abi\":%d,\"abiUsed\":%d,\"governs\":[",
+					    b->landlock_abi > 0 ? b->landlock_abi : 0,
+					    b->landlock_abi_used > 0 ? b->landlock_abi_used : 0);
+			PUT_NAMES(sb, fs_rights, b->handled_fs, true);
+			(void)strbuf_puts(sb, "],\"scoped\":[");
+			PUT_NAMES(sb, scopes, b->scoped, true);
+			(void)strbuf_puts(sb, "],\"notGoverned\":[");
+			for (size_t k = 0; k < ELEMENTSOF(not_governed); k++)
+				(void)strbuf_printf(sb, "%s\"%s\"", k ? "," : "", not_governed[k]);
+			(void)strbuf_puts(sb, "]");
+		}
+		(void)strbuf_puts(sb, "}");
+	}
+	(void)strbuf_puts(sb, "]}\n");
+}
+
+/* The CLI keeps its probe verdict under the store root, when there is one. */
+char *cli_cache_dir(const cli_global *global)
+{
+	dsb_store *store = NULL;
+	if (dsb_store_open(global->store_path, &store, NULL) < 0)
+		return NULL;
+	char *dir = NULL;
+	if (asprintf(&dir, "%s/cache", dsb_store_root(store)) < 0)
+		dir = NULL;
+	dsb_store_free(store);
+	return dir;
+}
 
 int cmd_probe(cli_global *global, int argc, char **argv)
 {
-	(void)global;
-	(void)argc;
-	(void)argv;
-	return 1;
+	static const struct option options[] = {
+		{"fresh", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		{"config", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const cli_command *cmd = cli_find_command("probe");
+	bool fresh = false, json = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			fresh = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			global->config_path = optarg;
+			break;
+		case 'h':
+			cli_print_usage(stdout, cmd);
+			return 0;
+		case ':':
+			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+
+	dsb_error err = {0};
+	dsb_config *cfg = NULL;
+	dsb_provider *provider = NULL;
+	dsb_probe_report rep;
+	_cleanup_free_ char *cache = cli_cache_dir(global);
+	int r = cli_load_config(global, &cfg, &err);
+	if (r >= 0)
+		r = dsb_provider_new(cfg, cache, &provider, &err);
+	if (r >= 0)
+		r = dsb_provider_probe(provider, fresh, &rep, &err);
+	dsb_provider_free(provider);
+	dsb_config_free(cfg);
+	if (r < 0)
+		return cli_report(&err);
+
+	strbuf sb = STRBUF_INIT;
+	if (rep.custom_runner)
+		(void)strbuf_puts(
+			&sb, json ? "{\"selected\":\"runner\",\"cached\":false,\"backends\":[]}\n"
+				  : "selected: runner (sandbox-local.runnerCommand; no probe)\n");
+	else if (json)
+		render_json(&sb, &rep);
+	else
+		render_text(&sb, &rep);
+	if (!sb.buf) {
+		fputs("dsh-sandbox: out of memory\n", stderr);
+		return 1;
+	}
+	fputs(sb.buf, stdout);
+	strbuf_done(&sb);
+	return cli_flush_stdout();
 }

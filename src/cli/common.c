@@ -149,3 +149,40 @@ int cli_flush_stdout(void)
 	}
 	return 0;
 }
+
+int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
+		       dsb_exec_policy *ret_policy, dsb_error *err)
+{
+	dsb_mode mode = _DSB_MODE_INVALID;
+	if (args->mode && dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, &mode, err) < 0)
+		return -DSB_E_INVALID_ARGS;
+
+	dsb_config *cfg = NULL;
+	dsb_policy *policy = NULL;
+	dsb_store *store = NULL;
+	dsb_session *session = NULL;
+	int r = cli_load_config(global, &cfg, err);
+	if (r >= 0 && args->workspace)
+		r = dsb_config_set_workspace_root(cfg, args->workspace, err);
+	if (r >= 0)
+		r = dsb_policy_new(cfg, &policy, err);
+	if (r >= 0 && args->session) {
+		r = dsb_store_open(global->store_path, &store, err);
+		if (r >= 0)
+			r = dsb_session_open(store, args->session, &session, err);
+		if (r >= 0)
+			r = dsb_session_resolve(session, policy, mode, ret_policy, err);
+	} else if (r >= 0) {
+		dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+		req.mode = mode;
+		r = dsb_policy_resolve(policy, &req, ret_policy, err);
+	}
+	dsb_session_free(session);
+	dsb_store_free(store);
+	dsb_policy_free(policy);
+	if (r < 0)
+		dsb_config_free(cfg);
+	else
+		*ret_cfg = cfg;
+	return r;
+}

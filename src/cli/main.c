@@ -13,6 +13,14 @@ const cli_command cli_commands[] = {
 	 "new [--cwd DIR] [--json] | list [--json] | show ID [--json] | log ID |\n"
 	 "          mode ID MODE | approval ID ask|never",
 	 "create, inspect and switch sessions (ID may be a log file's path)", cmd_session},
+	{"exec",
+	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--backend bwrap|landlock]\n"
+	 "          [--config FILE] -- ARGV...",
+	 "run ARGV confined; its status, or 125 when nothing could run", cmd_exec},
+	{"probe", "[--fresh] [--json] [--config FILE]",
+	 "which backends confine here, with what enforcement, and which one is used", cmd_probe},
+	{"landlock-run", "[--ro PATH]... [--rw PATH]... -- ARGV... | --probe",
+	 "DSH's Landlock launcher contract, byte for byte", cmd_landlock_run},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -27,6 +35,10 @@ int main(int argc, char **argv)
 	};
 	cli_global global = {0};
 	int c;
+
+	/* Installed (or linked) as `landlock-run`, the binary is DSH's launcher, nothing else. */
+	if (argc > 0 && strcmp(basename(argv[0]), "landlock-run") == 0)
+		return cmd_landlock_run(&global, argc, argv);
 
 	opterr = 0;
 	/* '+': stop at the subcommand; its own options are its business. */

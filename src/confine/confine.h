@@ -42,16 +42,17 @@
 
 /* Scopes (ABI >= 6; the kernel's LANDLOCK_SCOPE_*). Beyond DSH: see DESIGN.md. */
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
-#define LL_SCOPE_SIGNAL               (1ULL << 1)
+#define LL_SCOPE_SIGNAL		      (1ULL << 1)
 
 /* The highest ABI whose filesystem rights DSH's launcher handles; below it is partial. */
 #define LL_FULL_ABI 5
 
 /* What to restrict a process to. Paths are opened when the plan is applied. */
 typedef struct landlock_plan {
-	char **ro;      /* NULL-terminated: EXECUTE | READ_FILE | READ_DIR */
-	char **rw;      /* NULL-terminated: every handled right (masked for non-directories) */
+	char **ro;	/* NULL-terminated: EXECUTE | READ_FILE | READ_DIR */
+	char **rw;	/* NULL-terminated: every handled right (masked for non-directories) */
 	uint64_t scope; /* LL_SCOPE_* wanted; applied only as far as the ABI has them */
+	int abi_max;	/* 0, or the highest ABI to use (landlockAbiMax: an explicit degrade) */
 } landlock_plan;
 
 /* What DSH's launcher prints on stderr before exec when enforcement is partial (spec §5.6). */
@@ -59,8 +60,8 @@ typedef struct landlock_plan {
 
 /* The outcome of negotiating a plan with this kernel. */
 typedef struct landlock_status {
-	int abi;             /* >= 1, or -errno when Landlock is unavailable */
-	bool partial;        /* abi < LL_FULL_ABI */
+	int abi;	     /* >= 1, or -errno when Landlock is unavailable */
+	bool partial;	     /* abi < LL_FULL_ABI */
 	uint64_t handled_fs; /* rights the rule set governs */
 	uint64_t scoped;     /* scopes the rule set applies */
 } landlock_status;
@@ -81,5 +82,27 @@ void landlock_negotiate(const landlock_plan *plan, int abi, landlock_status *ret
  */
 int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, char *msg,
 		      size_t msg_size);
+
+/* --- bwrap.c -------------------------------------------------------------------------------- */
+
+/* Appends the profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
+int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
+
+/* The bwrap program: the bare name "bwrap" (PATH lookup, as DSH spawns it) unless built
+ * with -Dbwrap_path. */
+const char *bwrap_program(void);
+
+/* --- spawn.c -------------------------------------------------------------------------------- */
+
+/*
+ * Waits for @pid up to @timeout_ms (0: forever); kills and reaps it on timeout. Returns 0 with
+ * the wait status, -ETIMEDOUT, or -errno.
+ */
+int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status);
+
+/* --- chain.c -------------------------------------------------------------------------------- */
+
+/* The Landlock plan of @c (NULL when it has none). */
+const landlock_plan *confined_plan(const dsb_confined *c);
 
 #endif

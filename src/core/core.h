@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <dsb/error.h>
 
@@ -90,6 +91,12 @@ int path_canonical(const char *path, char **ret_path);
  * only when needed. -errno of getcwd(), -ENAMETOOLONG, -ENOMEM.
  */
 int path_resolve_root(const char *path, char **ret_path);
+
+/* fsync(2) of a directory, so an entry just made in it survives a crash. -errno. */
+int fsync_dir(const char *dir);
+
+/* mkdir -p with @mode for the directories it creates, fsyncing their parents when @sync. */
+int mkdir_p(const char *path, mode_t mode, bool sync);
 
 /* --- tmpdir.c: Node's os.tmpdir() on POSIX (spec §4.1) -------------------------------------- */
 

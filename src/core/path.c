@@ -7,8 +7,10 @@
  * exists, which is the conservative outcome.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -97,4 +99,41 @@ int path_resolve_root(const char *path, char **ret_path)
 			return -errno;
 	}
 	return path_lexical_resolve(cwd ? cwd : "/", canonical, ret_path);
+}
+
+int fsync_dir(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode, bool sync)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	for (char *slash = p + 1;; slash++) {
+		slash = strchr(slash, '/');
+		if (slash)
+			*slash = '\0';
+		if (mkdir(p, mode) < 0) {
+			if (errno != EEXIST)
+				return -errno;
+		} else if (sync) {
+			/* The new entry is durable only once its parent directory is synced. */
+			char *parent_end = strrchr(p, '/');
+			if (parent_end && parent_end != p) {
+				*parent_end = '\0';
+				int r = fsync_dir(p);
+				*parent_end = '/';
+				if (r < 0)
+					return r;
+			}
+		}
+		if (!slash)
+			return 0;
+		*slash = '/';
+	}
 }

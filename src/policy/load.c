@@ -475,6 +475,43 @@ static int parse_approval(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
+/* landlockScope (beyond DSH): what else a Landlock sandbox scopes; [] turns scoping off. */
+static int parse_scope(struct parser *p, const struct field *f, void *base)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} scopes[] = {
+		{"signal", DSB_SCOPE_SIGNAL},
+		{"abstract-unix-socket", DSB_SCOPE_ABSTRACT_UNIX_SOCKET},
+	};
+	dsb_config *cfg = base;
+	unsigned scope = 0;
+	size_t n_entries = 0;
+	int r;
+
+	if (p->event.type != YAML_SEQUENCE_START_EVENT)
+		return fail_type(p, "a list of strings");
+	while ((r = next_entry(p, &n_entries)) > 0) {
+		const char *s;
+		if ((r = expect_scalar(p, false, &s)) < 0)
+			return r;
+		size_t i = 0;
+		while (i < ELEMENTSOF(scopes) && strcmp(scopes[i].name, s) != 0)
+			i++;
+		if (i == ELEMENTSOF(scopes))
+			return fail_at(
+				p, here(p),
+				"invalid scope \"%s\" (accepted: signal, abstract-unix-socket)",
+				show(p, s));
+		scope |= scopes[i].bit;
+	}
+	if (r < 0)
+		return r;
+	cfg->landlock_scope = scope;
+	return 0;
+}
+
 /* A list of strings (an argv, signatures), replacing the target strv as a whole. */
 static int parse_strv(struct parser *p, const struct field *f, void *base)
 {
@@ -739,6 +776,8 @@ static const struct field local_fields[] = {
 	 .nonempty = true},
 	{.key = "runnerFailureSignatures", .parse = parse_strv,
 	 .offset = offsetof(dsb_config, runner_failure_signatures)},
+	{.key = "landlockScope", .parse = parse_scope},
+	NUMBER("landlockAbiMax", landlock_abi_max, "sandbox-local: landlockAbiMax", 7),
 };
 
 static const struct field bash_fields[] = {

@@ -23,6 +23,10 @@
 #define DSB_DEFAULT_GRACE_MS	     3000
 #define DSB_MAX_GRACE_MS	     2147483647 /* what a Node timer can carry (spec §1.4) */
 
+/* sandbox-local.landlockScope (beyond DSH): signals, and abstract unix sockets. */
+#define DSB_SCOPE_SIGNAL	       (1u << 0)
+#define DSB_SCOPE_ABSTRACT_UNIX_SOCKET (1u << 1)
+
 /* How every invalid-mode message lists the vocabulary, in SANDBOX_MODES order. */
 #define POLICY_MODES_ACCEPTED "(accepted: read-only, workspace-write, danger-full-access)"
 
@@ -46,6 +50,8 @@ struct dsb_config {
 	uint64_t probe_timeout_ms;
 	char **runner_command;		  /* never NULL; empty = not configured */
 	char **runner_failure_signatures; /* never NULL */
+	unsigned landlock_scope;	  /* DSB_SCOPE_*: what Landlock also scopes (ABI >= 6) */
+	uint64_t landlock_abi_max;	  /* 0, or the highest Landlock ABI to use (degrade) */
 
 	/* bash */
 	uint64_t timeout_ms;

@@ -35,41 +35,6 @@ uint64_t log_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int fsync_dir(const char *dir)
-{
-	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
-		return -errno;
-	return 0;
-}
-
-/* mkdir -p with @mode, fsyncing each parent that gained an entry. */
-static int mkdir_parents(const char *path, mode_t mode)
-{
-	_cleanup_free_ char *p = strdup(path);
-	if (!p)
-		return -ENOMEM;
-	for (char *slash = p + 1;; slash++) {
-		slash = strchr(slash, '/');
-		if (slash)
-			*slash = '\0';
-		if (mkdir(p, mode) == 0) {
-			char *parent_end = strrchr(p, '/');
-			if (parent_end && parent_end != p) {
-				*parent_end = '\0';
-				int r = fsync_dir(p);
-				*parent_end = '/';
-				if (r < 0)
-					return r;
-			}
-		} else if (errno != EEXIST)
-			return -errno;
-		if (!slash)
-			return 0;
-		*slash = '/';
-	}
-}
-
 static int write_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
@@ -96,7 +61,7 @@ int log_create(const char *dir, const char *name, const char *header_line, char 
 	    asprintf(&tmp, "%s/%s.%.12s.tmp", dir, name, suffix) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 
-	r = mkdir_parents(dir, 0700);
+	r = mkdir_p(dir, 0700, true);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot create", dir);
 

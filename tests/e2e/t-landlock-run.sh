@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of DSH's Landlock launcher contract (spec §5.6, §11.10), reached both as
+# `dsh-sandbox landlock-run` and through a link named landlock-run: usage errors, the probe,
+# exit codes passing through, what the kernel really denies (world proofs) and failing closed.
+# When the kernel does not enforce Landlock, the world proofs are skipped and the launcher must
+# fail closed instead.
+# The commands run under the launcher are single-quoted on purpose: they expand their own "$1".
+# shellcheck disable=SC2016
+# shellcheck source=tests/e2e/libtest.sh
+. "$(dirname "$0")/libtest.sh"
+
+NOTICE='landlock-run: partial enforcement (older Landlock ABI)'
+NOT_ENFORCED='landlock-run: landlock is not enforced by this kernel (ABI unsupported or disabled)'
+
+# The kernel's verdict, once: full, partial or none (the launcher refused).
+probe_out=$(cd "$TEST_TMP" && "$DSB" landlock-run --probe 2>/dev/null) || true
+case $probe_out in
+'landlock: fully enforced') ENFORCEMENT=full ;;
+'landlock: partially enforced (older ABI)') ENFORCEMENT=partial ;;
+*) ENFORCEMENT=none ;;
+esac
+# What the launcher says on stderr before running the command.
+if [ "$ENFORCEMENT" = partial ]; then
+	PRELUDE="$NOTICE"
+else
+	PRELUDE=""
+fi
+
+# lr HOW ARGS...: runs the launcher as `dsh-sandbox landlock-run` (HOW=sub) or through a link
+# named landlock-run (HOW=link); $out, $err and $rc as run() gives them, plus $raw_out, the
+# stdout bytes with a '.' appended so trailing newlines count.
+lr() {
+	local how=$1
+	shift
+	rc=0
+	if [ "$how" = link ]; then
+		ln -sfn "$DSB" "$PWD/landlock-run"
+		"$PWD/landlock-run" "$@" >"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	else
+		"$DSB" landlock-run "$@" >"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	fi
+	out=$(cat "$PWD/.out")
+	err=$(cat "$PWD/.err")
+	raw_out=$(cat "$PWD/.out" && echo .)
+}
+
+# The stderr of a command that wrote @1 itself, after the launcher's own prelude.
+with_prelude() {
+	if [ -n "$PRELUDE" ]; then
+		printf '%s\n%s' "$PRELUDE" "$1"
+	else
+		printf '%s' "$1"
+	fi
+}
+
+assert_absent() {
+	if [ -e "$1" ] || [ -L "$1" ]; then
+		fail "$1 exists"
+	fi
+}
+
+usage_error() {
+	local how=$1 msg=$2
+	shift 2
+	lr "$how" "$@"
+	assert_rc 125
+	assert_streq "$out" ""
+	assert_streq "$err" "landlock-run: usage error: $msg"
+}
+
+test_usage_errors() {
+	local how=$1
+	usage_error "$how" 'missing `-- <argv>...` command'
+	usage_error "$how" 'unknown argument: --bogus' --bogus
+	usage_error "$how" '--ro requires a path' --ro
+	usage_error "$how" '--rw requires a path' --rw
+	usage_error "$how" '--rw requires a path' --ro / --rw
+	usage_error "$how" '--probe takes no other arguments' --probe x
+	usage_error "$how" '--probe takes no other arguments' --ro / --probe
+	usage_error "$how" '--probe takes no other arguments' --probe -- true
+	usage_error "$how" 'unknown argument: x' x --probe
+	usage_error "$how" 'unknown argument: -h' -h
+	usage_error "$how" 'unknown argument: --help' --help
+	usage_error "$how" 'missing `-- <argv>...` command' --ro /
+	usage_error "$how" 'missing `-- <argv>...` command' --ro / --rw /dev/null --
+	# Nothing runs after a usage error.
+	usage_error "$how" 'unknown argument: --bogus' --bogus -- touch "$PWD/marker"
+	assert_absent "$PWD/marker"
+}
+
+test_probe() {
+	local how=$1
+	lr "$how" --probe
+	if [ "$ENFORCEMENT" = none ]; then
+		assert_rc 125
+		assert_streq "$out" ""
+		assert_streq "$err" "$NOT_ENFORCED"
+		return
+	fi
+	assert_rc 0
+	assert_streq "$err" ""
+	[[ $raw_out =~ ^landlock:\ (fully\ enforced|partially\ enforced\ \(older\ ABI\))$'\n'\.$ ]] ||
+		fail "probe printed [$raw_out]"
+}
+
+test_exit_codes_pass_through() {
+	local how=$1
+	lr "$how" --ro / -- bash -c 'exit 7'
+	assert_rc 7
+	assert_streq "$out" ""
+	assert_streq "$err" "$PRELUDE"
+	# 125 from the command is the command's: status alone never proves a launcher failure.
+	lr "$how" --ro / -- bash -c 'exit 125'
+	assert_rc 125
+	assert_streq "$err" "$PRELUDE"
+	lr "$how" --ro / --rw /dev/null -- bash -c 'echo out; echo err >&2'
+	assert_rc 0
+	assert_streq "$out" "out"
+	assert_streq "$err" "$(with_prelude err)"
+}
+
+test_exec_failure() {
+	local how=$1
+	lr "$how" --ro / -- /no/such/command
+	assert_rc 125
+	assert_streq "$err" "$(with_prelude 'landlock-run: exec failed: No such file or directory')"
+	# PATH lookup, as execvp does (over a PATH of searchable directories: execvp reports
+	# EACCES when any PATH entry denied the search).
+	PATH=/usr/bin:/bin lr "$how" --ro / -- dsb-no-such-command-anywhere
+	assert_rc 125
+	assert_streq "$err" "$(with_prelude 'landlock-run: exec failed: No such file or directory')"
+}
+
+test_environment_unchanged() {
+	local how=$1
+	DSB_E2E_MARK='a b=c' lr "$how" --ro / -- bash -c 'printf "%s|%s" "$DSB_E2E_MARK" "$HOME"'
+	assert_rc 0
+	assert_streq "$out" "a b=c|$HOME"
+}
+
+test_write_outside_denied() {
+	local how=$1
+	mkdir outside
+	lr "$how" --ro / --rw /dev/null -- bash -c 'echo x > "$1"' _ "$PWD/outside/f"
+	[ "$rc" -ne 0 ] || fail "the write outside the grants succeeded"
+	assert_contains "$err" "Permission denied"
+	assert_absent "$PWD/outside/f"
+	# Reading and running stay allowed under --ro /.
+	echo content >outside/r
+	lr "$how" --ro / --rw /dev/null -- cat "$PWD/outside/r"
+	assert_rc 0
+	assert_streq "$out" "content"
+}
+
+test_rw_dir_write_lands() {
+	local how=$1
+	mkdir ws
+	lr "$how" --ro / --rw /dev/null --rw "$PWD/ws" -- bash -c 'echo landlock-ok > "$1/f"' _ "$PWD/ws"
+	assert_rc 0
+	assert_streq "$err" "$PRELUDE"
+	assert_file_has_content ws/f '^landlock-ok$'
+	# Beside the grant is outside it.
+	lr "$how" --ro / --rw /dev/null --rw "$PWD/ws" -- bash -c 'echo x > "$1"' _ "$PWD/beside"
+	[ "$rc" -ne 0 ] || fail "the write beside the grant succeeded"
+	assert_contains "$err" "Permission denied"
+	assert_absent "$PWD/beside"
+}
+
+test_nested_child_confined() {
+	local how=$1
+	mkdir ws outside
+	lr "$how" --ro / --rw /dev/null --rw "$PWD/ws" -- bash -c \
+		'bash -c "echo nested > \"\$1/in\"; echo x > \"\$2/f\"" _ "$@"' _ "$PWD/ws" "$PWD/outside"
+	[ "$rc" -ne 0 ] || fail "the nested child's write outside succeeded"
+	assert_contains "$err" "Permission denied"
+	assert_file_has_content ws/in '^nested$'
+	assert_absent "$PWD/outside/f"
+	# A grandchild in its own session, started in the background, is confined as well.
+	lr "$how" --ro / --rw /dev/null --rw "$PWD/ws" -- bash -c \
+		'setsid bash -c "echo x > \"\$1/g\" 2>/dev/null; echo \$? > \"\$2/g-status\"" _ "$@" & wait' \
+		_ "$PWD/outside" "$PWD/ws"
+	assert_rc 0
+	assert_absent "$PWD/outside/g"
+	assert_file_has_content ws/g-status '^1$'
+}
+
+test_fail_closed_missing_grant() {
+	local how=$1
+	lr "$how" --ro /no/such/grant/root --rw /dev/null -- bash -c 'touch "$1"' _ "$PWD/marker"
+	assert_rc 125
+	assert_streq "$out" ""
+	[[ $err == "landlock-run: "* ]] || fail "stderr [$err] does not start with landlock-run: "
+	assert_contains "$err" "cannot open rule path"
+	assert_streq "$err" 'landlock-run: cannot open rule path: /no/such/grant/root: No such file or directory'
+	assert_absent "$PWD/marker"
+	lr "$how" --ro / --rw "$PWD/no-such-ws" -- bash -c 'touch "$1"' _ "$PWD/marker"
+	assert_rc 125
+	assert_streq "$err" "landlock-run: cannot open rule path: $PWD/no-such-ws: No such file or directory"
+	assert_absent "$PWD/marker"
+}
+
+test_fail_closed_not_enforced() {
+	local how=$1
+	lr "$how" --ro / --rw /dev/null -- bash -c 'touch "$1"' _ "$PWD/marker"
+	assert_rc 125
+	assert_streq "$err" "$NOT_ENFORCED"
+	assert_absent "$PWD/marker"
+}
+
+test_dev_null_writable() {
+	local how=$1
+	lr "$how" --ro / --rw /dev/null -- bash -c 'echo x > /dev/null && echo dev-ok'
+	assert_rc 0
+	assert_streq "$out" "dev-ok"
+	assert_streq "$err" "$PRELUDE"
+}
+
+test_dev_shm_not_writable() {
+	local how=$1 f
+	[ -d /dev/shm ] || fail "no /dev/shm on this machine"
+	f=/dev/shm/dsb-landlock-e2e-$$-$RANDOM
+	lr "$how" --ro / --rw /dev/null -- bash -c 'echo x > "$1"' _ "$f"
+	local status=$rc
+	rm -f "$f"
+	[ "$status" -ne 0 ] || fail "the write to $f succeeded"
+	assert_contains "$err" "Permission denied"
+}
+
+# DSH's workspace-write grant, with the host /tmp (spec §5.6, §11.6 #4 and #5).
+test_workspace_write_grant() {
+	local how=$1 scratch
+	mkdir ws
+	scratch=$(mktemp /tmp/dsb-landlock-e2e.XXXXXX)
+	lr "$how" --ro / --rw /dev/null --rw /tmp --rw "$PWD/ws" -- bash -c \
+		'echo landlock-ok > "$1/f" && echo tmp-ok > "$2" && cat "$1/f" "$2"' _ "$PWD/ws" "$scratch"
+	local status=$rc
+	rm -f "$scratch"
+	rc=$status
+	assert_rc 0
+	assert_streq "$out" "landlock-ok
+tmp-ok"
+}
+
+for how in sub link; do
+	t "usage errors exit 125 ($how)" test_usage_errors "$how"
+	t "--probe reports the kernel's enforcement ($how)" test_probe "$how"
+	if [ "$ENFORCEMENT" = none ]; then
+		t "fails closed when the kernel does not enforce ($how)" test_fail_closed_not_enforced "$how"
+		for name in "exit codes pass through" "exec failure exits 125" "environment unchanged" \
+			"write outside the grants denied" "--rw dir write lands" \
+			"nested child confined" "missing grant fails closed" "/dev/null writable" \
+			"/dev/shm not writable" "workspace-write grant"; do
+			ok_skip "$name ($how)" "landlock is not enforced by this kernel"
+		done
+		continue
+	fi
+	t "exit codes pass through, stderr only the notice ($how)" test_exit_codes_pass_through "$how"
+	t "exec failure exits 125 ($how)" test_exec_failure "$how"
+	t "environment passes through unchanged ($how)" test_environment_unchanged "$how"
+	t "write outside the grants is denied ($how)" test_write_outside_denied "$how"
+	t "--rw dir: the write lands, beside it is denied ($how)" test_rw_dir_write_lands "$how"
+	t "a nested child is confined too ($how)" test_nested_child_confined "$how"
+	t "a missing grant path fails closed, nothing runs ($how)" test_fail_closed_missing_grant "$how"
+	t "/dev/null writable with --rw /dev/null ($how)" test_dev_null_writable "$how"
+	t "/dev/shm not writable under --ro / --rw /dev/null ($how)" test_dev_shm_not_writable "$how"
+	t "workspace-write grant: workspace and /tmp writable ($how)" test_workspace_write_grant "$how"
+done
+
+done_testing

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seccomp-shim [--no-landlock] [--no-namespaces] -- ARGV...
+ *
+ * Runs ARGV as if the kernel lacked a feature, to test that dsh-sandbox fails closed (crun's
+ * no_openat2 idea): --no-landlock makes the landlock_* system calls fail with ENOSYS, as on a
+ * kernel built without Landlock; --no-namespaces makes unshare(2) and clone(2) with namespace
+ * flags fail with EPERM, as where user namespaces are refused, so bwrap cannot start (clone3's
+ * flags sit in memory seccomp cannot read, so clone3 reports ENOSYS and libc falls back).
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define SHIM_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SHIM_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "seccomp-shim: unsupported architecture"
+#endif
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule	     445
+#define __NR_landlock_restrict_self  446
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+
+#define NAMESPACE_FLAGS                                                                            \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | \
+	 CLONE_NEWCGROUP)
+
+#define DENY(sys, err)                                    \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sys), 0, 1), \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err))
+
+/* Refuses @nr with EPERM when its first argument has a namespace flag; reloads the number. */
+#define DENY_NAMESPACES(sys)                                                                \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sys), 0, 4),                                   \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])), \
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, NAMESPACE_FLAGS, 0, 1),                \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),                       \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+
+static int install(const struct sock_filter *insns, size_t n)
+{
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)insns};
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+int main(int argc, char **argv)
+{
+	int no_landlock = 0, no_namespaces = 0, i = 1;
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--no-landlock") == 0)
+			no_landlock = 1;
+		else if (strcmp(argv[i], "--no-namespaces") == 0)
+			no_namespaces = 1;
+		else {
+			fprintf(stderr, "seccomp-shim: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr,
+			"usage: seccomp-shim [--no-landlock] [--no-namespaces] -- ARGV...\n");
+		return 2;
+	}
+
+	static const struct sock_filter head[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SHIM_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	};
+	static const struct sock_filter landlock[] = {
+		DENY(__NR_landlock_create_ruleset, ENOSYS),
+		DENY(__NR_landlock_add_rule, ENOSYS),
+		DENY(__NR_landlock_restrict_self, ENOSYS),
+	};
+	static const struct sock_filter namespaces[] = {
+		DENY(__NR_clone3, ENOSYS),
+		DENY_NAMESPACES(__NR_unshare),
+		DENY_NAMESPACES(__NR_clone),
+	};
+	static const struct sock_filter tail[] = {
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+
+	struct sock_filter prog[64];
+	size_t n = 0;
+#define APPEND(part)                                  \
+	do {                                          \
+		memcpy(prog + n, part, sizeof(part)); \
+		n += sizeof(part) / sizeof(part[0]);  \
+	} while (0)
+	APPEND(head);
+	if (no_landlock)
+		APPEND(landlock);
+	if (no_namespaces)
+		APPEND(namespaces);
+	APPEND(tail);
+
+	if (install(prog, n)) {
+		perror("seccomp-shim: installing the filter");
+		return 2;
+	}
+	execvp(argv[i + 1], argv + i + 1);
+	perror("seccomp-shim: exec");
+	return 127;
+}
