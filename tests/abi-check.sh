@@ -21,4 +21,12 @@ if [ "$exported" != "$listed" ]; then
 	diff <(echo "$exported") <(echo "$listed") >&2 || true
 	exit 1
 fi
-echo "$(echo "$exported" | wc -l) symbols exported, as listed"
+# ...and the map lists exactly the functions the public headers declare DSB_API.
+declared=$(grep -hv -e "^#define DSB_API" -e "^#ifndef DSB_API" "$top"/include/dsb/*.h | tr '\n' ' ' | grep -o 'DSB_API [^;(]*(' |
+	sed 's/($//; s/.*[ *]//' | sort -u)
+if [ "$declared" != "$listed" ]; then
+	echo "DSB_API declarations differ from libdshsandbox.map (< declared, > listed):" >&2
+	diff <(echo "$declared") <(echo "$listed") >&2 || true
+	exit 1
+fi
+echo "$(echo "$exported" | wc -l) symbols exported, as listed and declared"
