@@ -13,6 +13,7 @@
 
 #include <dsb/confine.h>
 #include <dsb/error.h>
+#include <dsb/exec.h>
 #include <dsb/policy.h>
 #include <dsb/session.h>
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The executor piece (spec §6): runs a command (DSH's bash tool runs `bash -c COMMAND`) under
+ * a resolved policy, confined through a dsb_provider, with the output captured into bounded
+ * tails and spill files, a timeout that kills the whole process group, and the outcome
+ * classified (runner failure outranks denial) and rendered exactly as DSH tells the model.
+ *
+ * Thread-safety: dsb_exec_run() may run concurrently on different providers; a provider is
+ * used by one thread at a time.
+ */
+#ifndef DSB_EXEC_H
+#define DSB_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dsb/confine.h>
+#include <dsb/error.h>
+#include <dsb/policy.h>
+
+/* One stream's outcome (CollectedOutput). */
+typedef struct dsb_output {
+	char *text;       /* the tail: raw bytes, NUL-terminated, maybe not UTF-8 */
+	size_t len;
+	bool truncated;   /* bytes were dropped from the tail */
+	char *spill_path; /* the full output, or NULL (never spilled, or over maxSpillBytes) */
+} dsb_output;
+
+/* ShellRunResult, plus the sandbox facts (ShellSandboxInfo). Caller-owned: init with {0}. */
+typedef struct dsb_run_result {
+	int exit_code;   /* -1 when the command died of a signal */
+	int signal;      /* the signal that killed it, 0 if none */
+	bool timed_out;
+	uint64_t timeout_ms;
+	dsb_output out, err;
+	bool sandboxed;       /* a sandboxing executor ran it (sandbox facts below are set) */
+	dsb_mode mode;
+	bool denied;
+	bool has_enforcement; /* false for danger-full-access */
+	dsb_enforcement enforcement;
+} dsb_run_result;
+
+void dsb_run_result_done(dsb_run_result *r);
+
+/* What to run and how (ShellExecRequest after resolve()). Zero-initialise. */
+typedef struct dsb_run_request {
+	const char *command;   /* run as bash -c COMMAND; or */
+	char *const *argv;     /* run this argv (exactly one of command/argv) */
+	const char *workdir;   /* NULL: the process cwd */
+	uint64_t timeout_ms;   /* 0: the configured default; capped at maxTimeoutMs */
+	uint64_t stdout_max_bytes; /* 0: maxOutputBytes */
+	const char *stdin_text; /* NULL: /dev/null */
+	size_t stdin_len;
+	char *const *env;      /* extra NAME=VALUE entries, after the fixed overrides */
+	char *const *dsh_env;  /* the managed DSH_* entries, last */
+	bool no_spill;         /* keep tails only */
+} dsb_run_request;
+
+/*
+ * Runs @req under @policy. danger-full-access runs unconfined with facts {mode, denied:false};
+ * a confined mode goes through @provider (DSB_E_SANDBOX_UNAVAILABLE when nothing can enforce
+ * it, or when the runner failed: " Runner failure: DETAIL", nothing useful ran). Non-zero exits,
+ * timeouts and denials are results, not errors. @cfg gives the bash limits (timeoutMs,
+ * maxTimeoutMs, maxOutputBytes, maxSpillBytes, graceMs). Fills *@ret (release with
+ * dsb_run_result_done()).
+ */
+DSB_API int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg,
+			 const dsb_exec_policy *policy, const dsb_run_request *req,
+			 dsb_run_result *ret, dsb_error *reterr);
+
+/*
+ * The bash tool's text for @r (spec §6.8), byte for byte; @confines adds the escalation hint
+ * after a denial marker. Returns a new string in *@ret_text.
+ */
+DSB_API int dsb_render_result(const dsb_run_result *r, bool confines, char **ret_text,
+			      dsb_error *reterr);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the executor piece (spec §6).
+ *
+ *   capture.c   per-stream output collectors: byte-exact tails and spill files (§6.3)
+ *   classify.c  runner failures (§5.8) and denials (§6.5)
+ *   render.c    the bash tool's model-facing text (§6.8)
+ *   env.c       the child's environment (§6.2, §6.9)
+ *   run.c       spawn, pump the pipes, time out, kill the group, reap (§6.2, §6.4, §6.5)
+ */
+#ifndef DSB_EXEC_EXEC_H
+#define DSB_EXEC_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dsb/exec.h>
+
+#include "../core/core.h"
+
+/* --- capture.c ------------------------------------------------------------------------------ */
+
+/*
+ * One stream's collector (DSH's OutputCollector): an in-memory tail of at most max_bytes, and,
+ * from the first byte dropped from memory on, a spill file holding every byte of the stream,
+ * until the stream passes max_spill_bytes (then the spill is closed and unlinked and the result
+ * has no spill path). The spill directory is created lazily, once per collector set, as
+ * mkdtemp(TMPDIR/dsh-subprocess-XXXXXX) with mode 0700; files are named
+ * dsh-subprocess-PID-COUNTER-HEX12-STREAM.log and opened O_CREAT|O_EXCL, mode 0600.
+ */
+typedef struct collector collector;
+
+/* The spill directory shared by the collectors of one run (and its counter). */
+typedef struct spill_dir {
+	char *path;        /* NULL until the first spill */
+	unsigned counter;  /* file counter, as DSH's per-process counter */
+	char *tmpdir;      /* where to create it: os.tmpdir() */
+} spill_dir;
+
+void spill_dir_done(spill_dir *d);
+
+/*
+ * A collector for @stream ("stdout" or "stderr") keeping @max_bytes in memory, spilling into
+ * @dir up to @max_spill_bytes (0: never spill). NULL on OOM.
+ */
+collector *collector_new(const char *stream, size_t max_bytes, uint64_t max_spill_bytes,
+			 spill_dir *dir);
+collector *collector_free(collector *c);
+
+/* Takes @n bytes of the stream. Spill I/O errors disable spilling (no path), never fail. -ENOMEM. */
+int collector_write(collector *c, const char *buf, size_t n);
+
+/*
+ * Finishes the stream into *@ret: the tail (the raw bytes; the renderer decodes), whether any
+ * byte was dropped, and the spill path when the spill is complete. The collector is spent.
+ */
+int collector_finish(collector *c, dsb_output *ret);
+
+/* --- classify.c ----------------------------------------------------------------------------- */
+
+/*
+ * classifyRunnerFailure (spec §5.8): NULL, or a new string with the first stderr line matching a
+ * rule's fatal signature (the original line). @exit_code < 0 means "no exit code" (a signal).
+ */
+char *classify_runner_failure(int exit_code, const char *stderr_text, size_t stderr_len,
+			      const dsb_runner_rule *rules, size_t n_rules);
+
+/* matchesSignature (spec §6.5): non-zero exit and the whole stderr contains a signature. */
+bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
+		     char *const *signatures);
+
+/* --- env.c ---------------------------------------------------------------------------------- */
+
+/*
+ * The child's environment (spec §6.2): @parent (envp form) with every name matching
+ * /KEY|PASSWORD|SECRET|TOKEN/i or starting with DSH_ (any case) removed, then NO_COLOR=1,
+ * TERM=dumb, PAGER=cat, GIT_PAGER=cat, then @extra, then @dsh (later wins). Returns a new
+ * NULL-terminated array (free with strv_free()) or NULL on OOM.
+ */
+char **env_build(char *const *parent, char *const *extra, char *const *dsh);
+
+#endif
