@@ -3,7 +3,7 @@
 #
 #   make deps    install the missing Debian packages (root)
 #   make         build (debug, ASan + UBSan) into build/
-#   make run     the main job: show a resolved policy
+#   make run     the main job: a confined command whose write lands, then one that is denied
 #   make check   build and run every test and lint; ends with "N passed, N failed, N skipped"
 
 BUILD      ?= build
@@ -20,9 +20,18 @@ deps:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
 
+DEMO = $(CURDIR)/$(BUILD)/demo
+
 run: all
-	$(BUILD)/dsh-sandbox policy --mode workspace-write --workspace "$(CURDIR)"
-	$(BUILD)/dsh-sandbox policy --mode read-only --workspace "$(CURDIR)" --json
+	@mkdir -p "$(DEMO)"
+	$(BUILD)/dsh-sandbox probe
+	$(BUILD)/dsh-sandbox exec --mode workspace-write --workspace "$(DEMO)" -- \
+		sh -c 'echo landed > "$(DEMO)/inside.txt" && cat "$(DEMO)/inside.txt"'
+	-$(BUILD)/dsh-sandbox exec --mode workspace-write --workspace "$(DEMO)" -- \
+		sh -c 'echo escaped > /etc/dsh-sandbox-demo'
+	$(BUILD)/dsh-sandbox bash --mode workspace-write --workspace "$(DEMO)" \
+		'echo landed > inside.txt && cat inside.txt; echo escaped > /etc/dsh-sandbox-demo'
+	@echo
 
 check: all
 	tests/check.sh $(BUILD)

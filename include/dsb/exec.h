@@ -21,40 +21,43 @@
 
 /* One stream's outcome (CollectedOutput). */
 typedef struct dsb_output {
-	char *text;       /* the tail: raw bytes, NUL-terminated, maybe not UTF-8 */
+	char *text; /* the tail: raw bytes, NUL-terminated, maybe not UTF-8 */
 	size_t len;
-	bool truncated;   /* bytes were dropped from the tail */
+	bool truncated;	  /* bytes were dropped from the tail */
 	char *spill_path; /* the full output, or NULL (never spilled, or over maxSpillBytes) */
 } dsb_output;
 
 /* ShellRunResult, plus the sandbox facts (ShellSandboxInfo). Caller-owned: init with {0}. */
 typedef struct dsb_run_result {
-	int exit_code;   /* -1 when the command died of a signal */
-	int signal;      /* the signal that killed it, 0 if none */
+	int exit_code; /* -1 when the command died of a signal */
+	int signal;    /* the signal that killed it, 0 if none */
 	bool timed_out;
 	uint64_t timeout_ms;
 	dsb_output out, err;
-	bool sandboxed;       /* a sandboxing executor ran it (sandbox facts below are set) */
+	bool sandboxed; /* a sandboxing executor ran it (sandbox facts below are set) */
 	dsb_mode mode;
 	bool denied;
 	bool has_enforcement; /* false for danger-full-access */
 	dsb_enforcement enforcement;
 } dsb_run_result;
 
-void dsb_run_result_done(dsb_run_result *r);
+/* Releases what @r holds and zeroes it. NULL is fine. */
+DSB_API void dsb_run_result_done(dsb_run_result *r);
 
 /* What to run and how (ShellExecRequest after resolve()). Zero-initialise. */
 typedef struct dsb_run_request {
-	const char *command;   /* run as bash -c COMMAND; or */
-	char *const *argv;     /* run this argv (exactly one of command/argv) */
-	const char *workdir;   /* NULL: the process cwd */
-	uint64_t timeout_ms;   /* 0: the configured default; capped at maxTimeoutMs */
+	const char *command;	   /* run as bash -c COMMAND; or */
+	char *const *argv;	   /* run this argv (exactly one of command/argv) */
+	const char *workdir;	   /* NULL: the process cwd */
+	uint64_t timeout_ms;	   /* 0: the configured default; capped at maxTimeoutMs */
 	uint64_t stdout_max_bytes; /* 0: maxOutputBytes */
-	const char *stdin_text; /* NULL: /dev/null */
+	const char *stdin_text;	   /* NULL: /dev/null */
 	size_t stdin_len;
-	char *const *env;      /* extra NAME=VALUE entries, after the fixed overrides */
-	char *const *dsh_env;  /* the managed DSH_* entries, last */
-	bool no_spill;         /* keep tails only */
+	char *const *env;     /* extra NAME=VALUE entries, after the fixed overrides */
+	char *const *dsh_env; /* the managed DSH_* entries, last */
+	bool no_spill;	      /* keep tails only */
+	bool passthrough;     /* for people: stdin and stdout are the caller's; stderr is copied
+			       * to the caller's as it comes, and kept for classification */
 } dsb_run_request;
 
 /*
@@ -71,9 +74,10 @@ DSB_API int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg,
 
 /*
  * The bash tool's text for @r (spec §6.8), byte for byte; @confines adds the escalation hint
- * after a denial marker. Returns a new string in *@ret_text.
+ * after a denial marker. Returns a new NUL-terminated string in *@ret_text and its length in
+ * *@ret_len (may be NULL; the text itself may hold NUL bytes from the command's output).
  */
 DSB_API int dsb_render_result(const dsb_run_result *r, bool confines, char **ret_text,
-			      dsb_error *reterr);
+			      size_t *ret_len, dsb_error *reterr);
 
 #endif

@@ -14,9 +14,13 @@ const cli_command cli_commands[] = {
 	 "          mode ID MODE | approval ID ask|never",
 	 "create, inspect and switch sessions (ID may be a log file's path)", cmd_session},
 	{"exec",
-	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--backend bwrap|landlock]\n"
-	 "          [--config FILE] -- ARGV...",
-	 "run ARGV confined; its status, or 125 when nothing could run", cmd_exec},
+	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--workdir DIR]\n"
+	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] -- ARGV...",
+	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run", cmd_exec},
+	{"bash",
+	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--workdir DIR]\n"
+	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] [--json] COMMAND",
+	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it", cmd_bash},
 	{"probe", "[--fresh] [--json] [--config FILE]",
 	 "which backends confine here, with what enforcement, and which one is used", cmd_probe},
 	{"landlock-run", "[--ro PATH]... [--rw PATH]... -- ARGV... | --probe",

@@ -187,7 +187,7 @@ static void probe_bwrap(const dsb_provider *p, dsb_probe_backend *out)
 		strv_free(argv);
 		return;
 	}
-	dsb_confined c = {.argv = argv};
+	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap"};
 	if (run_probe(p, &c, out->reason, sizeof(out->reason)) == 0) {
 		out->usable = true;
 		out->enforcement = DSB_ENFORCEMENT_FULL;
@@ -213,7 +213,8 @@ static void probe_landlock(const dsb_provider *p, dsb_probe_backend *out)
 		return;
 	}
 	char *argv[] = {(char *)"true", NULL};
-	dsb_confined c = {.argv = argv, .landlock = true, .plan = &plan};
+	dsb_confined c = {
+		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
 	if (run_probe(p, &c, out->reason, sizeof(out->reason)) == 0) {
 		out->usable = true;
 		out->enforcement = st.partial ? DSB_ENFORCEMENT_PARTIAL : DSB_ENFORCEMENT_FULL;

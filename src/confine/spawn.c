@@ -82,7 +82,10 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	else
 		execvp(c->argv[0], c->argv);
 
-	/* The detail DSH reports: its launcher's line, or Node's spawn error for a runner. */
+	/*
+	 * The detail DSH reports: its launcher's line, or Node's spawn error. Without a backend
+	 * (danger-full-access) the command itself failed to start: an ordinary error.
+	 */
 	int e = errno;
 	const char *name = strerrorname_np(e);
 	if (plan)
@@ -90,7 +93,7 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	else
 		(void)snprintf(msg, sizeof(msg), "Error: spawn %s %s", c->argv[0],
 			       name ? name : "EUNKNOWN");
-	child_fail(report, 1, e, msg);
+	child_fail(report, c->backend != NULL, e, msg);
 }
 
 int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
@@ -144,23 +147,6 @@ int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_opt
 	if (rep.runner)
 		return policy_fail_unavailable(reterr, mode, rep.detail);
 	return dsb_fail_errno(reterr, DSB_E_IO, rep.sys_errno, "%s", rep.detail);
-}
-
-static int pidfd_open_raw(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)

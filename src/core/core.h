@@ -98,6 +98,14 @@ int fsync_dir(const char *dir);
 /* mkdir -p with @mode for the directories it creates, fsyncing their parents when @sync. */
 int mkdir_p(const char *path, mode_t mode, bool sync);
 
+/* --- sys.c -------------------------------------------------------------------------------- */
+
+/* pidfd_open(2): a descriptor that polls readable when @pid exits. -errno (ENOSYS < 5.3). */
+int pidfd_open_raw(pid_t pid);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t monotonic_ms(void);
+
 /* --- tmpdir.c: Node's os.tmpdir() on POSIX (spec §4.1) -------------------------------------- */
 
 /* The first non-empty of @tmpdir, @tmp, @temp, else "/tmp", with one trailing '/' stripped

@@ -1,3 +1,176 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * Classifying a confined run from its exit code and stderr tail (DSH's bash-sandbox helpers):
+ * did the sandbox runner itself fail (spec §5.8: nothing useful ran, the caller fails closed),
+ * or did the sandbox deny a file operation of the command (§6.5: a result, told to the model)?
+ * Both are case-insensitive substring tests against the selected backend's own dialect only.
+ *
+ * DSH lower-cases with String.prototype.toLowerCase(); every signature and informational line a
+ * backend ships is ASCII, so ASCII folding gives the same answers. Other bytes compare as they
+ * are. Matching needs no allocation, and every ASCII byte (so every '\r', '\n' and signature
+ * byte) survives UTF-8 decoding unchanged, so working on the raw bytes decides exactly as DSH
+ * does on the decoded text; only the detail returned is decoded, as DSH's would be.
+ */
+#include <string.h>
+
 #include "exec.h"
+
+static unsigned char fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+static bool equal_folded(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fold((unsigned char)a[i]) != fold((unsigned char)b[i]))
+			return false;
+	return true;
+}
+
+/* Whether @hay contains @needle, ASCII case-insensitively. An empty needle is found (JS). */
+static bool contains_folded(const char *hay, size_t hay_len, const char *needle, size_t needle_len)
+{
+	if (needle_len > hay_len)
+		return false;
+	for (size_t i = 0; i + needle_len <= hay_len; i++)
+		if (equal_folded(hay + i, needle, needle_len))
+			return true;
+	return false;
+}
+
+/* What String.prototype.trim() strips: WhiteSpace and LineTerminator of ECMA-262. */
+static bool is_js_space(uint32_t c)
+{
+	switch (c) {
+	case 0x09:
+	case 0x0A:
+	case 0x0B:
+	case 0x0C:
+	case 0x0D:
+	case 0x20:
+	case 0xA0:
+	case 0x1680:
+	case 0x2028:
+	case 0x2029:
+	case 0x202F:
+	case 0x205F:
+	case 0x3000:
+	case 0xFEFF:
+		return true;
+	default:
+		return c >= 0x2000 && c <= 0x200A;
+	}
+}
+
+/*
+ * An empty or whitespace-only fatal signature would make any stderr line (or none) runner
+ * evidence, turning an exit status alone into a fail-closed refusal; DSH drops it and keeps the
+ * valid signatures beside it.
+ */
+static bool is_blank(const char *s)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len;)
+		if (!is_js_space(utf8_next(s, len, &i)))
+			return false;
+	return true;
+}
+
+static bool allows_exit_code(const dsb_runner_rule *rule, int exit_code)
+{
+	if (!rule->allowed_exit_codes)
+		return true;
+	for (size_t i = 0; i < rule->n_allowed_exit_codes; i++)
+		if (rule->allowed_exit_codes[i] == exit_code)
+			return true;
+	return false;
+}
+
+static bool is_informational(const dsb_runner_rule *rule, const char *line, size_t len)
+{
+	for (char **l = rule->informational_lines; l && *l; l++)
+		if (strlen(*l) == len && equal_folded(line, *l, len))
+			return true;
+	return false;
+}
+
+static bool has_fatal_signature(const dsb_runner_rule *rule, const char *line, size_t len)
+{
+	for (char **s = rule->fatal_signatures; s && *s; s++)
+		if (!is_blank(*s) && contains_folded(line, len, *s, strlen(*s)))
+			return true;
+	return false;
+}
+
+/* Returns the matching line of @rule in @text, or NULL; the line's length in *@ret_len. */
+static const char *find_fatal_line(const dsb_runner_rule *rule, const char *text, size_t len,
+				   size_t *ret_len)
+{
+	/* JS stderr.split(/\r?\n/): the '\r' of a "\r\n" belongs to the separator. */
+	for (size_t start = 0;;) {
+		const char *nl = memchr(text + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		size_t line_end = nl && end > start && text[end - 1] == '\r' ? end - 1 : end;
+		const char *line = text + start;
+		size_t line_len = line_end - start;
+
+		if (!is_informational(rule, line, line_len) &&
+		    has_fatal_signature(rule, line, line_len)) {
+			*ret_len = line_len;
+			return line;
+		}
+		if (!nl)
+			return NULL;
+		start = end + 1;
+	}
+}
+
+char *classify_runner_failure(int exit_code, const char *stderr_text, size_t stderr_len,
+			      const dsb_runner_rule *rules, size_t n_rules)
+{
+	/* A signal death (< 0) or a clean exit is never runner evidence. */
+	if (exit_code <= 0 || !rules)
+		return NULL;
+	if (!stderr_text) {
+		stderr_text = "";
+		stderr_len = 0;
+	}
+
+	for (size_t i = 0; i < n_rules; i++) {
+		if (!allows_exit_code(&rules[i], exit_code))
+			continue;
+		size_t line_len = 0;
+		const char *line = find_fatal_line(&rules[i], stderr_text, stderr_len, &line_len);
+		if (!line)
+			continue;
+
+		/* The detail is text (it joins a model-facing error): decode it as DSH did. */
+		char *detail = NULL;
+		size_t detail_len = 0;
+		if (utf8_sanitize(line, line_len, &detail, &detail_len) < 0)
+			return NULL;
+		return detail;
+	}
+	return NULL;
+}
+
+bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
+		     char *const *signatures)
+{
+	/*
+	 * A clean exit or a signal death (< 0) is never a denial: a command killed on timeout may
+	 * have printed "Permission denied" on the way, but the sandbox did not end it.
+	 */
+	if (exit_code <= 0 || !signatures)
+		return false;
+	if (!stderr_text) {
+		stderr_text = "";
+		stderr_len = 0;
+	}
+
+	for (char *const *s = signatures; *s; s++)
+		if (contains_folded(stderr_text, stderr_len, *s, strlen(*s)))
+			return true;
+	return false;
+}

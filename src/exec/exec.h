@@ -33,9 +33,9 @@ typedef struct collector collector;
 
 /* The spill directory shared by the collectors of one run (and its counter). */
 typedef struct spill_dir {
-	char *path;        /* NULL until the first spill */
-	unsigned counter;  /* file counter, as DSH's per-process counter */
-	char *tmpdir;      /* where to create it: os.tmpdir() */
+	char *path;	  /* NULL until the first spill */
+	unsigned counter; /* file counter, as DSH's per-process counter */
+	char *tmpdir;	  /* where to create it: os.tmpdir() */
 } spill_dir;
 
 void spill_dir_done(spill_dir *d);
@@ -48,7 +48,8 @@ collector *collector_new(const char *stream, size_t max_bytes, uint64_t max_spil
 			 spill_dir *dir);
 collector *collector_free(collector *c);
 
-/* Takes @n bytes of the stream. Spill I/O errors disable spilling (no path), never fail. -ENOMEM. */
+/* Takes @n bytes of the stream. Spill I/O errors disable spilling (no path), never fail. -ENOMEM.
+ */
 int collector_write(collector *c, const char *buf, size_t n);
 
 /*
@@ -69,6 +70,20 @@ char *classify_runner_failure(int exit_code, const char *stderr_text, size_t std
 /* matchesSignature (spec §6.5): non-zero exit and the whole stderr contains a signature. */
 bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
 		     char *const *signatures);
+
+/* --- render.c ------------------------------------------------------------------------------ */
+
+/* dsb_render_result() with the text's length (output may hold NUL bytes). 0, -EINVAL, -ENOMEM. */
+int render_result(const dsb_run_result *r, bool confines, char **ret_text, size_t *ret_len);
+
+/* "[sandbox: file access denied under MODE mode]", new; NULL on OOM or a bad mode (§8.1). */
+char *render_denial_marker(dsb_mode mode);
+
+/* ESCALATION_HINT(@subject) of spec §6.8 ("command", "operation"), new; NULL on OOM. */
+char *render_escalation_hint(const char *subject);
+
+/* The signal's name as Node reports it ("SIGTERM"), or NULL when Node has none. */
+const char *render_signal_name(int sig);
 
 /* --- env.c ---------------------------------------------------------------------------------- */
 

@@ -1,3 +1,324 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * Running one command (spec §6.2-6.5): confine it (or not, for danger-full-access), spawn it in
+ * a new session with a scrubbed environment, pump stdin, stdout and stderr through one poll
+ * loop that also watches the child through a pidfd and the deadline, and on timeout SIGTERM the
+ * whole process group, then SIGKILL it after graceMs — a timer that outlives the leader, so a
+ * TERM-trapping descendant still dies. Once the leader is gone, the pipes get graceMs more to
+ * close: a background grandchild holding them cannot hold the result hostage. Then the outcome
+ * is classified: a runner failure outranks a denial.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../confine/confine.h"
+#include "../policy/policy.h"
 #include "exec.h"
+
+void dsb_run_result_done(dsb_run_result *r)
+{
+	if (!r)
+		return;
+	free(r->out.text);
+	free(r->out.spill_path);
+	free(r->err.text);
+	free(r->err.spill_path);
+	*r = (dsb_run_result){0};
+}
+
+/* Everything one run owns; released in one place. */
+typedef struct run {
+	int out_fd, err_fd, in_fd, pidfd;
+	pid_t pid;
+	collector *out, *err;
+	spill_dir spill;
+	char **env;
+	dsb_confined confined;
+	char *bash_argv[4];
+} run;
+
+static void run_done(run *r)
+{
+	const int fds[] = {r->out_fd, r->err_fd, r->in_fd, r->pidfd};
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	collector_free(r->out);
+	collector_free(r->err);
+	spill_dir_done(&r->spill);
+	strv_free(r->env);
+	dsb_confined_done(&r->confined);
+}
+
+/* Reads what is there from *@fd into @c (and @tee); closes it at EOF. -errno, -ENOMEM. */
+static int pump(int *fd, collector *c, int tee)
+{
+	char buf[65536];
+	ssize_t n = read(*fd, buf, sizeof(buf));
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n == 0) {
+		close(*fd);
+		*fd = -1;
+		return 0;
+	}
+	if (tee >= 0) {
+		/* A person watching sees stderr as it comes; a closed stderr is their choice. */
+		for (ssize_t off = 0; off < n;) {
+			ssize_t k = write(tee, buf + off, (size_t)(n - off));
+			if (k <= 0)
+				break;
+			off += k;
+		}
+	}
+	return c ? collector_write(c, buf, (size_t)n) : 0;
+}
+
+/* Signals the whole process group (the child leads its own session), else just the child. */
+static void signal_group(pid_t pid, int sig)
+{
+	if (kill(-pid, sig) < 0)
+		(void)kill(pid, sig);
+}
+
+/*
+ * The loop: until the leader has exited and both pipes are closed (or the drain bound passed).
+ * Fills exit status and timed_out.
+ */
+static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t timeout_ms,
+		    uint64_t grace_ms, int tee, int *ret_status, bool *ret_timed_out)
+{
+	/* UINT64_MAX is "no timeout" (a person's exec without --timeout): saturate. */
+	uint64_t start = monotonic_ms();
+	uint64_t deadline = timeout_ms > UINT64_MAX - start ? UINT64_MAX : start + timeout_ms;
+	uint64_t kill_at = 0, drain_until = 0;
+	size_t stdin_off = 0;
+	bool exited = false, timed_out = false;
+	int status = 0;
+
+	for (;;) {
+		if (exited && r->out_fd < 0 && r->err_fd < 0)
+			break;
+		uint64_t now = monotonic_ms();
+		if (!exited && !timed_out && now >= deadline) {
+			timed_out = true;
+			signal_group(r->pid, SIGTERM);
+			kill_at = now + grace_ms;
+		}
+		if (kill_at && now >= kill_at) {
+			/* Survives the leader: a descendant that trapped TERM still dies. */
+			signal_group(r->pid, SIGKILL);
+			kill_at = 0;
+		}
+		if (exited && now >= drain_until)
+			break; /* a descendant still holds a pipe: stop waiting for it */
+
+		struct pollfd p[4];
+		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid = -1;
+		if (r->out_fd >= 0)
+			p[i_out = n++] = (struct pollfd){.fd = r->out_fd, .events = POLLIN};
+		if (r->err_fd >= 0)
+			p[i_err = n++] = (struct pollfd){.fd = r->err_fd, .events = POLLIN};
+		if (r->in_fd >= 0)
+			p[i_in = n++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
+		if (!exited && r->pidfd >= 0)
+			p[i_pid = n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+
+		uint64_t wake = exited	    ? drain_until
+				: timed_out ? (kill_at ? kill_at : 0)
+					    : (deadline == UINT64_MAX ? 0 : deadline);
+		if (kill_at && (!wake || kill_at < wake))
+			wake = kill_at;
+		int wait_ms = wake ? (int)(wake > now ? (wake - now > 1000 ? 1000 : wake - now) : 0)
+				   : 1000;
+		if (!exited && r->pidfd < 0 && wait_ms > 50)
+			wait_ms = 50; /* no pidfd: notice the exit by polling waitpid */
+		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+			return -errno;
+
+		int rr = 0;
+		if (i_out >= 0 && p[i_out].revents)
+			rr = pump(&r->out_fd, r->out, -1);
+		if (rr >= 0 && i_err >= 0 && p[i_err].revents)
+			rr = pump(&r->err_fd, r->err, tee);
+		if (rr < 0)
+			return rr;
+		if (i_in >= 0 && p[i_in].revents) {
+			ssize_t k = p[i_in].revents & POLLOUT && stdin_off < stdin_len
+					    ? write(r->in_fd, stdin_text + stdin_off,
+						    stdin_len - stdin_off)
+					    : -1;
+			if (k > 0)
+				stdin_off += (size_t)k;
+			/* Done, or the command stopped reading: close, as Node ends stdin. */
+			if (k < 0 || stdin_off == stdin_len) {
+				close(r->in_fd);
+				r->in_fd = -1;
+			}
+		}
+		if (!exited && (i_pid < 0 || p[i_pid].revents)) {
+			pid_t w = waitpid(r->pid, &status, WNOHANG);
+			if (w == r->pid) {
+				exited = true;
+				drain_until = monotonic_ms() + grace_ms;
+			}
+		}
+	}
+	*ret_status = status;
+	*ret_timed_out = timed_out;
+	return 0;
+}
+
+/* The command and its limits, as resolve() turns a request into a spec (spec §6.1). */
+static int check_request(const dsb_config *cfg, const dsb_run_request *req, uint64_t *ret_timeout,
+			 dsb_error *reterr)
+{
+	if (!!req->command == !!req->argv)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "give a command or an argv, not both");
+	if (req->argv && (!req->argv[0] || !req->argv[0][0]))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid argv: expected a non-empty program name at argv[0]");
+	uint64_t t = req->timeout_ms ? req->timeout_ms : cfg->timeout_ms;
+	*ret_timeout = t < cfg->max_timeout_ms ? t : cfg->max_timeout_ms;
+	return 0;
+}
+
+int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
+		 const dsb_run_request *req, dsb_run_result *ret, dsb_error *reterr)
+{
+	if (!cfg || !policy || !req || !ret ||
+	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
+	uint64_t timeout_ms;
+	int r = check_request(cfg, req, &timeout_ms, reterr);
+	if (r < 0)
+		return r;
+
+	run x = {.out_fd = -1, .err_fd = -1, .in_fd = -1, .pidfd = -1};
+	char *const *argv = req->argv;
+	if (req->command) {
+		x.bash_argv[0] = (char *)"bash";
+		x.bash_argv[1] = (char *)"-c";
+		x.bash_argv[2] = (char *)req->command;
+		argv = x.bash_argv;
+	}
+
+	/* danger-full-access never reaches the provider (spec §1.1, §6.5). */
+	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS) {
+		x.confined.argv = strv_copy(argv);
+		if (!x.confined.argv)
+			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	} else
+		r = dsb_provider_confine(provider, policy, argv, &x.confined, reterr);
+
+	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
+	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;
+	if (r >= 0) {
+		x.env = env_build(environ, req->env, req->dsh_env);
+		if (!req->passthrough)
+			x.out = collector_new("stdout", out_cap, spill_cap, &x.spill);
+		x.err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x.spill);
+		if (!x.env || (!req->passthrough && !x.out) || !x.err)
+			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
+
+	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
+	_cleanup_close_ int devnull = -1;
+	if (r >= 0 &&
+	    ((!req->passthrough && pipe2(out_pipe, O_CLOEXEC) < 0) ||
+	     pipe2(err_pipe, O_CLOEXEC) < 0 || (req->stdin_text && pipe2(in_pipe, O_CLOEXEC) < 0) ||
+	     (!req->stdin_text && !req->passthrough &&
+	      (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)))
+		r = dsb_fail_errno(reterr, DSB_E_IO, errno, "cannot create pipes");
+
+	if (r >= 0) {
+		dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
+		o.stdin_fd = req->stdin_text ? in_pipe[0] : devnull;
+		o.stdout_fd = out_pipe[1];
+		o.stderr_fd = err_pipe[1];
+		o.cwd = req->workdir;
+		o.envp = x.env;
+		/*
+		 * Its own session, so the timeout reaches every descendant (DSH's detached spawn).
+		 * A person's command stays in our process group instead, where the terminal's
+		 * Ctrl-C and job control still reach it.
+		 */
+		o.new_session = !req->passthrough;
+		r = dsb_confined_spawn(&x.confined, policy->mode, &o, &x.pid, reterr);
+	}
+	/* Our copies of the child's ends go, so EOF means the child's side is closed. */
+	const int child_ends[] = {out_pipe[1], err_pipe[1], in_pipe[0]};
+	for (size_t i = 0; i < ELEMENTSOF(child_ends); i++)
+		if (child_ends[i] >= 0)
+			close(child_ends[i]);
+	x.out_fd = out_pipe[0];
+	x.err_fd = err_pipe[0];
+	x.in_fd = in_pipe[1];
+	if (r < 0) {
+		run_done(&x);
+		return r;
+	}
+
+	x.pidfd = pidfd_open_raw(x.pid); /* < 0: no pidfd, run_loop polls waitpid() instead */
+	if (x.in_fd >= 0)
+		(void)fcntl(x.in_fd, F_SETFL, O_NONBLOCK);
+	int status = 0;
+	bool timed_out = false;
+	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
+		     req->passthrough ? STDERR_FILENO : -1, &status, &timed_out);
+	if (r < 0) {
+		signal_group(x.pid, SIGKILL);
+		(void)waitpid(x.pid, NULL, 0);
+		run_done(&x);
+		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
+				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
+	}
+
+	dsb_run_result res = {
+		.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+		.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+		.timed_out = timed_out,
+		.timeout_ms = timeout_ms,
+		.sandboxed = true,
+		.mode = policy->mode,
+	};
+	if (x.out)
+		r = collector_finish(x.out, &res.out);
+	if (r >= 0)
+		r = collector_finish(x.err, &res.err);
+	if (r >= 0 && !res.out.text && !(res.out.text = strdup("")))
+		r = -ENOMEM;
+	if (r < 0) {
+		run_done(&x);
+		dsb_run_result_done(&res);
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
+
+	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
+		/* A runner failure outranks a denial: the command did not really run (§6.5). */
+		_cleanup_free_ char *detail =
+			classify_runner_failure(res.exit_code, res.err.text, res.err.len,
+						x.confined.rules, x.confined.n_rules);
+		if (detail) {
+			run_done(&x);
+			dsb_run_result_done(&res);
+			return policy_fail_unavailable(reterr, policy->mode, detail);
+		}
+		res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
+					     x.confined.denial_signatures);
+		res.has_enforcement = true;
+		res.enforcement = x.confined.enforcement;
+	}
+	run_done(&x);
+	*ret = res;
+	return 0;
+}

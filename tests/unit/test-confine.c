@@ -180,7 +180,7 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 
 	/* A runner that cannot start: Node's spawn error text, as DSH reports it. */
 	char *missing[] = {(char *)"dsb-no-such-runner", NULL};
-	dsb_confined c = {.argv = missing};
+	dsb_confined c = {.argv = missing, .backend = (char *)"runner"};
 	assert_int_equal(spawn_capture(&c, out, sizeof(out), &err), -DSB_E_SANDBOX_UNAVAILABLE);
 	assert_non_null(strstr(err.message, "Runner failure: Error: spawn dsb-no-such-runner "
 					    "ENOENT"));
@@ -189,7 +189,8 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/no/such/grant/root", NULL};
 	landlock_plan plan = {.ro = ro, .rw = rw};
 	char *touch[] = {(char *)"touch", (char *)"/tmp/dsb-never-created", NULL};
-	dsb_confined ll = {.argv = touch, .landlock = true, .plan = &plan};
+	dsb_confined ll = {
+		.argv = touch, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
 	assert_int_equal(spawn_capture(&ll, out, sizeof(out), &err), -DSB_E_SANDBOX_UNAVAILABLE);
 	assert_non_null(strstr(err.message, "Runner failure: landlock-run: cannot open rule path: "
 					    "/no/such/grant/root: No such file or directory"));
@@ -197,10 +198,12 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 
 	char *rw_ok[] = {(char *)"/dev/null", NULL};
 	plan.rw = rw_ok;
-	assert_int_equal(
-		spawn_capture(&(dsb_confined){.argv = missing, .landlock = true, .plan = &plan},
-			      out, sizeof(out), &err),
-		-DSB_E_SANDBOX_UNAVAILABLE);
+	assert_int_equal(spawn_capture(&(dsb_confined){.argv = missing,
+						       .landlock = true,
+						       .backend = (char *)"landlock",
+						       .plan = &plan},
+				       out, sizeof(out), &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
 	assert_non_null(strstr(err.message, "Runner failure: landlock-run: exec failed: No such "
 					    "file or directory"));
 }
@@ -218,6 +221,7 @@ static void test_a_command_cannot_fake_a_runner_failure(void **state)
 	char out[512];
 	dsb_error err = {0};
 	/* The spawn succeeded: whatever the command says is only its own output. */
+	c.backend = (char *)"landlock";
 	assert_int_equal(spawn_capture(&c, out, sizeof(out), &err), 125);
 	assert_non_null(strstr(out, "landlock-run: landlock is not enforced"));
 }

@@ -1,21 +1,394 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * Unit tests of the executor (spec §6.2-6.5, §11.14-11.17) through dsb_exec_run(): outcomes,
+ * timeouts and process-group kills, the post-exit pipe drain bound, output limits and spill
+ * files, the environment, stdin, and classification (runner failure > denial > ordinary) on
+ * both backends. Real processes; both backends must be usable here (never skipped).
+ */
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-static void test_placeholder(void **state)
+#include "src/exec/exec.h"
+#include "src/policy/policy.h"
+#include "helpers.h"
+
+typedef struct fixture {
+	char *dir;
+	dsb_config *cfg;
+	dsb_provider *bwrap, *landlock;
+} fixture;
+
+static dsb_provider *provider_for(dsb_config *cfg, dsb_backend b)
 {
-	(void)state;
+	cfg->backends[0] = b;
+	cfg->n_backends = 1;
+	dsb_provider *p = NULL;
+	assert_int_equal(dsb_provider_new(cfg, NULL, &p, NULL), 0);
+	return p;
+}
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+	f->dir = dsb_test_mkdtemp();
+	f->cfg = dsb_config_new();
+	f->cfg->grace_ms = 300; /* keep the kill tests short */
+	f->bwrap = provider_for(f->cfg, DSB_BACKEND_BWRAP);
+	f->landlock = provider_for(f->cfg, DSB_BACKEND_LANDLOCK);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	dsb_provider_free(f->bwrap);
+	dsb_provider_free(f->landlock);
+	dsb_config_free(f->cfg);
+	dsb_test_rm_rf(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs @command under @mode (with @p for confined modes) in the fixture dir as workspace. */
+static int run_cmd(fixture *f, dsb_provider *p, dsb_mode mode, const char *command,
+		   uint64_t timeout_ms, dsb_run_result *res, dsb_error *err)
+{
+	dsb_exec_policy pol = {.mode = mode, .workspace_root = f->dir};
+	dsb_run_request req = {.command = command, .workdir = f->dir, .timeout_ms = timeout_ms};
+	*res = (dsb_run_result){0};
+	return dsb_exec_run(p, f->cfg, &pol, &req, res, err);
+}
+
+static void test_outcomes_and_streams(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS,
+				 "echo out; echo err >&2; exit 3", 0, &r, NULL),
+			 0);
+	assert_int_equal(r.exit_code, 3);
+	assert_int_equal(r.signal, 0);
+	assert_string_equal(r.out.text, "out\n");
+	assert_string_equal(r.err.text, "err\n");
+	assert_false(r.timed_out);
+	assert_true(r.sandboxed);
+	assert_int_equal(r.mode, DSB_MODE_DANGER_FULL_ACCESS);
+	assert_false(r.has_enforcement); /* no enforcement key for full access */
+	assert_int_equal(r.timeout_ms, DSB_DEFAULT_TIMEOUT_MS);
+	dsb_run_result_done(&r);
+
+	/* 126 and 127 from a launched child are ordinary outcomes. */
+	assert_int_equal(
+		run_cmd(f, f->landlock, DSB_MODE_READ_ONLY, "no-such-command-xyz", 0, &r, NULL), 0);
+	assert_int_equal(r.exit_code, 127);
+	assert_false(r.denied);
+	dsb_run_result_done(&r);
+}
+
+static void test_timeout_kills_the_group(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	double t0 = now();
+	assert_int_equal(run_cmd(f, f->bwrap, DSB_MODE_READ_ONLY, "sleep 30", 200, &r, NULL), 0);
+	assert_true(r.timed_out);
+	assert_int_equal(r.timeout_ms, 200);
+	assert_true(r.exit_code != 0 || r.signal != 0);
+	assert_true(now() - t0 < 5);
+	dsb_run_result_done(&r);
+}
+
+static void test_term_trapping_descendant_still_dies(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	char *marker = NULL;
+	assert_true(asprintf(&marker, "%s/survivor", f->dir) > 0);
+	/* The leader and a grandchild ignore TERM; after graceMs the group gets SIGKILL. */
+	char *cmd = NULL;
+	assert_true(asprintf(&cmd, "trap '' TERM; (trap '' TERM; sleep 3; touch %s) & sleep 30",
+			     marker) > 0);
+	double t0 = now();
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS, cmd, 200, &r, NULL), 0);
+	assert_true(r.timed_out);
+	assert_int_equal(r.signal, SIGKILL);
+	assert_true(now() - t0 < 3);
+	sleep(4);
+	assert_int_equal(access(marker, F_OK), -1); /* the grandchild died with the group */
+	dsb_run_result_done(&r);
+	free(cmd);
+	free(marker);
+}
+
+static void test_trapped_term_with_exit_zero(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS,
+				 "trap 'exit 0' TERM; sleep 30 & wait", 200, &r, NULL),
+			 0);
+	assert_true(r.timed_out);
+	assert_int_equal(r.exit_code, 0);
+	dsb_run_result_done(&r);
+}
+
+static void test_background_grandchild_cannot_hold_the_result(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	double t0 = now();
+	/* The leader exits at once; a detached grandchild keeps stdout open for 30 s. */
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS,
+				 "echo early; (setsid sleep 30 &) ; exit 0", 0, &r, NULL),
+			 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(r.out.text, "early\n");
+	assert_false(r.timed_out);
+	assert_true(now() - t0 < 3); /* bounded by graceMs (300 ms here), not by the sleep */
+	dsb_run_result_done(&r);
+}
+
+static void test_signal_death(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	assert_int_equal(run_cmd(f, f->landlock, DSB_MODE_READ_ONLY, "kill -TERM $$", 0, &r, NULL),
+			 0);
+	assert_int_equal(r.exit_code, -1);
+	assert_int_equal(r.signal, SIGTERM);
+	assert_false(r.denied); /* a signal death is never a denial */
+	dsb_run_result_done(&r);
+}
+
+static void test_hundred_megabytes(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	f->cfg->max_spill_bytes = 200u * 1024 * 1024;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS,
+				 "head -c 100000000 /dev/zero | tr '\\0' x; printf END", 0, &r,
+				 NULL),
+			 0);
+	getrusage(RUSAGE_SELF, &after);
+	assert_true(r.out.truncated);
+	assert_int_equal(r.out.len, DSB_DEFAULT_MAX_OUTPUT_BYTES);
+	assert_memory_equal(r.out.text + r.out.len - 4, "xEND", 4);
+	assert_non_null(r.out.spill_path);
+	struct stat st;
+	assert_int_equal(stat(r.out.spill_path, &st), 0);
+	assert_int_equal(st.st_size, 100000003);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* Memory stays bounded: the tail, not the stream (ASan's own overhead aside). */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024);
+	unlink(r.out.spill_path);
+	dsb_run_result_done(&r);
+
+	/* Past maxSpillBytes the spill is dropped: no path. */
+	f->cfg->max_spill_bytes = 1000000;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS, "head -c 2000000 /dev/zero",
+				 0, &r, NULL),
+			 0);
+	assert_true(r.out.truncated);
+	assert_null(r.out.spill_path);
+	dsb_run_result_done(&r);
+}
+
+static void test_binary_output_and_early_close(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS,
+				 "printf 'a\\000b\\377c'; exec 1>&-; sleep 0.2; echo late >&2", 0,
+				 &r, NULL),
+			 0);
+	assert_int_equal(r.out.len, 5);
+	assert_memory_equal(r.out.text, "a\0b\377c", 5);
+	assert_string_equal(r.err.text, "late\n");
+	dsb_run_result_done(&r);
+}
+
+static void test_environment_is_scrubbed_and_managed(void **state)
+{
+	fixture *f = *state;
+	setenv("MY_API_KEY", "leak", 1);
+	setenv("dsh_private", "leak", 1);
+	setenv("PLAIN_VAR", "kept", 1);
+	char *dsh[] = {(char *)"DSH_HOME=/h", (char *)"DSH_SHELL=1", NULL};
+	char *extra[] = {(char *)"TERM=xterm", NULL};
+	dsb_exec_policy pol = {.mode = DSB_MODE_DANGER_FULL_ACCESS, .workspace_root = f->dir};
+	dsb_run_request req = {
+		.command = "env | sort | grep -E "
+			   "'^(MY_|dsh_|DSH_|PLAIN|TERM|NO_COLOR|PAGER|GIT_PAGER)'",
+		.env = extra,
+		.dsh_env = dsh,
+	};
+	dsb_run_result r = {0};
+	assert_int_equal(dsb_exec_run(NULL, f->cfg, &pol, &req, &r, NULL), 0);
+	assert_string_equal(r.out.text, "DSH_HOME=/h\nDSH_SHELL=1\nGIT_PAGER=cat\nNO_COLOR=1\n"
+					"PAGER=cat\nPLAIN_VAR=kept\nTERM=xterm\n");
+	dsb_run_result_done(&r);
+	unsetenv("MY_API_KEY");
+	unsetenv("dsh_private");
+	unsetenv("PLAIN_VAR");
+}
+
+static void test_stdin_and_workdir(void **state)
+{
+	fixture *f = *state;
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = f->dir};
+	dsb_run_request req = {
+		.command = "cat; pwd",
+		.stdin_text = "from stdin\n",
+		.stdin_len = 11,
+		.workdir = "/",
+	};
+	dsb_run_result r = {0};
+	assert_int_equal(dsb_exec_run(f->landlock, f->cfg, &pol, &req, &r, NULL), 0);
+	assert_string_equal(r.out.text, "from stdin\n/\n");
+	dsb_run_result_done(&r);
+
+	/* No stdin given: /dev/null. */
+	req.stdin_text = NULL;
+	req.command = "cat; echo done";
+	assert_int_equal(dsb_exec_run(f->landlock, f->cfg, &pol, &req, &r, NULL), 0);
+	assert_string_equal(r.out.text, "done\n");
+	dsb_run_result_done(&r);
+
+	/* A workdir that does not exist is an ordinary failure, not SANDBOX_UNAVAILABLE. */
+	dsb_error err;
+	req.workdir = "/no/such/workdir";
+	assert_int_equal(dsb_exec_run(f->landlock, f->cfg, &pol, &req, &r, &err), -DSB_E_IO);
+}
+
+static void test_denials_in_each_dialect(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	/* bwrap: EROFS is its dialect; the enforcement is reported. */
+	assert_int_equal(
+		run_cmd(f, f->bwrap, DSB_MODE_READ_ONLY, "echo x > /etc/dsb-denied", 0, &r, NULL),
+		0);
+	assert_true(r.denied);
+	assert_true(r.has_enforcement);
+	assert_int_equal(r.enforcement, DSB_ENFORCEMENT_FULL);
+	dsb_run_result_done(&r);
+
+	/* Under bwrap "Permission denied" is ordinary DAC, not the sandbox (spec §5.7). */
+	assert_int_equal(run_cmd(f, f->bwrap, DSB_MODE_READ_ONLY,
+				 "echo 'cat: x: Permission denied' >&2; exit 1", 0, &r, NULL),
+			 0);
+	assert_false(r.denied);
+	dsb_run_result_done(&r);
+
+	/* Landlock: EACCES. */
+	assert_int_equal(run_cmd(f, f->landlock, DSB_MODE_WORKSPACE_WRITE,
+				 "echo x > /etc/dsb-denied", 0, &r, NULL),
+			 0);
+	assert_true(r.denied);
+	assert_int_equal(r.mode, DSB_MODE_WORKSPACE_WRITE);
+	dsb_run_result_done(&r);
+
+	/* A denial needs a non-zero exit. */
+	assert_int_equal(run_cmd(f, f->landlock, DSB_MODE_READ_ONLY,
+				 "echo x > /etc/dsb-denied; exit 0", 0, &r, NULL),
+			 0);
+	assert_false(r.denied);
+	dsb_run_result_done(&r);
+}
+
+static void test_runner_failures_outrank_denials(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r = {0};
+	dsb_error err = {0};
+	dsb_exec_policy pol = {.mode = DSB_MODE_READ_ONLY, .workspace_root = f->dir};
+	dsb_run_request req = {.command = "echo x > /etc/y"};
+
+	/* A configured runner that is missing: Node's spawn error, as DSH words it. */
+	dsb_config *cfg = dsb_config_new();
+	assert_int_equal(strv_push(&cfg->runner_command, "dsb-missing-runner"), 0);
+	assert_int_equal(strv_push(&cfg->runner_failure_signatures, "fake-runner: "), 0);
+	dsb_provider *p = NULL;
+	assert_int_equal(dsb_provider_new(cfg, NULL, &p, NULL), 0);
+	assert_int_equal(dsb_exec_run(p, cfg, &pol, &req, &r, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "Runner failure: Error: spawn dsb-missing-runner "
+					    "ENOENT"));
+	dsb_provider_free(p);
+
+	/* A runner whose fatal line shows up: SANDBOX_UNAVAILABLE with that line, not a denial. */
+	char *runner = NULL;
+	assert_true(asprintf(&runner, "%s/fake-runner", f->dir) > 0);
+	const char script[] = "#!/bin/sh\necho 'Read-only file system' >&2\n"
+			      "echo 'fake-runner: profile rejected' >&2\nexit 1\n";
+	dsb_test_write_file(runner, script, sizeof(script) - 1);
+	assert_int_equal(chmod(runner, 0755), 0);
+	free(cfg->runner_command[0]);
+	cfg->runner_command[0] = runner;
+	assert_int_equal(dsb_provider_new(cfg, NULL, &p, NULL), 0);
+	assert_int_equal(dsb_exec_run(p, cfg, &pol, &req, &r, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "Runner failure: fake-runner: profile rejected"));
+	dsb_provider_free(p);
+	dsb_config_free(cfg);
+}
+
+static void test_exit_125_from_the_command_is_ordinary(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result r;
+	/* In-process Landlock has no stderr rule: a command cannot fake a runner failure. */
+	assert_int_equal(run_cmd(f, f->landlock, DSB_MODE_READ_ONLY,
+				 "echo 'landlock-run: fake' >&2; exit 125", 0, &r, NULL),
+			 0);
+	assert_int_equal(r.exit_code, 125);
+	dsb_run_result_done(&r);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_placeholder),
+		cmocka_unit_test_setup_teardown(test_outcomes_and_streams, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_kills_the_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_term_trapping_descendant_still_dies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_trapped_term_with_exit_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_background_grandchild_cannot_hold_the_result,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_death, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hundred_megabytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_binary_output_and_early_close, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_environment_is_scrubbed_and_managed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_and_workdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denials_in_each_dialect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runner_failures_outrank_denials, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_exit_125_from_the_command_is_ordinary, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* What `bash` and `exec` share. */
+#ifndef DSB_CLI_RUN_COMMON_H
+#define DSB_CLI_RUN_COMMON_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+typedef struct run_args {
+	cli_policy_args policy;
+	const char *workdir;
+	const char *timeout;
+	const char *backend;
+	bool json;
+} run_args;
+
+/* The long options both take; getopt's return values map onto run_parse_option(). */
+extern const struct option run_options[];
+
+/* Takes getopt's @c for one of the shared options: 1 when it was one, else 0. */
+int run_parse_option(int c, const char *arg, cli_global *global, run_args *args);
+
+/* --timeout MS: a positive whole number, else the bash tool's validation text. */
+int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
+
+/* The command's working directory (spec §6.7 step 5). -ENOMEM. */
+int run_workdir(const char *base, const char *workdir, char **ret_dir);
+
+/* The managed DSH_* variables (spec §6.9), key-sorted. -ENOMEM. */
+int run_dsh_env(dsb_session *session, char ***ret_env);
+
+/* Everything one run needs, resolved from the options. */
+typedef struct run_context {
+	dsb_config *cfg;
+	dsb_exec_policy policy;
+	dsb_store *store;
+	dsb_session *session;
+	dsb_provider *provider; /* NULL for danger-full-access */
+	char *workdir;
+	char **dsh_env;
+	uint64_t timeout_ms; /* 0: the configured default */
+} run_context;
+
+int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err);
+void run_context_done(run_context *ctx);
+
+#endif
