@@ -11,6 +11,7 @@
 #define DSB_VERSION_PATCH  0
 #define DSB_VERSION_STRING "0.1.0"
 
+#include <dsb/approval.h>
 #include <dsb/confine.h>
 #include <dsb/error.h>
 #include <dsb/exec.h>

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the approval piece.
+ *
+ *   escalation.c  WIDER_MODES, validateEscalationArgs, approveEscalation (spec §8.1-8.2)
+ *   service.c     the approval service: turn enclosure, the audit pair, the policy gate, the
+ *                 answerers, the live policy switch (spec §8.3-8.5)
+ *   presets.c     permission presets and the /permission command (spec §8.6-8.7)
+ */
+#ifndef DSB_APPROVAL_APPROVAL_H
+#define DSB_APPROVAL_APPROVAL_H
+
+#include <dsb/approval.h>
+
+#include "../core/core.h"
+#include "../policy/policy.h"
+
+/* --- service.c ------------------------------------------------------------------------------ */
+
+/* The session's effective approval policy: its last approval/policy, else @cfg's. */
+int approval_effective_policy(dsb_session *s, const dsb_config *cfg,
+			      dsb_approval_policy *ret_policy, dsb_error *reterr);
+
+/*
+ * The live switch (spec §8.5): nothing when @policy is already effective; else appends
+ * approval/policy and the user/message notice `The approval policy changed from "A" to "B"
+ * (changed by the user).` with source {"kind":"plugin","plugin":"user-approval"}.
+ * Returns 1 when it switched, 0 when it was a no-op.
+ */
+int approval_set_policy(dsb_session *s, const dsb_config *cfg, dsb_approval_policy policy,
+			dsb_error *reterr);
+
+/* Whether the session's log sits inside an open turn; *@ret_last_turn: the last turn number. */
+int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn,
+			dsb_error *reterr);
+
+/* --- presets.c ------------------------------------------------------------------------------ */
+
+/*
+ * The preset new sessions are pinned to (spec §8.6): permission.defaultPreset, else the first
+ * table entry whose bundle matches the composed defaults (the configured mode and approval
+ * policy), else DSB_E_CONFIG_INVALID with `permission: composed sandbox and approval defaults
+ * match no preset; configure defaultPreset explicitly`. *@ret points into @cfg.
+ */
+int presets_default(const dsb_config *cfg, const dsb_preset **ret, dsb_error *reterr);
+
+/* current(events): the derived preset name, "custom" when none matches. New string. */
+int presets_current(dsb_session *s, const dsb_config *cfg, char **ret_name, dsb_error *reterr);
+
+/*
+ * The /permission command's apply (spec §8.6 steps 1-4): appends permission/preset when the
+ * current preset differs, sandbox/mode when the bundle's mode differs from the effective one,
+ * and switches the approval policy through approval_set_policy() (with its notice) when it
+ * differs. An unknown name is DSB_E_INVALID_ARGS `unknown preset "X" (available: A, B)` and
+ * appends nothing.
+ */
+int presets_apply(dsb_session *s, const dsb_config *cfg, const char *name, dsb_error *reterr);
+
+/* Pinning at session creation (spec §8.6): a fresh session gets the three events in order. */
+int presets_pin(dsb_session *s, const dsb_config *cfg, dsb_error *reterr);
+
+#endif
