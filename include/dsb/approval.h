@@ -43,7 +43,7 @@ DSB_API bool dsb_escalation_is_wider(dsb_mode effective, dsb_mode requested);
 
 /* What an answerer is shown and decides on. Strings borrowed. */
 typedef struct dsb_approval_request {
-	const char *id;        /* the audit id (set by the service) */
+	const char *id;	       /* the audit id (set by the service) */
 	const char *tool_name; /* "bash", "write", ... */
 	const char *call_id;   /* NULL when none */
 	const char *reason;    /* "escalate sandbox to MODE: JUSTIFICATION" */

@@ -88,7 +88,8 @@ DSB_API int dsb_config_load_file(const char *path, dsb_config **ret_cfg, dsb_err
 
 /*
  * Applies the environment's DSH_PERMISSION_MODE, passed as @permission_mode (NULL when unset),
- * which overrides the configured mode. A value outside the three modes (the empty string too)
+ * which overrides the configured mode; danger-full-access also sets the approval policy to
+ * never, as DSH's shipped bundle does. A value outside the three modes (the empty string too)
  * fails with DSB_E_CONFIG_INVALID naming DSH_PERMISSION_MODE; @cfg is then unchanged.
  */
 DSB_API int dsb_config_apply_env(dsb_config *cfg, const char *permission_mode, dsb_error *reterr);

@@ -30,9 +30,40 @@ int approval_effective_policy(dsb_session *s, const dsb_config *cfg,
 int approval_set_policy(dsb_session *s, const dsb_config *cfg, dsb_approval_policy policy,
 			dsb_error *reterr);
 
+/*
+ * approval.request() (spec §8.3): inside an open turn only (else DSB_E_INVALID_ARGS with DSH's
+ * text, nothing appended); appends approval/asked, decides (policy never: rejected; else
+ * @answer, where NULL, a failure or an off-vocabulary outcome mean unavailable), appends
+ * approval/decided, and returns the outcome. Sets req->id and req->session_id for @answer.
+ */
+int approval_request(dsb_session *s, const dsb_config *cfg, dsb_approval_request *req,
+		     dsb_answerer_fn answer, void *userdata, dsb_approval_outcome *ret_outcome,
+		     dsb_error *reterr);
+
 /* Whether the session's log sits inside an open turn; *@ret_last_turn: the last turn number. */
-int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn,
-			dsb_error *reterr);
+int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn, dsb_error *reterr);
+
+/* --- escalation.c --------------------------------------------------------------------------- */
+
+/* One escalation request (spec §8.2). Strings borrowed. */
+typedef struct dsb_escalation {
+	dsb_mode requested;
+	const char *justification;
+	dsb_mode effective;	  /* the call's standing mode */
+	const char *subject;	  /* "command" (bash) or "operation" (fs) */
+	const char *tool_name;	  /* "bash", "write", "edit" */
+	const char *call_id;	  /* NULL when none */
+	const char *subject_text; /* the command or path, for the person asked */
+} dsb_escalation;
+
+/*
+ * approveEscalation (spec §8.2), in order and fail-closed: not strictly wider; no agent (@s
+ * NULL); then the approval service. Every refusal is DSB_E_ESCALATION_REFUSED with DSH's text;
+ * a grant sets *@ret_granted to the requested mode.
+ */
+int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
+		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
+		      dsb_error *reterr);
 
 /* --- presets.c ------------------------------------------------------------------------------ */
 

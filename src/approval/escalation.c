@@ -1,3 +1,113 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
+/*
+ * One-shot escalation (spec §8.1-8.2): a call may ask, once, for a mode strictly wider than its
+ * own, with a justification. The checks run in DSH's order and fail closed before anything
+ * runs; a grant is the requested mode for this call only, and only the audit pair is written.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "approval.h"
+
+bool dsb_escalation_is_wider(dsb_mode effective, dsb_mode requested)
+{
+	/* WIDER_MODES: read-only → both; workspace-write → full access; nothing is wider than it.
+	 */
+	switch (effective) {
+	case DSB_MODE_READ_ONLY:
+		return requested == DSB_MODE_WORKSPACE_WRITE ||
+		       requested == DSB_MODE_DANGER_FULL_ACCESS;
+	case DSB_MODE_WORKSPACE_WRITE:
+		return requested == DSB_MODE_DANGER_FULL_ACCESS;
+	case DSB_MODE_DANGER_FULL_ACCESS:
+	case _DSB_MODE_MAX:
+	case _DSB_MODE_INVALID:
+		break;
+	}
+	return false;
+}
+
+static bool blank(const char *s)
+{
+	for (; *s; s++)
+		if (!isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int dsb_escalation_validate(const char *perm, const char *just, dsb_error *reterr)
+{
+	/* The schema's enum first: ESCALATION_TARGETS, read-only being the floor. */
+	if (perm && strcmp(perm, "workspace-write") != 0 && strcmp(perm, "danger-full-access") != 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid arguments: \"sandbox_permissions\" must be one of "
+				"[\"workspace-write\",\"danger-full-access\"]");
+	if (perm && !just)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid escalation: sandbox_permissions requires a justification");
+	if (just && !perm)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid escalation: justification is only valid together with "
+				"sandbox_permissions");
+	if (just && blank(just))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid justification: expected a non-empty sentence");
+	return 0;
+}
+
+int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
+		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
+		      dsb_error *reterr)
+{
+	const char *want = dsb_mode_to_string(e->requested);
+	const char *have = dsb_mode_to_string(e->effective);
+	if (!dsb_escalation_is_wider(e->effective, e->requested))
+		return dsb_fail(
+			reterr, DSB_E_ESCALATION_REFUSED,
+			"sandbox escalation to \"%s\" is not strictly wider than this call's "
+			"current \"%s\" mode",
+			want ? want : "", have ? have : "");
+	/* Our executor always composes an approval service; an agentless call has no route. */
+	if (!s)
+		return dsb_fail(
+			reterr, DSB_E_ESCALATION_REFUSED,
+			"sandbox escalation to \"%s\" requires approval, but the call has no "
+			"agent to route it through",
+			want);
+
+	_cleanup_free_ char *reason = NULL;
+	if (asprintf(&reason, "escalate sandbox to %s: %s", want, e->justification) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	dsb_approval_request req = {
+		.tool_name = e->tool_name,
+		.call_id = e->call_id,
+		.reason = reason,
+		.subject = e->subject_text,
+	};
+	dsb_approval_outcome outcome;
+	int r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);
+	if (r < 0)
+		return r;
+
+	switch (outcome) {
+	case DSB_OUTCOME_ALLOWED_ONCE:
+		*ret_granted = e->requested;
+		return 0;
+	case DSB_OUTCOME_REJECTED:
+		return dsb_fail(reterr, DSB_E_ESCALATION_REFUSED,
+				"the user rejected escalating this %s to \"%s\"", e->subject, want);
+	case DSB_OUTCOME_CANCELLED:
+		return dsb_fail(reterr, DSB_E_ESCALATION_REFUSED,
+				"approval for escalating to \"%s\" was cancelled", want);
+	case DSB_OUTCOME_UNAVAILABLE:
+	case _DSB_OUTCOME_MAX:
+	case _DSB_OUTCOME_INVALID:
+		break;
+	}
+	return dsb_fail(
+		reterr, DSB_E_ESCALATION_REFUSED,
+		"sandbox escalation to \"%s\" requires approval, but no approval channel is "
+		"available",
+		want);
+}

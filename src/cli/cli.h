@@ -76,6 +76,7 @@ char *cli_cache_dir(const cli_global *global);
 /* cmd-*.c */
 int cmd_policy(cli_global *global, int argc, char **argv);
 int cmd_session(cli_global *global, int argc, char **argv);
+int cmd_permission(cli_global *global, int argc, char **argv);
 int cmd_probe(cli_global *global, int argc, char **argv);
 int cmd_exec(cli_global *global, int argc, char **argv);
 int cmd_bash(cli_global *global, int argc, char **argv);

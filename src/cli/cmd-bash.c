@@ -94,7 +94,7 @@ static int report(const dsb_error *err, bool json)
 int cmd_bash(cli_global *global, int argc, char **argv)
 {
 	const cli_command *cmd = cli_find_command("bash");
-	run_args args = {0};
+	run_args args = {.tool_name = "bash"};
 	int c;
 
 	opterr = 0;
@@ -116,6 +116,7 @@ int cmd_bash(cli_global *global, int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error(cmd, "expected exactly one COMMAND, got %d", argc - optind);
 	const char *command = argv[optind];
+	args.subject = command;
 
 	dsb_error err = {0};
 	if (blank(command)) {

@@ -21,7 +21,7 @@
 int cmd_exec(cli_global *global, int argc, char **argv)
 {
 	const cli_command *cmd = cli_find_command("exec");
-	run_args args = {0};
+	run_args args = {.tool_name = "exec"};
 	int c;
 
 	opterr = 0;
@@ -43,6 +43,7 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 		return cli_usage_error(cmd,
 				       "no command given (dsh-sandbox exec [OPTIONS] -- ARGV...)");
 
+	args.subject = argv[optind];
 	dsb_error err = {0};
 	run_context ctx;
 	dsb_run_result res = {0};

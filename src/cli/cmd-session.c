@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../core/core.h"
+#include "../approval/approval.h"
 #include "../session/session.h"
 #include "cli.h"
 
@@ -112,13 +113,24 @@ static int session_cwd(const char *given, char **ret_cwd, dsb_error *err)
 static int cmd_new(const cli_global *global, const session_args *args, dsb_error *err)
 {
 	_cleanup_free_ char *cwd = NULL;
+	dsb_config *cfg = NULL;
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
+	const dsb_preset *def = NULL;
 	int r = session_cwd(args->cwd, &cwd, err);
+	/* A configuration with no preset to pin fails before any session exists. */
+	if (r >= 0)
+		r = cli_load_config(global, &cfg, err);
+	if (r >= 0)
+		r = presets_default(cfg, &def, err);
 	if (r >= 0)
 		r = dsb_store_open(global->store_path, &store, err);
 	if (r >= 0)
 		r = dsb_session_create(store, cwd, &session, err);
+	/* Pinned before the id is printed (spec §8.6); a failure here leaves the log behind. */
+	if (r >= 0 && (r = presets_pin(session, cfg, err)) < 0)
+		dsb_error_prefix(err, "session %s: pinning the default preset",
+				 dsb_session_id(session));
 	if (r >= 0 && args->json) {
 		strbuf sb = STRBUF_INIT;
 		r = strbuf_puts(&sb, "{\"id\":");
@@ -143,6 +155,7 @@ static int cmd_new(const cli_global *global, const session_args *args, dsb_error
 		puts(dsb_session_id(session));
 	dsb_session_free(session);
 	dsb_store_free(store);
+	dsb_config_free(cfg);
 	return r;
 }
 
@@ -399,16 +412,23 @@ static int cmd_approval(const cli_global *global, const session_args *args, dsb_
 {
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
+	dsb_config *cfg = NULL;
+	/* Validated before anything is opened or appended (spec §3.4). */
+	dsb_approval_policy policy = dsb_approval_policy_from_string(args->positional[1]);
 	int r = 0;
-	if (dsb_approval_policy_from_string(args->positional[1]) == _DSB_APPROVAL_INVALID)
+	if (policy == _DSB_APPROVAL_INVALID)
 		r = dsb_fail(err, DSB_E_INVALID_ARGS,
 			     "approval policy must be one of \"ask\" or \"never\"");
 	if (r >= 0)
-		r = open_session(global, args->positional[0], &store, &session, err);
+		r = cli_load_config(global, &cfg, err);
 	if (r >= 0)
-		r = dsb_session_set_approval(session, args->positional[1], err);
+		r = open_session(global, args->positional[0], &store, &session, err);
+	/* The live switch: a no-op when unchanged, else the event and the model's notice. */
+	if (r >= 0)
+		r = approval_set_policy(session, cfg, policy, err);
 	dsb_session_free(session);
 	dsb_store_free(store);
+	dsb_config_free(cfg);
 	return r;
 }
 

@@ -13,13 +13,18 @@ const cli_command cli_commands[] = {
 	 "new [--cwd DIR] [--json] | list [--json] | show ID [--json] | log ID |\n"
 	 "          mode ID MODE | approval ID ask|never",
 	 "create, inspect and switch sessions (ID may be a log file's path)", cmd_session},
+	{"permission", "[--session ID|PATH] [--config FILE] [PRESET]",
+	 "show or switch a session's permission preset (sandbox mode + approval policy)",
+	 cmd_permission},
 	{"exec",
 	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--workdir DIR]\n"
-	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] -- ARGV...",
+	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE]\n"
+	 "          [--sandbox-permissions MODE --justification TEXT [--call-id ID]] -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run", cmd_exec},
 	{"bash",
 	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--workdir DIR]\n"
-	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] [--json] COMMAND",
+	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] [--json]\n"
+	 "          [--sandbox-permissions MODE --justification TEXT [--call-id ID]] COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it", cmd_bash},
 	{"probe", "[--fresh] [--json] [--config FILE]",
 	 "which backends confine here, with what enforcement, and which one is used", cmd_probe},

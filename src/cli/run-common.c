@@ -9,6 +9,8 @@
 
 #include "../core/core.h"
 #include "../policy/policy.h"
+#include "../approval/approval.h"
+#include "answer.h"
 #include "run-common.h"
 
 int run_parse_option(int c, const char *arg, cli_global *global, run_args *args)
@@ -35,6 +37,15 @@ int run_parse_option(int c, const char *arg, cli_global *global, run_args *args)
 	case 'c':
 		global->config_path = arg;
 		return 1;
+	case 'p':
+		args->sandbox_permissions = arg;
+		return 1;
+	case 'J':
+		args->justification = arg;
+		return 1;
+	case 'i':
+		args->call_id = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -49,6 +60,9 @@ const struct option run_options[] = {
 	{"backend", required_argument, NULL, 'b'},
 	{"config", required_argument, NULL, 'c'},
 	{"json", no_argument, NULL, 'j'},
+	{"sandbox-permissions", required_argument, NULL, 'p'},
+	{"justification", required_argument, NULL, 'J'},
+	{"call-id", required_argument, NULL, 'i'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -127,6 +141,60 @@ int run_dsh_env(dsb_session *session, char ***ret_env)
 	return 0;
 }
 
+/* Appends turn/start or turn/end for @turn (a CLI call on an idle session is its own turn). */
+static int append_turn(dsb_session *s, bool start, int64_t turn, dsb_error *err)
+{
+	char data[96];
+	if (start)
+		(void)snprintf(data, sizeof(data), "{\"turn\":%lld}", (long long)turn);
+	else
+		(void)snprintf(data, sizeof(data),
+			       "{\"turn\":%lld,\"reason\":{\"kind\":\"completed\"}}",
+			       (long long)turn);
+	return dsb_session_append(s, start ? "turn/start" : "turn/end", data, NULL, err);
+}
+
+/*
+ * Steps 3-4 of spec §6.7: approve the escalation (before anything runs), then run this one
+ * call under the granted mode, keeping the standing root.
+ */
+static int escalate(const run_args *args, run_context *ctx, dsb_error *err)
+{
+	dsb_escalation e = {
+		.requested = dsb_mode_from_string(args->sandbox_permissions),
+		.justification = args->justification,
+		.effective = ctx->policy.mode,
+		.subject = "command",
+		.tool_name = args->tool_name,
+		.call_id = args->call_id,
+		.subject_text = args->subject,
+	};
+	bool open = true;
+	int64_t last = 0;
+	int r = 0;
+	/* Fail closed on the wider-check first, before any turn or audit event. */
+	if (ctx->session && dsb_escalation_is_wider(e.effective, e.requested)) {
+		r = approval_turn_state(ctx->session, &open, &last, err);
+		if (r >= 0 && !open) {
+			r = append_turn(ctx->session, true, last + 1, err);
+			if (r >= 0)
+				ctx->opened_turn = last + 1;
+		}
+	}
+	if (r < 0)
+		return r;
+	cli_answerer a = {
+		.argv = ctx->cfg->answerer,
+		.timeout_ms = ctx->timeout_ms ? ctx->timeout_ms : ctx->cfg->timeout_ms,
+	};
+	dsb_mode granted;
+	r = approval_escalate(ctx->session, ctx->cfg, &e, cli_answer, &a, &granted, err);
+	if (r < 0)
+		return r;
+	ctx->policy.mode = granted;
+	return 0;
+}
+
 int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err)
 {
 	*ctx = (run_context){0};
@@ -138,7 +206,11 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 				"--backend: invalid backend \"%s\" (accepted: bwrap, landlock)",
 				args->backend);
 
-	int r = cli_resolve_policy(global, &args->policy, &ctx->cfg, &ctx->policy, err);
+	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
+	int r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
+	if (r < 0)
+		return r;
+	r = cli_resolve_policy(global, &args->policy, &ctx->cfg, &ctx->policy, err);
 	if (r < 0)
 		return r;
 	if (backend >= 0) {
@@ -150,6 +222,11 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 		r = dsb_store_open(global->store_path, &ctx->store, err);
 		if (r >= 0)
 			r = dsb_session_open(ctx->store, args->policy.session, &ctx->session, err);
+		if (r < 0)
+			return r;
+	}
+	if (args->sandbox_permissions) {
+		r = escalate(args, ctx, err);
 		if (r < 0)
 			return r;
 	}
@@ -165,6 +242,8 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 
 void run_context_done(run_context *ctx)
 {
+	if (ctx->opened_turn > 0 && ctx->session)
+		(void)append_turn(ctx->session, false, ctx->opened_turn, NULL);
 	dsb_provider_free(ctx->provider);
 	dsb_session_free(ctx->session);
 	dsb_store_free(ctx->store);

@@ -13,6 +13,11 @@ typedef struct run_args {
 	const char *workdir;
 	const char *timeout;
 	const char *backend;
+	const char *sandbox_permissions; /* --sandbox-permissions MODE: a one-shot escalation */
+	const char *justification;
+	const char *call_id;
+	const char *subject;   /* what the approval prompt shows: the command */
+	const char *tool_name; /* "bash" or "exec" */
 	bool json;
 } run_args;
 
@@ -41,9 +46,17 @@ typedef struct run_context {
 	char *workdir;
 	char **dsh_env;
 	uint64_t timeout_ms; /* 0: the configured default */
+	int64_t opened_turn; /* > 0: the turn this call opened, to close when done */
 } run_context;
 
+/*
+ * Resolves everything for one run: the policy (and a one-shot escalation: validated, then
+ * approved through the session before anything runs, the call opening its own turn when the
+ * session has none open), the working directory, the DSH_* variables and the provider.
+ */
 int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err);
+
+/* Closes the turn run_prepare() opened (turn/end, reason completed) and releases @ctx. */
 void run_context_done(run_context *ctx);
 
 #endif

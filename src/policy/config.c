@@ -8,7 +8,18 @@
 
 #include "policy.h"
 
+/*
+ * The shipped DSH CLI base bundle's table (spec §1.4), not the package's two-entry default: our
+ * deployment default (read-only + ask) matches only its first entry, and a default that matches
+ * no entry would leave new sessions nothing to pin (spec §8.6). The bundle gives no labels; the
+ * two entries the package describes keep its name and description.
+ */
 static const dsb_preset default_presets[] = {
+	{
+		.key = (char *)"read-only",
+		.sandbox = DSB_MODE_READ_ONLY,
+		.approval = DSB_APPROVAL_ASK,
+	},
 	{
 		.key = (char *)"workspace-write",
 		.sandbox = DSB_MODE_WORKSPACE_WRITE,
@@ -127,6 +138,12 @@ int dsb_config_apply_env(dsb_config *cfg, const char *permission_mode, dsb_error
 	if (r < 0)
 		return r;
 	cfg->mode = mode;
+	/*
+	 * As DSH's shipped bundle composes it: full access comes without approval prompts, so
+	 * the defaults still name a preset (danger-full-access + never).
+	 */
+	if (mode == DSB_MODE_DANGER_FULL_ACCESS)
+		cfg->approval_policy = DSB_APPROVAL_NEVER;
 	return 0;
 }
 

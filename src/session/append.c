@@ -213,8 +213,8 @@ static int zstd_frame(const char *text, size_t len, char **ret_frame, size_t *re
 	return 0;
 }
 
-int log_append(const char *path, const char *type, const char *data_json, bool sync,
-	       uint64_t *ret_seq, dsb_error *reterr)
+int log_append(const char *path, const char *type, const char *data_json, const char *extra,
+	       bool sync, uint64_t *ret_seq, dsb_error *reterr)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -241,9 +241,9 @@ int log_append(const char *path, const char *type, const char *data_json, bool s
 	if (r >= 0)
 		r = json_quote_append(&line, type, strlen(type));
 	if (r >= 0)
-		r = strbuf_printf(&line, ",\"seq\":%llu,\"time\":%llu,\"data\":%s}\n",
+		r = strbuf_printf(&line, ",\"seq\":%llu,\"time\":%llu,\"data\":%s%s}\n",
 				  (unsigned long long)seq, (unsigned long long)log_now_ms(),
-				  data_json);
+				  data_json, extra ? extra : "");
 	_cleanup_free_ char *text = r >= 0 ? strbuf_take(&line) : NULL;
 	strbuf_done(&line);
 	if (!text)

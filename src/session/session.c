@@ -289,24 +289,29 @@ int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
 	return log_scan(fd, session->path, NULL, fn, userdata, ret_result, reterr);
 }
 
-/* What a forward fold keeps: the last record of one type (zstd logs cannot be read backwards). */
+/* What a forward fold keeps: the last record of some types (zstd logs cannot be read backwards). */
 struct forward_fold {
-	const char *type;
+	const char *const *types;
+	size_t n;
+	size_t which;
 	json_t *last;
 };
 
 static int fold_record(const log_record *rec, void *userdata, dsb_error *reterr)
 {
 	struct forward_fold *f = userdata;
-	if (strcmp(rec->type, f->type) == 0) {
-		json_decref(f->last);
-		f->last = json_incref(rec->json);
+	for (size_t i = 0; i < f->n; i++) {
+		if (strcmp(rec->type, f->types[i]) == 0) {
+			json_decref(f->last);
+			f->last = json_incref(rec->json);
+			f->which = i;
+		}
 	}
 	return 0;
 }
 
-/* The data of the last event of @type: 1 with *@ret_data (a new reference), or 0. */
-static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_error *reterr)
+int session_find_last(dsb_session *s, const char *const *types, size_t n, size_t *ret_which,
+		      json_t **ret_record, dsb_error *reterr)
 {
 	_cleanup_close_ int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
@@ -316,11 +321,13 @@ static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_er
 		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot stat", s->path);
 
 	_cleanup_(json_decrefp) json_t *rec = NULL;
+	size_t which = 0;
 	int r;
 	if (log_is_zstd(fd, st.st_size)) {
-		struct forward_fold f = {.type = type};
+		struct forward_fold f = {.types = types, .n = n};
 		r = log_scan(fd, s->path, NULL, fold_record, &f, NULL, reterr);
 		rec = f.last;
+		which = f.which;
 	} else {
 		off_t header_end, committed;
 		r = tail_bounds(fd, st.st_size, &header_end, &committed);
@@ -329,12 +336,26 @@ static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_er
 					"%s: empty or header-less session log", s->path);
 		if (r < 0)
 			return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", s->path);
-		r = tail_find_last(fd, s->path, header_end, committed, type, &rec, reterr);
+		r = tail_find_last(fd, s->path, header_end, committed, types, n, &which, &rec,
+				   reterr);
 	}
 	if (r < 0)
 		return r;
 	if (!rec)
 		return 0;
+	if (ret_which)
+		*ret_which = which;
+	*ret_record = TAKE_PTR(rec);
+	return 1;
+}
+
+/* The data of the last event of @type: 1 with *@ret_data (a new reference), or 0. */
+static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_error *reterr)
+{
+	_cleanup_(json_decrefp) json_t *rec = NULL;
+	int r = session_find_last(s, &type, 1, NULL, &rec, reterr);
+	if (r <= 0)
+		return r;
 	*ret_data = json_incref(json_object_get(rec, "data"));
 	return 1;
 }
@@ -429,7 +450,13 @@ int dsb_session_append(dsb_session *session, const char *type, const char *data_
 	if (!data || strpbrk(data_json, "\n\r"))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"event data: not one compact JSON value");
-	return log_append(session->path, type, data_json, session->fsync, ret_seq, reterr);
+	return log_append(session->path, type, data_json, NULL, session->fsync, ret_seq, reterr);
+}
+
+int session_append_extra(dsb_session *session, const char *type, const char *data_json,
+			 const char *extra, uint64_t *ret_seq, dsb_error *reterr)
+{
+	return log_append(session->path, type, data_json, extra, session->fsync, ret_seq, reterr);
 }
 
 /* Appends {"type":@type,"data":{"@key":"@value"}}. */
@@ -439,7 +466,7 @@ static int append_knob(dsb_session *s, const char *type, const char *key, const 
 	_cleanup_free_ char *data = NULL;
 	if (asprintf(&data, "{\"%s\":\"%s\"}", key, value) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	return log_append(s->path, type, data, s->fsync, NULL, reterr);
+	return log_append(s->path, type, data, NULL, s->fsync, NULL, reterr);
 }
 
 int dsb_session_set_mode(dsb_session *session, dsb_mode mode, dsb_error *reterr)

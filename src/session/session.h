@@ -129,6 +129,17 @@ int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn,
 int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
 		 log_scan_result *ret_result, dsb_error *reterr);
 
+/* session.c: dsb_session_append() with more envelope members (see log_append()). */
+int session_append_extra(dsb_session *session, const char *type, const char *data_json,
+			 const char *extra, uint64_t *ret_seq, dsb_error *reterr);
+
+/*
+ * session.c: the last event whose type is one of @types (@n of them), read from the end:
+ * 1 with *@ret_which (its index in @types) and *@ret_record (a new reference), or 0.
+ */
+int session_find_last(dsb_session *session, const char *const *types, size_t n, size_t *ret_which,
+		      json_t **ret_record, dsb_error *reterr);
+
 /* --- append.c ------------------------------------------------------------------------------ */
 
 /* The wall clock in epoch milliseconds (Date.now()). */
@@ -142,12 +153,13 @@ int log_create(const char *dir, const char *name, const char *header_line, char 
 	       dsb_error *reterr);
 
 /*
- * Appends {"type":@type,"seq":N,"time":T,"data":@data_json} to the log at @path (plain or zstd)
- * under an exclusive flock, after cutting a torn tail into a side file; fsyncs when @sync.
- * @data_json must already be one compact JSON value.
+ * Appends {"type":@type,"seq":N,"time":T,"data":@data_json@extra} to the log at @path (plain or
+ * zstd) under an exclusive flock, after cutting a torn tail into a side file; fsyncs when @sync.
+ * @data_json must already be one compact JSON value; @extra (NULL for none) is more envelope
+ * members in DSH's order, e.g. `,"surfaceOp":"append"`.
  */
-int log_append(const char *path, const char *type, const char *data_json, bool sync,
-	       uint64_t *ret_seq, dsb_error *reterr);
+int log_append(const char *path, const char *type, const char *data_json, const char *extra,
+	       bool sync, uint64_t *ret_seq, dsb_error *reterr);
 
 /* --- tail.c: plain logs read backwards ---------------------------------------------------- */
 
@@ -186,7 +198,8 @@ int tail_read(tail *t, off_t start, size_t n, char *buf);
  * is none. A matching line that does not parse is DSB_E_SESSION_INVALID.
  */
 int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_end,
-		   const char *type, json_t **ret_record, dsb_error *reterr);
+		   const char *const *types, size_t n, size_t *ret_which, json_t **ret_record,
+		   dsb_error *reterr);
 
 /*
  * The seq the next appended event takes, from the last line: 1 with *@ret_next, 0 when the

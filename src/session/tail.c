@@ -163,32 +163,45 @@ static int read_record(tail *t, const char *path, off_t start, off_t end, json_t
 }
 
 int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_end,
-		   const char *type, json_t **ret_record, dsb_error *reterr)
+		   const char *const *types, size_t n, size_t *ret_which, json_t **ret_record,
+		   dsb_error *reterr)
 {
-	/* The prefix every line of this type starts with, as DSH and we write it. */
-	_cleanup_free_ char *quoted = NULL;
-	if (json_quote(type, strlen(type), &quoted) < 0)
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	char prefix[256];
-	int n = snprintf(prefix, sizeof(prefix), "{\"type\":%s,", quoted);
-	if (n < 0 || (size_t)n >= sizeof(prefix))
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "event type too long");
+	/* The prefixes lines of these types start with, as DSH and we write them. */
+	char prefixes[4][256];
+	size_t lens[4];
+	if (n == 0 || n > ELEMENTSOF(prefixes))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "tail_find_last: 1 to 4 types");
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *quoted = NULL;
+		if (json_quote(types[i], strlen(types[i]), &quoted) < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+		int k = snprintf(prefixes[i], sizeof(prefixes[i]), "{\"type\":%s,", quoted);
+		if (k < 0 || (size_t)k >= sizeof(prefixes[i]))
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS, "event type too long");
+		lens[i] = (size_t)k;
+	}
 
 	tail t;
 	tail_init(&t, fd, header_end, committed_end);
 	off_t start, end;
-	char head[sizeof(prefix)];
+	char head[256];
 	int r;
 	while ((r = tail_prev_line(&t, &start, &end)) > 0) {
-		if (end - start < n)
-			continue;
-		r = tail_read(&t, start, (size_t)n, head);
+		size_t len =
+			(size_t)(end - start) < sizeof(head) ? (size_t)(end - start) : sizeof(head);
+		r = tail_read(&t, start, len, head);
 		if (r < 0)
 			break;
-		if (memcmp(head, prefix, (size_t)n) != 0)
-			continue;
-		r = read_record(&t, path, start, end, ret_record, reterr);
-		return r < 0 ? r : 1;
+		for (size_t i = 0; i < n; i++) {
+			if (len < lens[i] || memcmp(head, prefixes[i], lens[i]) != 0)
+				continue;
+			r = read_record(&t, path, start, end, ret_record, reterr);
+			if (r < 0)
+				return r;
+			if (ret_which)
+				*ret_which = i;
+			return 1;
+		}
 	}
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);

@@ -59,14 +59,29 @@ test_mode_switch_and_policy() {
 	assert_contains "$out" '"mode":"workspace-write"'
 }
 
+test_new_pins_the_default_preset() {
+	local id
+	id=$(new_session)
+	run session log "$id"
+	assert_rc 0
+	assert_streq "$(sed 's/"time":[0-9]*,//' .out)" '{"type":"permission/preset","seq":0,"data":{"preset":"read-only"}}
+{"type":"sandbox/mode","seq":1,"data":{"mode":"read-only"}}
+{"type":"approval/policy","seq":2,"data":{"policy":"ask"}}'
+	DSH_PERMISSION_MODE=danger-full-access run session new --cwd "$PWD"
+	assert_rc 0
+	run session log "$out"
+	assert_contains "$out" '"data":{"preset":"danger-full-access"}'
+	assert_contains "$out" '"data":{"policy":"never"}'
+}
+
 test_mode_appends_exactly_one_event() {
 	local id
 	id=$(new_session)
 	run session mode "$id" danger-full-access
 	run session log "$id"
 	assert_rc 0
-	[ "$(echo "$out" | wc -l)" -eq 1 ] || fail "expected one event: $out"
-	[[ "$out" =~ ^\{\"type\":\"sandbox/mode\",\"seq\":0,\"time\":[0-9]+,\"data\":\{\"mode\":\"danger-full-access\"\}\}$ ]] ||
+	[ "$(echo "$out" | wc -l)" -eq 4 ] || fail "expected the pinned three and one: $out"
+	[[ "$(echo "$out" | tail -n 1)" =~ ^\{\"type\":\"sandbox/mode\",\"seq\":3,\"time\":[0-9]+,\"data\":\{\"mode\":\"danger-full-access\"\}\}$ ]] ||
 		fail "unexpected line: $out"
 }
 
@@ -79,8 +94,7 @@ test_invalid_mode_and_policy_append_nothing() {
 	run session approval "$id" sometimes
 	assert_rc 2
 	assert_streq "$err" 'dsh-sandbox: approval policy must be one of "ask" or "never"'
-	run session log "$id"
-	assert_streq "$out" ""
+	[ "$("$DSB" session log "$id" | wc -l)" -eq 3 ] || fail "appended something"
 	run session approval "$id" never
 	assert_rc 0
 	run session show "$id" --json
@@ -93,14 +107,14 @@ test_show() {
 	run session show "$id"
 	assert_rc 0
 	assert_contains "$out" "id: $id"
-	assert_contains "$out" "mode: read-only (default)"
-	assert_contains "$out" "approvalPolicy: ask (default)"
-	assert_contains "$out" "preset: (none)"
+	assert_contains "$out" "mode: read-only (session)"
+	assert_contains "$out" "approvalPolicy: ask (session)"
+	assert_contains "$out" "preset: read-only"
 	"$DSB" session mode "$id" workspace-write
 	run session show "$id" --json
 	assert_contains "$out" "\"id\":\"$id\""
 	assert_contains "$out" '"mode":"workspace-write","modeSource":"session"'
-	assert_contains "$out" '"preset":null,"policy":{"mode":"workspace-write"'
+	assert_contains "$out" '"preset":"read-only","policy":{"mode":"workspace-write"'
 }
 
 test_list() {
@@ -178,6 +192,7 @@ test_session_usage_errors() {
 t "session new prints an id and writes DSH's header, 0600" test_new_prints_an_id_and_writes_the_header
 t "session new refuses a missing or non-directory cwd" test_new_refuses_missing_cwd
 t "session mode switches what policy --session resolves" test_mode_switch_and_policy
+t "session new pins the default preset, mode and approval, in DSH's order" test_new_pins_the_default_preset
 t "session mode appends exactly one sandbox/mode event" test_mode_appends_exactly_one_event
 t "invalid mode or approval policy appends nothing" test_invalid_mode_and_policy_append_nothing
 t "session show reports each knob and its source" test_show

@@ -94,12 +94,14 @@ static void assert_defaults(const dsb_config *cfg)
 	assert_int_equal(cfg->grace_ms, DSB_DEFAULT_GRACE_MS);
 	assert_int_equal(cfg->approval_policy, DSB_APPROVAL_ASK);
 	assert_strv_equal(cfg->answerer, none);
-	assert_int_equal(cfg->n_presets, 2);
-	assert_preset(&cfg->presets[0], "workspace-write", DSB_MODE_WORKSPACE_WRITE,
+	assert_int_equal(cfg->n_presets, 3);
+	assert_preset(&cfg->presets[0], "read-only", DSB_MODE_READ_ONLY, DSB_APPROVAL_ASK, NULL,
+		      NULL);
+	assert_preset(&cfg->presets[1], "workspace-write", DSB_MODE_WORKSPACE_WRITE,
 		      DSB_APPROVAL_ASK, "workspace-write",
 		      "Write inside the workspace and permitted temporary directories; wider "
 		      "retries require approval.");
-	assert_preset(&cfg->presets[1], "danger-full-access", DSB_MODE_DANGER_FULL_ACCESS,
+	assert_preset(&cfg->presets[2], "danger-full-access", DSB_MODE_DANGER_FULL_ACCESS,
 		      DSB_APPROVAL_NEVER, "danger-full-access",
 		      "Full file access without approval prompts.");
 	assert_null(cfg->default_preset);

@@ -411,8 +411,11 @@ static void test_env_mode_overrides_the_configured_mode(void **state)
 
 	assert_int_equal(dsb_config_apply_env(cfg, NULL, &err), 0);
 	assert_int_equal(dsb_config_mode(cfg), DSB_MODE_READ_ONLY);
+	assert_int_equal(dsb_config_apply_env(cfg, "workspace-write", &err), 0);
+	assert_int_equal(dsb_config_approval_policy(cfg), DSB_APPROVAL_ASK);
 	assert_int_equal(dsb_config_apply_env(cfg, "danger-full-access", &err), 0);
 	assert_int_equal(dsb_config_mode(cfg), DSB_MODE_DANGER_FULL_ACCESS);
+	assert_int_equal(dsb_config_approval_policy(cfg), DSB_APPROVAL_NEVER);
 
 	static const char *const refused[] = {"yolo", "", "READ-ONLY"};
 	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
