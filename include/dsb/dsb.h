@@ -15,6 +15,7 @@
 #include <dsb/confine.h>
 #include <dsb/error.h>
 #include <dsb/exec.h>
+#include <dsb/fence.h>
 #include <dsb/policy.h>
 #include <dsb/session.h>
 

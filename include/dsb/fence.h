@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The filesystem fence (spec §7): the agent's own file mutations (the write and edit tools),
+ * held to the same policy as its commands. Reads pass in every mode; read-only refuses every
+ * mutation; workspace-write allows one only beneath a writable root (spec §4.1); full access
+ * is unfenced. Beyond DSH's canonicalise-then-contain check, the mutation itself goes through
+ * a directory descriptor of the root it was allowed under, opened with openat2(RESOLVE_BENEATH
+ * | RESOLVE_NO_MAGICLINKS), so a path swapped after the check still cannot land outside; files
+ * are replaced atomically (temp file, fsync, rename). A kernel without openat2 fails closed
+ * with DSB_E_FENCE_UNAVAILABLE — never a weaker fallback.
+ */
+#ifndef DSB_FENCE_H
+#define DSB_FENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <dsb/error.h>
+#include <dsb/policy.h>
+
+/* A resolved target (spec §7.2 resolve()). Caller-owned; release with dsb_fs_target_done(). */
+typedef struct dsb_fs_target {
+	char *display_path; /* path.resolve(cwd, path) */
+	char *target_key;   /* realpath, or the nearest existing ancestor's realpath + the rest */
+} dsb_fs_target;
+
+/*
+ * resolve(path) against @cwd (absolute): FS_NOT_FOUND `file_path must be a non-empty string`
+ * for a blank path, `cannot resolve "P": a parent path segment is not a directory` on ENOTDIR.
+ */
+DSB_API int dsb_fs_resolve(const char *cwd, const char *path, dsb_fs_target *ret,
+			   dsb_error *reterr);
+DSB_API void dsb_fs_target_done(dsb_fs_target *t);
+
+/* isPathUnder (spec §7.3): the lexical fast path, then (st_dev, st_ino) ancestry. 1, 0, -code. */
+DSB_API int dsb_fs_is_under(const char *path, const char *root, dsb_error *reterr);
+
+/*
+ * checkedTarget (spec §7.2): 0 when @policy allows mutating @path (resolved afresh against
+ * @cwd); DSB_E_FS_SANDBOX_DENIED with `cannot write "DISPLAY": file access denied under MODE
+ * mode` otherwise.
+ */
+DSB_API int dsb_fence_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			    dsb_error *reterr);
+
+typedef struct dsb_fs_write_result {
+	char *display_path;
+	bool created; /* false: an existing file was replaced */
+} dsb_fs_write_result;
+
+/*
+ * Writes @content (@len bytes) to @path (relative to @cwd) under @policy: checked, then created
+ * or atomically replaced through the allowed root's descriptor, missing parent directories made
+ * beneath it. The root itself or a directory is FS_NOT_REGULAR_FILE.
+ */
+DSB_API int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			    const char *content, size_t len, dsb_fs_write_result *ret,
+			    dsb_error *reterr);
+
+typedef struct dsb_fs_edit_result {
+	char *display_path;
+	bool replaced_all;
+	size_t replacements;
+} dsb_fs_edit_result;
+
+/*
+ * Replaces @old_string with @new_string in the file at @path under @policy (every occurrence
+ * with @replace_all), atomically, with DSH's edit rules and texts: FS_EDIT_NOT_FOUND,
+ * FS_AMBIGUOUS_EDIT, `old_string must be a non-empty string`, `old_string and new_string must
+ * differ`. A denied edit leaves the file unchanged.
+ */
+DSB_API int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			   const char *old_string, const char *new_string, bool replace_all,
+			   dsb_fs_edit_result *ret, dsb_error *reterr);
+
+/* Reads the text file at @path (relative to @cwd). Not fenced: every mode reads (spec §7.6). */
+DSB_API int dsb_fs_read(const char *cwd, const char *path, char **ret_text, size_t *ret_len,
+			dsb_error *reterr);
+
+DSB_API void dsb_fs_write_result_done(dsb_fs_write_result *r);
+DSB_API void dsb_fs_edit_result_done(dsb_fs_edit_result *r);
+
+#endif

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* PLACEHOLDER */
+#include <dsb/fence.h>
