@@ -13,6 +13,7 @@
 
 #include <dsb/approval.h>
 #include <dsb/confine.h>
+#include <dsb/context.h>
 #include <dsb/error.h>
 #include <dsb/exec.h>
 #include <dsb/fence.h>

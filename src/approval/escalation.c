@@ -28,14 +28,6 @@ bool dsb_escalation_is_wider(dsb_mode effective, dsb_mode requested)
 	return false;
 }
 
-static bool blank(const char *s)
-{
-	for (; *s; s++)
-		if (!isspace((unsigned char)*s))
-			return false;
-	return true;
-}
-
 int dsb_escalation_validate(const char *perm, const char *just, dsb_error *reterr)
 {
 	/* The schema's enum first: ESCALATION_TARGETS, read-only being the floor. */
@@ -50,7 +42,7 @@ int dsb_escalation_validate(const char *perm, const char *just, dsb_error *reter
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"invalid escalation: justification is only valid together with "
 				"sandbox_permissions");
-	if (just && blank(just))
+	if (just && js_blank(just))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"invalid justification: expected a non-empty sentence");
 	return 0;

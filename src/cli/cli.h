@@ -80,6 +80,8 @@ int cmd_permission(cli_global *global, int argc, char **argv);
 int cmd_probe(cli_global *global, int argc, char **argv);
 int cmd_exec(cli_global *global, int argc, char **argv);
 int cmd_bash(cli_global *global, int argc, char **argv);
+int cmd_context(cli_global *global, int argc, char **argv);
+int cmd_fs(cli_global *global, int argc, char **argv);
 
 /* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
 int cmd_landlock_run(cli_global *global, int argc, char **argv);

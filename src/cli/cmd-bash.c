@@ -15,14 +15,6 @@
 #include "../exec/exec.h"
 #include "run-common.h"
 
-static bool blank(const char *s)
-{
-	for (; *s; s++)
-		if (!isspace((unsigned char)*s))
-			return false;
-	return true;
-}
-
 static int put_output(strbuf *sb, const char *key, const dsb_output *o)
 {
 	int r = strbuf_printf(sb, ",\"%s\":{\"text\":", key);
@@ -119,7 +111,7 @@ int cmd_bash(cli_global *global, int argc, char **argv)
 	args.subject = command;
 
 	dsb_error err = {0};
-	if (blank(command)) {
+	if (js_blank(command)) {
 		dsb_fail(&err, DSB_E_INVALID_ARGS, "invalid command: expected a non-empty string");
 		return report(&err, args.json);
 	}

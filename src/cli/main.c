@@ -16,6 +16,9 @@ const cli_command cli_commands[] = {
 	{"permission", "[--session ID|PATH] [--config FILE] [PRESET]",
 	 "show or switch a session's permission preset (sandbox mode + approval policy)",
 	 cmd_permission},
+	{"context", "--session ID|PATH [--json] [--append] [--config FILE]",
+	 "the runtime-context snapshot to send the model now (nothing when unchanged)",
+	 cmd_context},
 	{"exec",
 	 "[--session ID|PATH | --mode MODE] [--workspace DIR] [--workdir DIR]\n"
 	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE]\n"
@@ -26,6 +29,11 @@ const cli_command cli_commands[] = {
 	 "          [--timeout MS] [--backend bwrap|landlock] [--config FILE] [--json]\n"
 	 "          [--sandbox-permissions MODE --justification TEXT [--call-id ID]] COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it", cmd_bash},
+	{"fs",
+	 "write|edit|read [--session ID|PATH | --mode MODE] [--workspace DIR] [--json]\n"
+	 "          [--sandbox-permissions MODE --justification TEXT [--call-id ID]]\n"
+	 "          [--old TEXT --new TEXT [--all]] PATH     (write: the content on stdin)",
+	 "DSH's write and edit tools (and read), fenced by the policy", cmd_fs},
 	{"probe", "[--fresh] [--json] [--config FILE]",
 	 "which backends confine here, with what enforcement, and which one is used", cmd_probe},
 	{"landlock-run", "[--ro PATH]... [--rw PATH]... -- ARGV... | --probe",

@@ -164,7 +164,7 @@ static int escalate(const run_args *args, run_context *ctx, dsb_error *err)
 		.requested = dsb_mode_from_string(args->sandbox_permissions),
 		.justification = args->justification,
 		.effective = ctx->policy.mode,
-		.subject = "command",
+		.subject = args->escalation_subject ? args->escalation_subject : "command",
 		.tool_name = args->tool_name,
 		.call_id = args->call_id,
 		.subject_text = args->subject,

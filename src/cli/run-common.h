@@ -16,8 +16,9 @@ typedef struct run_args {
 	const char *sandbox_permissions; /* --sandbox-permissions MODE: a one-shot escalation */
 	const char *justification;
 	const char *call_id;
-	const char *subject;   /* what the approval prompt shows: the command */
-	const char *tool_name; /* "bash" or "exec" */
+	const char *subject;		/* what the approval prompt shows: the command */
+	const char *tool_name;		/* "bash", "exec", "write", "edit" */
+	const char *escalation_subject; /* "command" (bash, exec) or "operation" (fs) */
 	bool json;
 } run_args;
 

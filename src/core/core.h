@@ -131,6 +131,10 @@ int json_quote_append(strbuf *sb, const char *s, size_t len);
  */
 uint32_t utf8_next(const char *s, size_t len, size_t *i);
 
+/* Whether String.prototype.trim() leaves nothing of @s (ECMAScript whitespace, decoded as UTF-8).
+ */
+bool js_blank(const char *s);
+
 /*
  * Decodes @s (@len bytes) as UTF-8 the way Node reads a text file (each maximal invalid subpart
  * becomes U+FFFD) and returns the well-formed result, NUL-terminated, with its length. -ENOMEM.

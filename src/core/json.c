@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 
@@ -130,6 +131,39 @@ uint32_t utf8_next(const char *s, size_t len, size_t *i)
 		return ((uint32_t)(u[0] & 0x07) << 18) | ((uint32_t)(u[1] & 0x3F) << 12) |
 		       ((uint32_t)(u[2] & 0x3F) << 6) | (u[3] & 0x3F);
 	}
+}
+
+/* ECMAScript WhiteSpace (TAB VT FF ZWNBSP and category Zs) and LineTerminator (LF CR LS PS). */
+static bool js_space(uint32_t c)
+{
+	switch (c) {
+	case 0x09:
+	case 0x0A:
+	case 0x0B:
+	case 0x0C:
+	case 0x0D:
+	case 0x20:
+	case 0xA0:
+	case 0x1680:
+	case 0x2028:
+	case 0x2029:
+	case 0x202F:
+	case 0x205F:
+	case 0x3000:
+	case 0xFEFF:
+		return true;
+	default:
+		return c >= 0x2000 && c <= 0x200A;
+	}
+}
+
+bool js_blank(const char *s)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len;)
+		if (!js_space(utf8_next(s, len, &i)))
+			return false;
+	return true;
 }
 
 int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len)

@@ -39,44 +39,6 @@ static bool contains_folded(const char *hay, size_t hay_len, const char *needle,
 	return false;
 }
 
-/* What String.prototype.trim() strips: WhiteSpace and LineTerminator of ECMA-262. */
-static bool is_js_space(uint32_t c)
-{
-	switch (c) {
-	case 0x09:
-	case 0x0A:
-	case 0x0B:
-	case 0x0C:
-	case 0x0D:
-	case 0x20:
-	case 0xA0:
-	case 0x1680:
-	case 0x2028:
-	case 0x2029:
-	case 0x202F:
-	case 0x205F:
-	case 0x3000:
-	case 0xFEFF:
-		return true;
-	default:
-		return c >= 0x2000 && c <= 0x200A;
-	}
-}
-
-/*
- * An empty or whitespace-only fatal signature would make any stderr line (or none) runner
- * evidence, turning an exit status alone into a fail-closed refusal; DSH drops it and keeps the
- * valid signatures beside it.
- */
-static bool is_blank(const char *s)
-{
-	size_t len = strlen(s);
-	for (size_t i = 0; i < len;)
-		if (!is_js_space(utf8_next(s, len, &i)))
-			return false;
-	return true;
-}
-
 static bool allows_exit_code(const dsb_runner_rule *rule, int exit_code)
 {
 	if (!rule->allowed_exit_codes)
@@ -98,7 +60,8 @@ static bool is_informational(const dsb_runner_rule *rule, const char *line, size
 static bool has_fatal_signature(const dsb_runner_rule *rule, const char *line, size_t len)
 {
 	for (char **s = rule->fatal_signatures; s && *s; s++)
-		if (!is_blank(*s) && contains_folded(line, len, *s, strlen(*s)))
+		/* A blank signature would match any line: DSH drops it, keeping the others. */
+		if (!js_blank(*s) && contains_folded(line, len, *s, strlen(*s)))
 			return true;
 	return false;
 }

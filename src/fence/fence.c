@@ -1,3 +1,350 @@
 /* SPDX-License-Identifier: MIT */
-/* PLACEHOLDER */
-#include <dsb/fence.h>
+/*
+ * The fs fence's decisions and its two mutations (spec §7.2; DSH packages/fs/fs-sandbox/src/
+ * index.ts checkedTarget, packages/fs/fs-local/src/index.ts writeText/editText).
+ *
+ * Every call resolves its path now (as DSH's tool resolves, then checkedTarget re-resolves), so
+ * the identity checked is the one mutated. danger-full-access passes unfenced; read-only refuses
+ * every mutation; workspace-write allows a target under the first writable root (spec §4.1) and
+ * anchors the mutation at that root (beneath.c). The texts are DSH's; the denial says "write"
+ * for edits too, as DSH's does.
+ *
+ * Symlinks and hard links:
+ *  - a final symlink is resolved by the check (realpath), and its *target* is what is checked
+ *    and written, as in DSH: a link inside pointing inside is written through (the link stays),
+ *    one pointing outside is denied; a dangling one is checked as itself and replaced by the
+ *    new file, never followed;
+ *  - a hard link inside a root to an outside inode is replaced by the rename: the other name's
+ *    inode keeps its content (it loses the one link that was replaced).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fence.h"
+
+void fence_grant_done(fence_grant *g)
+{
+	if (!g)
+		return;
+	dsb_fs_target_done(&g->target);
+	free(g->anchor);
+	*g = (fence_grant){.mode = _DSB_MODE_INVALID};
+}
+
+int fence_grant_check_roots(dsb_mode mode, char *const *roots, const char *cwd, const char *path,
+			    fence_grant *ret, dsb_error *reterr)
+{
+	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
+	fence_match m = {0};
+	uint64_t resolve = 0;
+
+	int r = dsb_fs_resolve(cwd, path, &t, reterr);
+	if (r < 0)
+		return r;
+
+	switch (mode) {
+	case DSB_MODE_DANGER_FULL_ACCESS:
+		/* Unfenced: anchored at "/", walked with plain openat(), symlinks followed. */
+		m.base_len = 0;
+		break;
+	case DSB_MODE_READ_ONLY:
+		return fence_fail_denied(t.display_path, mode, 0, reterr);
+	case DSB_MODE_WORKSPACE_WRITE:
+		r = 0;
+		for (char *const *root = roots; root && *root && r == 0; root++) {
+			/* An empty or relative root would match by accident ("" prefixes
+			 * everything); grant only through an absolute one. */
+			if ((*root)[0] != '/')
+				continue;
+			r = fence_match_root(t.target_key, *root, &m, reterr);
+		}
+		if (r < 0) {
+			dsb_error_set_subject(reterr, t.display_path);
+			return r;
+		}
+		if (r == 0)
+			return fence_fail_denied(t.display_path, mode, 0, reterr);
+		/*
+		 * RESOLVE_NO_SYMLINKS: the key is a realpath, so the approved path has no symlink
+		 * and one met now is a swap. RESOLVE_BENEATH: no step may climb out ("..") or
+		 * jump (absolute). NO_MAGICLINKS is implied; spelled for the reader.
+		 */
+		resolve = FENCE_RESOLVE_BENEATH | FENCE_RESOLVE_NO_SYMLINKS |
+			  FENCE_RESOLVE_NO_MAGICLINKS;
+		break;
+	case _DSB_MODE_MAX:
+	case _DSB_MODE_INVALID:
+	default:
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "fence: invalid mode %d", (int)mode);
+	}
+
+	/* Every ancestor the match walked is a prefix of the key: the anchor is spelled by it. */
+	char *anchor = m.base_len == 0 ? strdup("/") : strndup(t.target_key, m.base_len);
+	if (!anchor)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "fence: out of memory");
+	*ret = (fence_grant){
+		.target = t,
+		.mode = mode,
+		.anchor = anchor,
+		.rel = m.base_len,
+		.by_identity = m.by_identity,
+		.dev = m.dev,
+		.ino = m.ino,
+		.resolve = resolve,
+	};
+	t = (dsb_fs_target){NULL, NULL};
+	return 0;
+}
+
+int fence_grant_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		      fence_grant *ret, dsb_error *reterr)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+
+	if (!policy || !cwd || !path)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "fence: missing argument");
+	if (policy->mode == DSB_MODE_WORKSPACE_WRITE) {
+		int r = dsb_policy_writable_roots(policy, &roots, reterr);
+		if (r < 0)
+			return r;
+	}
+	return fence_grant_check_roots(policy->mode, roots, cwd, path, ret, reterr);
+}
+
+int dsb_fence_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		    dsb_error *reterr)
+{
+	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
+
+	int r = fence_grant_check(policy, cwd, path, &g, reterr);
+	return r < 0 ? r : 0;
+}
+
+int fence_write_granted(const fence_grant *g, const char *content, size_t len,
+			dsb_fs_write_result *ret, dsb_error *reterr)
+{
+	const fence_op op = {.verb = "write", .grant = g};
+	_cleanup_close_ int dirfd = -1;
+	char name[NAME_MAX + 1];
+
+	int r = fence_open_parent(&op, true, &dirfd, name, reterr);
+	if (r < 0)
+		return r;
+
+	/* DSH's probe: not a regular file is FS_NOT_REGULAR_FILE; a file keeps its mode. */
+	int mode = -1;
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISREG(st.st_mode))
+			mode = (int)(st.st_mode & 0777);
+		else if (!S_ISLNK(st.st_mode))
+			return fence_fail_errno(&op, EISDIR, reterr);
+		/* A symlink here dangles, or appeared since the check (the key is a realpath):
+		 * the rename replaces it, nothing follows it. */
+	} else if (errno != ENOENT) {
+		return fence_fail_errno(&op, errno, reterr);
+	}
+
+	/* Allocate what the result needs before publishing: no OOM after the write. */
+	_cleanup_free_ char *display = NULL;
+	if (ret && !(display = strdup(g->target.display_path)))
+		return fence_fail_errno(&op, ENOMEM, reterr);
+
+	r = fence_replace_at(&op, dirfd, name, content, len, mode, reterr);
+	if (r < 0)
+		return r;
+	if (ret)
+		*ret = (dsb_fs_write_result){.display_path = TAKE_PTR(display),
+					     .created = mode < 0};
+	return 0;
+}
+
+int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		    const char *content, size_t len, dsb_fs_write_result *ret, dsb_error *reterr)
+{
+	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
+
+	if (!content && len > 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_fence_write: missing content");
+	int r = fence_grant_check(policy, cwd, path, &g, reterr);
+	if (r < 0)
+		return r;
+	return fence_write_granted(&g, content ? content : "", len, ret, reterr);
+}
+
+/* The edit's read failures, with DSH's "cannot edit" texts and the size limit. */
+static int fail_edit_read(const fence_op *op, int r, uint64_t size, dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+
+	if (r == -EFBIG)
+		r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+			     "cannot edit \"%s\": %" PRIu64 " bytes exceeds the %zu-byte limit",
+			     display, size, FENCE_MAX_BYTES);
+	else if (r == -EOVERFLOW)
+		r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+			     "cannot edit \"%s\": content exceeds the %zu-byte limit", display,
+			     FENCE_MAX_BYTES);
+	else
+		return fence_fail_errno(op, -r, reterr);
+	dsb_error_set_subject(reterr, display);
+	return r;
+}
+
+/*
+ * readForEdit() + applyLiteralEdit() + restoreLineEndings() on the @len bytes read into @buf
+ * (which it normalises in place): the new content in *@ret (a new buffer) and the number of
+ * occurrences replaced in *@ret_count.
+ */
+static int edit_text(const fence_op *op, char *buf, size_t len, const char *old, size_t old_len,
+		     const char *new, size_t new_len, bool all, char **ret, size_t *ret_len,
+		     size_t *ret_count, dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+	int r = 0;
+
+	/* Any NUL is a binary file; then strict UTF-8, as TextDecoder({fatal: true}). */
+	if (memchr(buf, '\0', len))
+		r = dsb_fail(reterr, DSB_E_FS_NOT_TEXT, "cannot edit \"%s\": binary file", display);
+	else if (!text_utf8_valid(buf, len))
+		r = dsb_fail(reterr, DSB_E_FS_NOT_TEXT, "cannot edit \"%s\": invalid UTF-8 text",
+			     display);
+	if (r < 0) {
+		dsb_error_set_subject(reterr, display);
+		return r;
+	}
+
+	/*
+	 * TextDecoder drops a leading BOM, so DSH matches on the text without it (and then writes
+	 * it back without it). We match as DSH does but keep the BOM on write-back: an edit
+	 * should not change bytes it was not asked to.
+	 */
+	size_t bom = text_bom_len(buf, len);
+	char *text = buf + bom;
+	size_t text_len = len - bom;
+	text_eol eol = text_detect_eol(text, text_len);
+	text_len = text_normalize_eol(text, text_len);
+
+	_cleanup_free_ char *edited = NULL;
+	size_t edited_len, count = 0;
+	switch (text_apply_edit(text, text_len, old, old_len, new, new_len, all, &edited,
+				&edited_len, &count)) {
+	case TEXT_EDIT_OK:
+		break;
+	case TEXT_EDIT_EMPTY:
+		return dsb_fail(reterr, DSB_E_FS_EDIT_NOT_FOUND,
+				"old_string must be a non-empty string");
+	case TEXT_EDIT_NOT_FOUND:
+		r = dsb_fail(reterr, DSB_E_FS_EDIT_NOT_FOUND, "old_string was not found in \"%s\"",
+			     display);
+		dsb_error_set_subject(reterr, display);
+		return r;
+	case TEXT_EDIT_AMBIGUOUS:
+		r = dsb_fail(reterr, DSB_E_FS_AMBIGUOUS_EDIT,
+			     "old_string matched %zu times in \"%s\"; provide a more specific "
+			     "old_string or set replace_all to true",
+			     count, display);
+		dsb_error_set_subject(reterr, display);
+		return r;
+	case TEXT_EDIT_NO_MEMORY:
+	default:
+		return fence_fail_errno(op, ENOMEM, reterr);
+	}
+
+	if (text_restore_eol(buf, bom, edited, edited_len, eol, ret, ret_len) < 0)
+		return fence_fail_errno(op, ENOMEM, reterr);
+	*ret_count = count;
+	return 0;
+}
+
+int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		   const char *old_string, const char *new_string, bool replace_all,
+		   dsb_fs_edit_result *ret, dsb_error *reterr)
+{
+	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
+	_cleanup_free_ char *old = NULL, *new = NULL;
+	size_t old_len, new_len;
+
+	if (!policy || !cwd || !path || !old_string || !new_string)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_fence_edit: missing argument");
+
+	/* The tool's argument checks come first, before any policy (tool-fs edit.ts). */
+	if (js_blank(path))
+		return dsb_fail(reterr, DSB_E_FS_NOT_FOUND, "file_path must be a non-empty string");
+	if (old_string[0] == '\0')
+		return dsb_fail(reterr, DSB_E_FS_EDIT_NOT_FOUND,
+				"old_string must be a non-empty string");
+	/* The strings as Node holds them: ill-formed UTF-8 decoded to U+FFFD, so a match never
+	 * splits a character. */
+	if (utf8_sanitize(old_string, strlen(old_string), &old, &old_len) < 0 ||
+	    utf8_sanitize(new_string, strlen(new_string), &new, &new_len) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "edit: out of memory");
+	if (old_len == new_len && memcmp(old, new, old_len) == 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"old_string and new_string must differ");
+	/* applyLiteralEdit() matches LF-normalised text with LF-normalised arguments. */
+	old_len = text_normalize_eol(old, old_len);
+	new_len = text_normalize_eol(new, new_len);
+
+	int r = fence_grant_check(policy, cwd, path, &g, reterr);
+	if (r < 0)
+		return r;
+
+	const fence_op op = {.verb = "edit", .grant = &g};
+	const char *display = g.target.display_path;
+	_cleanup_close_ int dirfd = -1;
+	char name[NAME_MAX + 1];
+	r = fence_open_parent(&op, false, &dirfd, name, reterr);
+	if (r < 0)
+		return r;
+
+	/* Read through the same verified parent: the bytes edited are the target's. */
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	struct stat st;
+	uint64_t size = 0;
+	r = fence_read_at(dirfd, name, g.resolve, true, &buf, &len, &st, &size);
+	if (r < 0)
+		return fail_edit_read(&op, r, size, reterr);
+
+	_cleanup_free_ char *out = NULL;
+	size_t out_len, count = 0;
+	r = edit_text(&op, buf, len, old, old_len, new, new_len, replace_all, &out, &out_len,
+		      &count, reterr);
+	if (r < 0)
+		return r;
+
+	_cleanup_free_ char *ret_display = NULL;
+	if (ret && !(ret_display = strdup(display)))
+		return fence_fail_errno(&op, ENOMEM, reterr);
+
+	r = fence_replace_at(&op, dirfd, name, out, out_len, (int)(st.st_mode & 0777), reterr);
+	if (r < 0)
+		return r;
+	if (ret)
+		*ret = (dsb_fs_edit_result){.display_path = TAKE_PTR(ret_display),
+					    .replaced_all = replace_all,
+					    .replacements = count};
+	return 0;
+}
+
+void dsb_fs_write_result_done(dsb_fs_write_result *r)
+{
+	if (!r)
+		return;
+	free(r->display_path);
+	*r = (dsb_fs_write_result){NULL, false};
+}
+
+void dsb_fs_edit_result_done(dsb_fs_edit_result *r)
+{
+	if (!r)
+		return;
+	free(r->display_path);
+	*r = (dsb_fs_edit_result){NULL, false, 0};
+}

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seccomp-shim [--no-landlock] [--no-namespaces] -- ARGV...
+ * seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] -- ARGV...
  *
  * Runs ARGV as if the kernel lacked a feature, to test that dsh-sandbox fails closed (crun's
  * no_openat2 idea): --no-landlock makes the landlock_* system calls fail with ENOSYS, as on a
  * kernel built without Landlock; --no-namespaces makes unshare(2) and clone(2) with namespace
  * flags fail with EPERM, as where user namespaces are refused, so bwrap cannot start (clone3's
- * flags sit in memory seccomp cannot read, so clone3 reports ENOSYS and libc falls back).
+ * flags sit in memory seccomp cannot read, so clone3 reports ENOSYS and libc falls back);
+ * --no-openat2 makes openat2(2) fail with ENOSYS, as on kernels before 5.6.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -36,6 +37,9 @@
 #ifndef __NR_clone3
 #define __NR_clone3 435
 #endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
 
 #define NAMESPACE_FLAGS                                                                            \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | \
@@ -62,12 +66,14 @@ static int install(const struct sock_filter *insns, size_t n)
 
 int main(int argc, char **argv)
 {
-	int no_landlock = 0, no_namespaces = 0, i = 1;
+	int no_landlock = 0, no_namespaces = 0, no_openat2 = 0, i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--no-landlock") == 0)
 			no_landlock = 1;
 		else if (strcmp(argv[i], "--no-namespaces") == 0)
 			no_namespaces = 1;
+		else if (strcmp(argv[i], "--no-openat2") == 0)
+			no_openat2 = 1;
 		else {
 			fprintf(stderr, "seccomp-shim: unknown option %s\n", argv[i]);
 			return 2;
@@ -95,6 +101,9 @@ int main(int argc, char **argv)
 		DENY_NAMESPACES(__NR_unshare),
 		DENY_NAMESPACES(__NR_clone),
 	};
+	static const struct sock_filter openat2[] = {
+		DENY(__NR_openat2, ENOSYS),
+	};
 	static const struct sock_filter tail[] = {
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -111,6 +120,8 @@ int main(int argc, char **argv)
 		APPEND(landlock);
 	if (no_namespaces)
 		APPEND(namespaces);
+	if (no_openat2)
+		APPEND(openat2);
 	APPEND(tail);
 
 	if (install(prog, n)) {

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the fence piece. The check (resolve.c, fence.c) turns a model-controlled path into
+ * a fence_grant: the freshly resolved target, the directory the mutation is anchored at (the
+ * writable root that allowed it, or the ancestor that has that root's identity) and the target's
+ * path below it. The mutation (beneath.c) then reaches the target only through a descriptor of
+ * that anchor, one component at a time with openat2(), so what the kernel touches is what the
+ * check approved. text.c holds the pure text rules (UTF-8, line endings, the literal edit).
+ */
+#ifndef DSB_FENCE_FENCE_H
+#define DSB_FENCE_FENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dsb/fence.h>
+
+#include "../core/core.h"
+
+/*
+ * RESOLVE_* of <linux/openat2.h> (Linux 5.6) under our own names, so old headers build and a
+ * later include of the kernel's header cannot clash.
+ */
+#define FENCE_RESOLVE_NO_MAGICLINKS 0x02
+#define FENCE_RESOLVE_NO_SYMLINKS   0x04
+#define FENCE_RESOLVE_BENEATH	    0x08
+
+/* The largest file the fence reads (dsb_fs_read, the edit's read). DSH has no limit here. */
+#define FENCE_MAX_BYTES ((size_t)64 * 1024 * 1024)
+
+/* DSH's read looks for a NUL only in the first 8 KiB (fsio.ts BINARY_SAMPLE_BYTES). */
+#define FENCE_BINARY_SAMPLE 8192
+
+/* --- resolve.c ----------------------------------------------------------------------------- */
+
+/* How a path was found under a root (spec §7.3). */
+typedef struct fence_match {
+	size_t base_len;  /* the path's first base_len bytes name the matching directory */
+	bool by_identity; /* matched by (st_dev, st_ino), not by spelling */
+	dev_t dev;	  /* the root's identity, when by_identity */
+	ino_t ino;
+} fence_match;
+
+/* dsb_fs_is_under() that also says where it matched. 1, 0 or -code. Borrows both paths. */
+int fence_match_root(const char *path, const char *root, fence_match *ret, dsb_error *reterr);
+
+/* --- fence.c ------------------------------------------------------------------------------- */
+
+/* What one mutation may touch, and how to describe a refusal. Caller-owned. */
+typedef struct fence_grant {
+	dsb_fs_target target; /* resolved now; the mutation goes to target.target_key */
+	dsb_mode mode;	      /* for the denial text */
+	char *anchor;	      /* the directory the mutation is confined beneath ("/" unfenced) */
+	size_t rel;	      /* offset into target.target_key of the path below the anchor */
+	bool by_identity;     /* the anchor must have this identity once opened */
+	dev_t dev;
+	ino_t ino;
+	uint64_t resolve; /* RESOLVE_* for every step below the anchor; 0 when unfenced */
+} fence_grant;
+
+/*
+ * checkedTarget (spec §7.2) against explicit @roots (NULL-terminated, canonical) instead of the
+ * policy's: resolve @path against @cwd, then deny or fill *@ret. The tests use it to reach the
+ * identity (alias root) branch, which dsb_policy_writable_roots() never produces by spelling.
+ */
+int fence_grant_check_roots(dsb_mode mode, char *const *roots, const char *cwd, const char *path,
+			    fence_grant *ret, dsb_error *reterr);
+
+/* fence_grant_check_roots() with dsb_policy_writable_roots(@policy). */
+int fence_grant_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		      fence_grant *ret, dsb_error *reterr);
+
+void fence_grant_done(fence_grant *g);
+
+/* The mutation half of dsb_fence_write(), for an already checked @g. */
+int fence_write_granted(const fence_grant *g, const char *content, size_t len,
+			dsb_fs_write_result *ret, dsb_error *reterr);
+
+/* --- beneath.c ----------------------------------------------------------------------------- */
+
+/* openat2(2) with the #ifndef-safe struct; -errno. A seccomp EPERM that hides it reads -ENOSYS. */
+int fence_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
+
+/* Names what failed in a refusal: "write" or "edit", and the grant. */
+typedef struct fence_op {
+	const char *verb;
+	const fence_grant *grant;
+} fence_op;
+
+/*
+ * Maps a kernel errno met during the mutation to the fence's codes and texts: ENOSYS to
+ * FENCE_UNAVAILABLE, EXDEV/ELOOP/EAGAIN under a fenced grant to FS_SANDBOX_DENIED (the check's
+ * text), EACCES/EPERM to FS_PERMISSION_DENIED, ENOENT and ENOTDIR to FS_NOT_FOUND, others to
+ * FS_IO_ERROR. Returns -code.
+ */
+int fence_fail_errno(const fence_op *op, int err, dsb_error *reterr);
+
+/* The check's FS_SANDBOX_DENIED text for @display under @mode. Returns -code. */
+int fence_fail_denied(const char *display, dsb_mode mode, int err, dsb_error *reterr);
+
+/*
+ * Opens the directory that holds the target (its parent), starting from the anchor and never
+ * leaving it; creates missing directories when @create. On success *@ret_dirfd is an O_PATH
+ * descriptor and @name (NAME_MAX + 1 bytes) the final component. Writing the anchor itself is
+ * FS_NOT_REGULAR_FILE.
+ */
+int fence_open_parent(const fence_op *op, bool create, int *ret_dirfd, char *name,
+		      dsb_error *reterr);
+
+/*
+ * Reads the regular file @name beneath @dirfd into a new buffer of at most FENCE_MAX_BYTES
+ * (NUL-terminated). With @nofollow a final symlink is -ENOENT, never followed. -errno; -EFBIG
+ * past the limit (*@ret_size the size seen), -EOVERFLOW when it grew past it while read;
+ * -EISDIR for anything not regular.
+ */
+int fence_read_at(int dirfd, const char *name, uint64_t resolve, bool nofollow, char **ret_buf,
+		  size_t *ret_len, struct stat *ret_st, uint64_t *ret_size);
+
+/*
+ * Publishes @len bytes of @data as @name in @dirfd atomically: a temp file beside it, written,
+ * given @mode (or created 0666 & ~umask when @mode < 0), fsynced, renamed over @name, then the
+ * directory fsynced. A crash leaves the old or the new file, and maybe a `.NAME.dsb-*.tmp`.
+ */
+int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char *data, size_t len,
+		     int mode, dsb_error *reterr);
+
+/* --- text.c: pure ---------------------------------------------------------------------------- */
+
+/* True when @s (@len bytes) is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF). */
+bool text_utf8_valid(const char *s, size_t len);
+
+/* 3 when @s starts with a UTF-8 byte order mark (which Node's TextDecoder strips), else 0. */
+size_t text_bom_len(const char *s, size_t len);
+
+typedef enum text_eol {
+	TEXT_EOL_LF,
+	TEXT_EOL_CRLF,
+} text_eol;
+
+/* DSH's detectLineEndings(): CRLF when "\r\n" outnumbers lone "\n" in the first 4096 UTF-16
+ * units. */
+text_eol text_detect_eol(const char *s, size_t len);
+
+/* Replaces every "\r\n" with "\n" in place; returns the new length (the NUL moves too). */
+size_t text_normalize_eol(char *s, size_t len);
+
+/* The result of a literal edit. */
+typedef enum text_edit_status {
+	TEXT_EDIT_OK,
+	TEXT_EDIT_EMPTY,     /* old is empty */
+	TEXT_EDIT_NOT_FOUND, /* no occurrence */
+	TEXT_EDIT_AMBIGUOUS, /* several, and not @all */
+	TEXT_EDIT_NO_MEMORY,
+} text_edit_status;
+
+/*
+ * applyLiteralEdit() on LF-normalised @text: replaces @old (non-overlapping, left to right) with
+ * @new, once or, with @all, everywhere. *@ret_count is the number of occurrences in every status
+ * but EMPTY; on OK *@ret is a new NUL-terminated buffer of *@ret_len bytes.
+ */
+text_edit_status text_apply_edit(const char *text, size_t len, const char *old, size_t old_len,
+				 const char *new, size_t new_len, bool all, char **ret,
+				 size_t *ret_len, size_t *ret_count);
+
+/*
+ * restoreLineEndings(): @prefix (the BOM, or nothing) then @s with every "\n" not already after
+ * "\r" written "\r\n" when @eol is CRLF, or @s unchanged. A new NUL-terminated buffer. -ENOMEM.
+ */
+int text_restore_eol(const char *prefix, size_t prefix_len, const char *s, size_t len, text_eol eol,
+		     char **ret, size_t *ret_len);
+
+#endif

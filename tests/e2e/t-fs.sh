@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of `dsh-sandbox fs` (DSH's write and edit tools, spec §7): result texts,
+# the fence per mode with the model-facing denial, escapes through symlinks, `..` and /proc,
+# escalation approved before the path is resolved, and failing closed without openat2.
+#
+#   $PWD/ws/          the workspace
+#   $OUT/             outside every writable root (/var/tmp), writable by the test user
+# shellcheck source=tests/e2e/libtest.sh
+. "$(dirname "$0")/libtest.sh"
+
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME DSH_HOME
+export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export DSH_SANDBOX_STORE="$TEST_TMP/store"
+SHIM=${DSB_SECCOMP_SHIM:?}
+HINT='[sandbox: escalation available — retry this exact operation once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]'
+
+setup() {
+	mkdir ws
+	WS=$(cd ws && pwd -P)
+	OUT=$(mktemp -d /var/tmp/dsb-fs.XXXXXX)
+	echo orig >"$OUT/victim"
+	trap 'rm -rf "$OUT"' EXIT
+}
+
+fsw() {
+	local mode=$1 path=$2 content=$3
+	rc=0
+	printf '%s' "$content" | "$DSB" fs write --mode "$mode" --workspace "$WS" "$path" \
+		>"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	out=$(cat "$PWD/.out")
+	err=$(cat "$PWD/.err")
+}
+
+test_write_texts() {
+	setup
+	fsw workspace-write new.txt "hello"
+	assert_rc 0
+	assert_streq "$out" "<path>$WS/new.txt</path>
+<type>file</type>
+<content>
+Created file
+</content>"
+	assert_streq "$(cat ws/new.txt)" "hello"
+	fsw workspace-write "$WS/new.txt" "again"
+	assert_streq "$out" "<path>$WS/new.txt</path>
+<type>file</type>
+<content>
+Updated file
+</content>"
+	fsw workspace-write deep/er/file.txt "made parents"
+	assert_rc 0
+	assert_streq "$(cat ws/deep/er/file.txt)" "made parents"
+}
+
+test_read_only_denies_with_marker() {
+	setup
+	fsw read-only new.txt "x"
+	assert_rc 4
+	assert_streq "$out" "Error: [sandbox: file access denied under read-only mode]
+$HINT"
+	[ ! -e ws/new.txt ] || fail "a denied write left a file"
+	rc=0
+	"$DSB" fs write --mode read-only --workspace "$WS" --json new.txt </dev/null >o.json || rc=$?
+	assert_file_has_content o.json '{"error":{"name":"FsError","code":"FS_SANDBOX_DENIED","message":"\[sandbox: file access denied under read-only mode\]\\n'
+}
+
+test_escapes_are_denied() {
+	setup
+	ln -s "$OUT" ws/outlink
+	ln -s "$OUT/victim" ws/final-link
+	local attempts=(
+		"$OUT/direct"
+		"outlink/via-ancestor-link"
+		"final-link"
+		"../$(basename "$PWD")/../../../../../../../${OUT#/}/via-dotdot"
+		"/proc/self/root$OUT/via-proc"
+	)
+	for p in "${attempts[@]}"; do
+		fsw workspace-write "$p" "escaped"
+		[ "$rc" -eq 4 ] || fail "[$p] exit $rc: $out"
+		assert_contains "$out" "[sandbox: file access denied under workspace-write mode]"
+	done
+	assert_streq "$(cat "$OUT/victim")" "orig"
+	assert_streq "$(ls "$OUT")" "victim"
+}
+
+test_hard_link_never_changes_the_outside_inode() {
+	setup
+	ln "$OUT/victim" ws/hard 2>/dev/null || {
+		# Across file systems (tmpfs /tmp vs /var/tmp) a hard link cannot exist at all.
+		echo "# hard links impossible here: $OUT and $WS are on different file systems"
+		return 0
+	}
+	fsw workspace-write hard "replaced"
+	assert_rc 0
+	assert_streq "$(cat ws/hard)" "replaced"
+	assert_streq "$(cat "$OUT/victim")" "orig"
+}
+
+test_edit_texts() {
+	setup
+	printf 'one two two three\n' >ws/e.txt
+	run fs edit --mode workspace-write --workspace "$WS" e.txt --old one --new ONE
+	assert_rc 0
+	assert_streq "$out" "The file $WS/e.txt has been updated successfully."
+	run fs edit --mode workspace-write --workspace "$WS" e.txt --old two --new TWO --all
+	assert_streq "$out" "The file $WS/e.txt has been updated. All occurrences were successfully replaced."
+	assert_streq "$(cat ws/e.txt)" "ONE TWO TWO three"
+	run fs edit --mode workspace-write --workspace "$WS" --json e.txt --old nope --new x
+	assert_contains "$out" '"code":"FS_EDIT_NOT_FOUND"'
+	printf 'a a\n' >ws/amb.txt
+	run fs edit --mode workspace-write --workspace "$WS" --json amb.txt --old a --new b
+	assert_contains "$out" '"code":"FS_AMBIGUOUS_EDIT"'
+	assert_streq "$(cat ws/amb.txt)" "a a"
+	run fs edit --mode workspace-write --workspace "$WS" e.txt --old same --new same
+	assert_streq "$out" "Error: old_string and new_string must differ"
+	run fs edit --mode read-only --workspace "$WS" e.txt --old ONE --new one
+	assert_rc 4
+	assert_streq "$(cat ws/e.txt)" "ONE TWO TWO three"
+}
+
+test_root_itself_is_not_a_regular_file() {
+	setup
+	fsw workspace-write "$WS" "x"
+	[ "$rc" -ne 0 ] || fail "wrote the root itself"
+	rc=0
+	printf x | "$DSB" fs write --mode workspace-write --workspace "$WS" --json "$WS" >o.json || rc=$?
+	assert_file_has_content o.json '"code":"FS_NOT_REGULAR_FILE"'
+	fsw workspace-write "   " "x"
+	assert_streq "$out" "Error: file_path must be a non-empty string"
+}
+
+test_tmp_is_a_writable_root_and_full_access_is_unfenced() {
+	setup
+	local t=/tmp/dsb-fs-e2e.$$
+	fsw workspace-write "$t" "tmp-ok"
+	assert_rc 0
+	assert_streq "$(cat "$t")" "tmp-ok"
+	rm -f "$t"
+	fsw danger-full-access "$OUT/free" "free"
+	assert_rc 0
+	assert_streq "$(cat "$OUT/free")" "free"
+}
+
+test_escalation_is_approved_before_the_write() {
+	setup
+	cat >answer.sh <<-SCRIPT
+		#!/bin/sh
+		cat > "$PWD/request.json"
+		echo allowed-once
+	SCRIPT
+	chmod +x answer.sh
+	printf 'approval: { answerer: [%s/answer.sh] }\n' "$PWD" >cfg.yaml
+	local id
+	id=$("$DSB" session new --cwd "$WS")
+	rc=0
+	printf 'escalated' | "$DSB" --config cfg.yaml fs write --session "$id" \
+		--sandbox-permissions danger-full-access --justification "the user asked" \
+		"$OUT/esc" >o.txt || rc=$?
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat o.txt)"
+	assert_streq "$(cat "$OUT/esc")" "escalated"
+	assert_file_has_content request.json '"toolName":"write","reason":"escalate sandbox to danger-full-access: the user asked"'
+	printf 'approval: { answerer: [/bin/false] }\n' >no.yaml
+	rc=0
+	printf 'x' | "$DSB" --config no.yaml fs write --session "$id" \
+		--sandbox-permissions danger-full-access --justification "the user asked" \
+		"$OUT/esc2" >o.txt || rc=$?
+	assert_streq "$(cat o.txt)" 'Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
+	[ ! -e "$OUT/esc2" ] || fail "written without approval"
+}
+
+test_without_openat2_fails_closed() {
+	setup
+	rc=0
+	printf 'x' | "$SHIM" --no-openat2 -- "$DSB" fs write --mode workspace-write \
+		--workspace "$WS" --json inside.txt >o.json || rc=$?
+	[ "$rc" -eq 125 ] || fail "exit $rc: $(cat o.json)"
+	assert_file_has_content o.json '"code":"FENCE_UNAVAILABLE"'
+	[ ! -e ws/inside.txt ] || fail "written without the kernel fence"
+}
+
+test_read_is_never_fenced() {
+	setup
+	run fs read --mode read-only --workspace "$WS" "$OUT/victim"
+	assert_rc 0
+	assert_streq "$out" "orig"
+}
+
+t "write: created and updated texts, parents made beneath the root" test_write_texts
+t "read-only denies every write with the marker and the hint" test_read_only_denies_with_marker
+t "escapes: outside path, ancestor and final symlinks, .., /proc/self/root" test_escapes_are_denied
+t "a hard link to an outside file is replaced, never written through" test_hard_link_never_changes_the_outside_inode
+t "edit: texts, replace_all, not found, ambiguous, denied edits change nothing" test_edit_texts
+t "the root itself and a blank path" test_root_itself_is_not_a_regular_file
+t "/tmp is a writable root; danger-full-access is unfenced" test_tmp_is_a_writable_root_and_full_access_is_unfenced
+t "escalation is approved before the write, and refused without approval" test_escalation_is_approved_before_the_write
+t "without openat2 the fence fails closed" test_without_openat2_fails_closed
+t "reads are never fenced" test_read_is_never_fenced
+done_testing
