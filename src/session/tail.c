@@ -150,15 +150,16 @@ static int read_record(tail *t, const char *path, off_t start, off_t end, json_t
 	int r = tail_read(t, start, len, line);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
-	r = log_parse_json(line, len, ret_json);
+	/* Failure never touches *ret_json: the caller's cleanup owns only what it was given. */
+	_cleanup_(json_decrefp) json_t *rec = NULL;
+	r = log_parse_json(line, len, &rec);
 	if (r == -ENOMEM)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	if (r < 0 || !json_is_object(*ret_json)) {
-		json_decref(r < 0 ? NULL : *ret_json);
+	if (r < 0 || !json_is_object(rec))
 		return dsb_fail(reterr, DSB_E_SESSION_INVALID,
 				"%s: corrupt session log: unparsable committed event at byte %jd",
 				path, (intmax_t)start);
-	}
+	*ret_json = TAKE_PTR(rec);
 	return 0;
 }
 
@@ -270,12 +271,17 @@ int tail_last_seq(int fd, const char *path, off_t header_end, off_t committed_en
 		*ret_next = (uint64_t)json_integer_value(seq) + 1;
 		return 1;
 	}
+	/* Only the three packed row types stand for several events, as the scanner counts them. */
+	const char *type = json_string_value(json_object_get(rec, "type"));
+	bool packed = type &&
+		      (strcmp(type, "text-chunks") == 0 || strcmp(type, "reasoning-chunks") == 0 ||
+		       strcmp(type, "tool-call-chunks") == 0);
 	json_t *seq0 = json_object_get(rec, "seq0");
 	json_t *data = json_object_get(rec, "data");
-	json_t *members = json_object_get(data, "texts");
-	if (!members)
-		members = json_object_get(data, "args");
-	if (json_is_integer(seq0) && json_integer_value(seq0) >= 0 && json_is_array(members)) {
+	json_t *members = json_object_get(
+		data, strcmp(type ? type : "", "tool-call-chunks") == 0 ? "args" : "texts");
+	if (packed && json_is_integer(seq0) && json_integer_value(seq0) >= 0 &&
+	    json_is_array(members)) {
 		*ret_next = (uint64_t)json_integer_value(seq0) + json_array_size(members);
 		return 1;
 	}

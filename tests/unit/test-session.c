@@ -611,6 +611,22 @@ static void test_header_without_newline_is_refused(void **state)
 	free(path);
 }
 
+static void test_last_line_not_an_object_is_an_error_not_a_crash(void **state)
+{
+	fixture *f = *state;
+	dsb_session *s = NULL;
+	dsb_error err = {0};
+	dsb_mode mode;
+	assert_int_equal(dsb_session_create(f->store, "/p", &s, NULL), 0);
+	/* Found by fuzz/fuzz-fold: valid JSON that is not an object, as the last line. */
+	append_raw(dsb_session_path(s), "[1]\n");
+	assert_int_equal(dsb_session_append(s, "x/y", "{}", NULL, &err), -DSB_E_SESSION_INVALID);
+	assert_non_null(strstr(err.message, "corrupt session log: unparsable committed event"));
+	append_raw(dsb_session_path(s), "{\"type\":\"sandbox/mode\",\"seq\":1,\"data\":\"x\"}\n");
+	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_INVARIANT);
+	dsb_session_free(s);
+}
+
 /* --- a 10 MB line --------------------------------------------------------------------------- */
 
 static void test_huge_last_line(void **state)
@@ -832,6 +848,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_torn_tail_is_cut_and_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header_without_newline_is_refused, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_last_line_not_an_object_is_an_error_not_a_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_last_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_log_reads_folds_and_appends, setup,
 						teardown),
