@@ -6,7 +6,6 @@
  * scan saw last, and the next seq an append would take must follow the scanned events. On any
  * input, neither side may crash or leak.
  */
-#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
