@@ -149,16 +149,16 @@ static int ask_terminal(const cli_answerer *a, const dsb_approval_request *req,
 		*ret = DSB_OUTCOME_UNAVAILABLE;
 		return 0;
 	}
+	/* Ctrl-C cancels: the handler is in place before the person can see the question. */
+	struct sigaction on_int = {.sa_handler = on_interrupt}, old;
+	interrupted = 0;
+	sigaction(SIGINT, &on_int, &old);
 	dprintf(tty,
 		"\ndsh-sandbox: approval needed\n  tool:    %s\n  %s: %s\n  reason:  %s\n"
 		"Allow once? [y/N] ",
 		req->tool_name,
 		req->subject && strchr(req->subject, '/') == req->subject ? "path" : "command",
 		req->subject ? req->subject : "", req->reason ? req->reason : "");
-
-	struct sigaction on_int = {.sa_handler = on_interrupt}, old;
-	interrupted = 0;
-	sigaction(SIGINT, &on_int, &old);
 	char answer[64];
 	int r = read_until(tty, answer, sizeof(answer), monotonic_ms() + a->timeout_ms, true);
 	sigaction(SIGINT, &old, NULL);
