@@ -36,6 +36,9 @@ int cli_report(const dsb_error *err);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* getopt's ':' (a missing value) or '?' (an unknown option) for @cmd: reports it; returns 2. */
+int cli_option_error(const cli_command *cmd, int c, char **argv);
+
 /* Prints the usage of @cmd (or of the whole tool) to @f. */
 void cli_print_usage(FILE *f, const cli_command *cmd);
 

@@ -98,10 +98,8 @@ int cmd_bash(cli_global *global, int argc, char **argv)
 		else if (c == 'h') {
 			cli_print_usage(stdout, cmd);
 			return 0;
-		} else if (c == ':')
-			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-		else
-			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		} else
+			return cli_option_error(cmd, c, argv);
 	}
 	if (args.policy.session && args.policy.mode)
 		return cli_usage_error(cmd, "--session and --mode do not go together");

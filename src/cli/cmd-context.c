@@ -44,10 +44,8 @@ static int parse_args(cli_global *global, const cli_command *cmd, int argc, char
 		case 'h':
 			cli_print_usage(stdout, cmd);
 			return 1;
-		case ':':
-			return -cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return -cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return -cli_option_error(cmd, c, argv);
 		}
 	}
 	if (optind < argc)

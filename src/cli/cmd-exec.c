@@ -33,9 +33,7 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 			cli_print_usage(stdout, cmd);
 			return 0;
 		}
-		if (c == ':')
-			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-		return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		return cli_option_error(cmd, c, argv);
 	}
 	if (args.policy.session && args.policy.mode)
 		return cli_usage_error(cmd, "--session and --mode do not go together");

@@ -171,10 +171,8 @@ int cmd_probe(cli_global *global, int argc, char **argv)
 		case 'h':
 			cli_print_usage(stdout, cmd);
 			return 0;
-		case ':':
-			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -69,10 +69,8 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, session_arg
 		case 'h':
 			cli_print_usage(stdout, cmd);
 			return 1;
-		case ':':
-			return -cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return -cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return -cli_option_error(cmd, c, argv);
 		}
 	}
 	args->positional = argv + optind;

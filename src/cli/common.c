@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What every subcommand shares: error and usage reporting, configuration loading. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,13 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 	cli_print_usage(stderr, cmd);
 	return CLI_EXIT_USAGE;
+}
+
+int cli_option_error(const cli_command *cmd, int c, char **argv)
+{
+	if (c == ':')
+		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 /* The default configuration file, or NULL when there is none to read. */

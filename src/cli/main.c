@@ -73,10 +73,8 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("dsh-sandbox %s\n", dsb_version());
 			return 0;
-		case ':':
-			return cli_usage_error(NULL, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(NULL, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(NULL, c, argv);
 		}
 	}
 	if (optind >= argc)
