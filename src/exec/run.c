@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,28 @@ static int pump(int *fd, collector *c, int tee)
 		}
 	}
 	return c ? collector_write(c, buf, (size_t)n) : 0;
+}
+
+/*
+ * One write of the command's stdin. The command may exit between poll and write: the EPIPE is
+ * ours to handle, never a SIGPIPE that kills the caller. SIGPIPE is blocked for the write and a
+ * pending one consumed (thread-directed, so other threads are unaffected).
+ */
+static ssize_t write_stdin(int fd, const char *buf, size_t n)
+{
+	sigset_t pipe_only, old;
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	(void)pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+	ssize_t k = write(fd, buf, n);
+	if (k < 0 && errno == EPIPE) {
+		int saved = errno;
+		struct timespec none = {0, 0};
+		(void)sigtimedwait(&pipe_only, NULL, &none);
+		errno = saved;
+	}
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return k;
 }
 
 /* Signals the whole process group (the child leads its own session), else just the child. */
@@ -154,8 +177,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			return rr;
 		if (i_in >= 0 && p[i_in].revents) {
 			ssize_t k = p[i_in].revents & POLLOUT && stdin_off < stdin_len
-					    ? write(r->in_fd, stdin_text + stdin_off,
-						    stdin_len - stdin_off)
+					    ? write_stdin(r->in_fd, stdin_text + stdin_off,
+							  stdin_len - stdin_off)
 					    : -1;
 			if (k > 0)
 				stdin_off += (size_t)k;

@@ -284,6 +284,22 @@ static void test_stdin_and_workdir(void **state)
 	assert_int_equal(dsb_exec_run(f->landlock, f->cfg, &pol, &req, &r, &err), -DSB_E_IO);
 }
 
+static void test_stdin_the_command_never_reads(void **state)
+{
+	fixture *f = *state;
+	/* A command that exits without reading: the rest of stdin must not kill us (SIGPIPE). */
+	size_t n = 4 * 1024 * 1024;
+	char *big = malloc(n);
+	memset(big, 'i', n);
+	dsb_exec_policy pol = {.mode = DSB_MODE_DANGER_FULL_ACCESS, .workspace_root = f->dir};
+	dsb_run_request req = {.command = "exit 3", .stdin_text = big, .stdin_len = n};
+	dsb_run_result r = {0};
+	assert_int_equal(dsb_exec_run(NULL, f->cfg, &pol, &req, &r, NULL), 0);
+	assert_int_equal(r.exit_code, 3);
+	dsb_run_result_done(&r);
+	free(big);
+}
+
 static void test_denials_in_each_dialect(void **state)
 {
 	fixture *f = *state;
@@ -384,6 +400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_environment_is_scrubbed_and_managed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_and_workdir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_the_command_never_reads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denials_in_each_dialect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runner_failures_outrank_denials, setup,
 						teardown),
