@@ -41,7 +41,11 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 		return cli_usage_error(cmd,
 				       "no command given (dsh-sandbox exec [OPTIONS] -- ARGV...)");
 
-	args.subject = argv[optind];
+	/* What the person approving sees: the whole command, as typed. */
+	strbuf shown = STRBUF_INIT;
+	for (int i = optind; i < argc; i++)
+		(void)strbuf_printf(&shown, i > optind ? " %s" : "%s", argv[i]);
+	args.subject = shown.buf ? shown.buf : argv[optind];
 	dsb_error err = {0};
 	run_context ctx;
 	dsb_run_result res = {0};
@@ -49,6 +53,7 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 	if (r == -DSB_E_INVALID_ARGS) {
 		cli_report(&err);
 		run_context_done(&ctx);
+		strbuf_done(&shown);
 		return CLI_EXIT_USAGE;
 	}
 	if (r >= 0) {
@@ -68,6 +73,7 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 		r = dsb_exec_run(ctx.provider, ctx.cfg, &ctx.policy, &req, &res, &err);
 	}
 	run_context_done(&ctx);
+	strbuf_done(&shown);
 	if (r < 0) {
 		fprintf(stderr, "dsh-sandbox: %s\n", err.message);
 		return EXEC_FAILED;
