@@ -61,10 +61,14 @@ typedef struct cli_policy_args {
 /*
  * Loads the configuration (with --workspace over its root) and resolves one call's policy:
  * the session's when one is named, else agentless (spec §2.2). On success *@ret_cfg is the
- * configuration used (free it with dsb_config_free()) and *@ret_policy the policy.
+ * configuration used (free it with dsb_config_free()) and *@ret_policy the policy. When
+ * @ret_store and @ret_session are not NULL they receive the store and session the policy was
+ * read from (NULL when no session was named), so a caller that goes on to append to the
+ * session does not open and fold it a second time.
  */
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
-		       dsb_exec_policy *ret_policy, dsb_error *err);
+		       dsb_exec_policy *ret_policy, dsb_store **ret_store,
+		       dsb_session **ret_session, dsb_error *err);
 
 /* Appends the policy object of `policy --json` (no newline) to @sb. -ENOMEM. */
 struct strbuf;

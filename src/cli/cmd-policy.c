@@ -86,7 +86,7 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 	dsb_config *cfg = NULL;
 	char **roots = NULL;
 	cli_policy_args pa = {args.session, args.mode, args.workspace};
-	r = cli_resolve_policy(global, &pa, &cfg, &resolved, &err);
+	r = cli_resolve_policy(global, &pa, &cfg, &resolved, NULL, NULL, &err);
 	dsb_config_free(cfg);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);

@@ -159,7 +159,8 @@ int cli_flush_stdout(void)
 }
 
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
-		       dsb_exec_policy *ret_policy, dsb_error *err)
+		       dsb_exec_policy *ret_policy, dsb_store **ret_store,
+		       dsb_session **ret_session, dsb_error *err)
 {
 	dsb_mode mode = _DSB_MODE_INVALID;
 	if (args->mode && dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, &mode, err) < 0)
@@ -185,12 +186,19 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 		req.mode = mode;
 		r = dsb_policy_resolve(policy, &req, ret_policy, err);
 	}
+	dsb_policy_free(policy);
+	if (r < 0) {
+		dsb_session_free(session);
+		dsb_store_free(store);
+		dsb_config_free(cfg);
+		return r;
+	}
+	if (ret_session && ret_store) {
+		*ret_session = TAKE_PTR(session);
+		*ret_store = TAKE_PTR(store);
+	}
 	dsb_session_free(session);
 	dsb_store_free(store);
-	dsb_policy_free(policy);
-	if (r < 0)
-		dsb_config_free(cfg);
-	else
-		*ret_cfg = cfg;
+	*ret_cfg = cfg;
 	return r;
 }

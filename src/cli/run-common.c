@@ -210,20 +210,14 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 	int r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
 	if (r < 0)
 		return r;
-	r = cli_resolve_policy(global, &args->policy, &ctx->cfg, &ctx->policy, err);
+	r = cli_resolve_policy(global, &args->policy, &ctx->cfg, &ctx->policy, &ctx->store,
+			       &ctx->session, err);
 	if (r < 0)
 		return r;
 	if (backend >= 0) {
 		/* One backend, as asked: the chain is that backend alone. */
 		ctx->cfg->backends[0] = backend;
 		ctx->cfg->n_backends = 1;
-	}
-	if (args->policy.session) {
-		r = dsb_store_open(global->store_path, &ctx->store, err);
-		if (r >= 0)
-			r = dsb_session_open(ctx->store, args->policy.session, &ctx->session, err);
-		if (r < 0)
-			return r;
 	}
 	if (args->sandbox_permissions) {
 		r = escalate(args, ctx, err);
