@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "../core/core.h"
@@ -198,6 +199,12 @@ static int escalate(const run_args *args, run_context *ctx, dsb_error *err)
 int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err)
 {
 	*ctx = (run_context){0};
+	/*
+	 * Our memory and environment hold what the command must not see (the scrubbed variables,
+	 * the session): not dumpable, /proc/PID/{environ,mem,fd} and ptrace need CAP_SYS_PTRACE,
+	 * which no confined command has. (Landlock and bwrap's PID namespace refuse them too.)
+	 */
+	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
 	if (args->timeout && run_parse_timeout(args->timeout, &ctx->timeout_ms, err) < 0)
 		return -DSB_E_INVALID_ARGS;
 	dsb_backend backend = _DSB_BACKEND_INVALID;

@@ -6,6 +6,8 @@
  * workspace-write an ephemeral /tmp and the workspace bound writable after it (so a workspace
  * under /tmp still works). Network, IPC and users are not unshared.
  */
+#include <stdio.h>
+
 #include "config.h"
 
 #include "confine.h"
@@ -30,4 +32,26 @@ int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv)
 const char *bwrap_program(void)
 {
 	return DSB_BWRAP_PATH;
+}
+
+int bwrap_hardening(int filter_fd, char ***io_argv)
+{
+	char fd[16];
+	(void)snprintf(fd, sizeof(fd), "%d", filter_fd);
+	/*
+	 * --unshare-user: as root, bwrap keeps the bounding set full otherwise, and a uid 0
+	 * command could regain every capability at its next execve(); unprivileged callers get a
+	 * user namespace from bwrap anyway.
+	 */
+	const char *more[] = {"--unshare-user",
+			      "--unshare-ipc",
+			      "--unshare-uts",
+			      "--cap-drop",
+			      "ALL",
+			      "--seccomp",
+			      fd};
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(more); i++)
+		r = strv_push(io_argv, more[i]);
+	return r;
 }

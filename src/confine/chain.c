@@ -175,9 +175,12 @@ static void probe_bwrap(const dsb_provider *p, dsb_probe_backend *out)
 {
 	/* The real read-only profile with workspaceRoot "/", as DSH probes it. */
 	char **argv = NULL;
+	confine_plan plan = {.filter_fd = BWRAP_FILTER_FD, .contained = true};
 	int r = strv_push(&argv, bwrap_program());
 	if (r >= 0)
 		r = bwrap_profile(DSB_MODE_READ_ONLY, "/", &argv);
+	if (r >= 0)
+		r = bwrap_hardening(plan.filter_fd, &argv);
 	if (r >= 0)
 		r = strv_push(&argv, "--");
 	if (r >= 0)
@@ -187,7 +190,7 @@ static void probe_bwrap(const dsb_provider *p, dsb_probe_backend *out)
 		strv_free(argv);
 		return;
 	}
-	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap"};
+	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap", .plan = &plan};
 	if (run_probe(p, &c, out->reason, sizeof(out->reason)) == 0) {
 		out->usable = true;
 		out->enforcement = DSB_ENFORCEMENT_FULL;
@@ -199,11 +202,16 @@ static void probe_landlock(const dsb_provider *p, dsb_probe_backend *out)
 {
 	landlock_status st;
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
-	landlock_plan plan = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max};
+	confine_plan plan = {
+		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
+		.harden = true,
+		.filter_flags = LANDLOCK_FILTER,
+		.filter_fd = -1,
+	};
 	out->landlock_abi = landlock_abi();
 	int abi = effective_abi(p);
 	out->landlock_abi_used = abi;
-	landlock_negotiate(&plan, abi, &st);
+	landlock_negotiate(&plan.landlock, abi, &st);
 	out->handled_fs = abi > 0 ? st.handled_fs : 0;
 	out->scoped = abi > 0 ? st.scoped : 0;
 	if (abi < 0) {
@@ -425,9 +433,9 @@ static char **strv_of(const char *const *words)
 	return v;
 }
 
-const landlock_plan *confined_plan(const dsb_confined *c)
+const confine_plan *confined_plan(const dsb_confined *c)
 {
-	return c->landlock ? c->plan : NULL;
+	return c->plan;
 }
 
 void dsb_confined_done(dsb_confined *c)
@@ -443,9 +451,9 @@ void dsb_confined_done(dsb_confined *c)
 	free(c->rules);
 	free(c->backend);
 	if (c->plan) {
-		landlock_plan *plan = c->plan;
-		strv_free(plan->ro);
-		strv_free(plan->rw);
+		confine_plan *plan = c->plan;
+		strv_free(plan->landlock.ro);
+		strv_free(plan->landlock.rw);
 		free(plan);
 	}
 	*c = (dsb_confined){0};
@@ -507,13 +515,22 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 	c->backend = strdup(dsb_backend_to_string(b));
 	if (!c->backend)
 		return -ENOMEM;
+	confine_plan *plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	c->plan = plan;
+	plan->filter_fd = -1;
 	if (b == DSB_BACKEND_BWRAP) {
 		static const char *const denial[] = {"read-only file system", NULL};
 		static const char *const fatal[] = {"bwrap: ", NULL};
+		plan->filter_fd = BWRAP_FILTER_FD;
+		plan->contained = true;
 		c->denial_signatures = strv_of(denial);
 		r = c->denial_signatures ? strv_push(&c->argv, bwrap_program()) : -ENOMEM;
 		if (r >= 0)
 			r = bwrap_profile(policy->mode, policy->workspace_root, &c->argv);
+		if (r >= 0)
+			r = bwrap_hardening(plan->filter_fd, &c->argv);
 		if (r >= 0)
 			r = push_command(&c->argv, argv);
 		if (r >= 0)
@@ -526,20 +543,19 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 	 * come back out of band, so no stderr rule is needed to recognise them.
 	 */
 	static const char *const denial[] = {"permission denied", NULL};
-	landlock_plan *plan = calloc(1, sizeof(*plan));
-	if (!plan)
-		return -ENOMEM;
-	c->plan = plan;
+	landlock_plan *ll = &plan->landlock;
 	c->landlock = true;
-	plan->scope = p->scope;
-	plan->abi_max = p->abi_max;
-	r = strv_push(&plan->ro, "/");
+	plan->harden = true;
+	plan->filter_flags = LANDLOCK_FILTER;
+	ll->scope = p->scope;
+	ll->abi_max = p->abi_max;
+	r = strv_push(&ll->ro, "/");
 	if (r >= 0)
-		r = strv_push(&plan->rw, "/dev/null");
+		r = strv_push(&ll->rw, "/dev/null");
 	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE) {
-		r = strv_push(&plan->rw, "/tmp");
+		r = strv_push(&ll->rw, "/tmp");
 		if (r >= 0)
-			r = strv_push(&plan->rw, policy->workspace_root);
+			r = strv_push(&ll->rw, policy->workspace_root);
 	}
 	c->argv = strv_copy(argv);
 	c->denial_signatures = strv_of(denial);

@@ -19,6 +19,7 @@
 #include <dsb/confine.h>
 
 #include "../core/core.h"
+#include "seccomp.h"
 
 /* --- landlock.c ----------------------------------------------------------------------------- */
 
@@ -83,26 +84,118 @@ void landlock_negotiate(const landlock_plan *plan, int abi, landlock_status *ret
 int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, char *msg,
 		      size_t msg_size);
 
+/* The filter a Landlock child gets: no new namespaces, and, without a PID namespace, no
+ * reconfiguring processes outside by their pid. */
+#define LANDLOCK_FILTER (SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS)
+
+/* --- harden.c ------------------------------------------------------------------------------- */
+
+/* What a child achieved, reported by harden_*() and the spawner (a bit set). */
+#define HARDEN_CAPS	(1u << 0) /* effective, permitted, inheritable and ambient sets empty */
+#define HARDEN_BOUNDING (1u << 1) /* the bounding set empty too */
+#define HARDEN_FILTER	(1u << 2) /* the seccomp filter installed */
+#define HARDEN_IPC_NS	(1u << 3) /* a new IPC namespace */
+#define HARDEN_UTS_NS	(1u << 4) /* a new UTS namespace */
+#define HARDEN_USER_NS	(1u << 5) /* a user namespace (what made the two above possible) */
+#define HARDEN_FAILED	(1u << 31)
+
+/*
+ * New IPC and UTS namespaces for the calling thread where the kernel allows them: directly when
+ * privileged, else inside a new user namespace that maps the caller's uid and gid to
+ * themselves. Returns the HARDEN_*_NS bits made (0: none; the caller falls back to the filter),
+ * or HARDEN_FAILED when a user namespace was made but could not be mapped. No allocation.
+ */
+unsigned harden_namespaces(void);
+
+/*
+ * Empties every capability set of the calling thread, the bounding set where it may (needs
+ * CAP_SETPCAP: root, or inside the user namespace above). Returns HARDEN_CAPS, plus
+ * HARDEN_BOUNDING when the bounding set is empty, or HARDEN_FAILED. No allocation.
+ */
+unsigned harden_drop_caps(void);
+
 /* --- bwrap.c -------------------------------------------------------------------------------- */
 
-/* Appends the profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
+/* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
 int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
+
+/* Where bwrap reads the system-call filter from (`--seccomp 3`). */
+#define BWRAP_FILTER_FD 3
+
+/*
+ * Appends our hardening to DSH's profile: user, IPC and UTS namespaces, every capability
+ * dropped (root keeps them under bwrap otherwise), and the filter read from @filter_fd.
+ */
+int bwrap_hardening(int filter_fd, char ***io_argv);
 
 /* The bwrap program: the bare name "bwrap" (PATH lookup, as DSH spawns it) unless built
  * with -Dbwrap_path. */
 const char *bwrap_program(void);
 
+/* --- the plan a backend hands the spawner ---------------------------------------------------- */
+
+/* What the spawner does in the child beyond exec'ing c->argv (dsb_confined.plan). */
+typedef struct confine_plan {
+	landlock_plan landlock; /* applied when dsb_confined.landlock */
+	bool harden;		/* namespaces, capabilities and the filter in the child */
+	unsigned filter_flags;	/* SECCOMP_DENY_*: the filter's variant */
+	int filter_fd;		/* >= 0: the runner reads the filter from this descriptor */
+	bool contained;		/* the backend ends every process when the command ends */
+} confine_plan;
+
+/* The plan of @c, or NULL (danger-full-access, or a configured runner). */
+const confine_plan *confined_plan(const dsb_confined *c);
+
 /* --- spawn.c -------------------------------------------------------------------------------- */
+
+/* How confined_spawn() treats the child beyond dsb_spawn_options. */
+#define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */
+
+/*
+ * dsb_confined_spawn() that also reports, in *@ret_achieved (may be NULL), the HARDEN_* bits
+ * the child achieved before exec.
+ */
+int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
+		   unsigned flags, pid_t *ret_pid, unsigned *ret_achieved, dsb_error *reterr);
+
+/* --- tree.c --------------------------------------------------------------------------------- */
+
+/* The processes of one call: the command (the leader) and whatever it starts. */
+typedef struct proc_tree {
+	pid_t leader;
+	pid_t monitor; /* the monitor process, 0 when this process reaps (or nobody must) */
+	int event_fd;  /* polls readable when the leader may have ended; -1: poll tree_check() */
+	int ctl_fd;    /* to the monitor: closed means "kill what is left" */
+	bool reaping;  /* this process is the call's subreaper */
+	bool was_subreaper; /* it was one before the call: leave it so */
+	bool ended;
+	int status; /* the leader's wait status, once ended */
+	unsigned achieved;
+} proc_tree;
+
+/*
+ * Spawns @c like confined_spawn(). With @reap, no process the command starts may outlive the
+ * call: this process becomes a subreaper when nothing else can become its child meanwhile,
+ * else a monitor process does (bwrap needs neither: its PID namespace ends them). Release with
+ * tree_done(), always.
+ */
+int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
+	       proc_tree *t, dsb_error *reterr);
+
+/* 1 with the leader's wait status once it has ended (reaping ended orphans meanwhile), 0 while
+ * it runs, -errno. */
+int tree_check(proc_tree *t, int *ret_status);
+
+/* Signals the leader's process group (else the leader) while the leader runs. */
+void tree_signal(const proc_tree *t, int sig);
+
+/* Kills every process left (with @reap), reaps them and the leader, releases @t. */
+void tree_done(proc_tree *t);
 
 /*
  * Waits for @pid up to @timeout_ms (0: forever); kills and reaps it on timeout. Returns 0 with
  * the wait status, -ETIMEDOUT, or -errno.
  */
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status);
-
-/* --- chain.c -------------------------------------------------------------------------------- */
-
-/* The Landlock plan of @c (NULL when it has none). */
-const landlock_plan *confined_plan(const dsb_confined *c);
 
 #endif

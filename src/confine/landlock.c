@@ -239,8 +239,13 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 		if (r < 0)
 			goto fail;
 	}
+	/*
+	 * Read-write grants make no device nodes (beyond DSH's launcher): a writable root is for
+	 * files, and a device node planted there would outlive the sandbox.
+	 */
 	for (char **p = plan ? plan->rw : NULL; p && *p; p++) {
-		r = add_path_rule(fd, *p, st.handled_fs, msg, msg_size);
+		r = add_path_rule(fd, *p, st.handled_fs & ~(LL_MAKE_CHAR | LL_MAKE_BLOCK), msg,
+				  msg_size);
 		if (r < 0)
 			goto fail;
 	}

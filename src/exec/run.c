@@ -5,7 +5,8 @@
  * loop that also watches the child through a pidfd and the deadline, and on timeout SIGTERM the
  * whole process group, then SIGKILL it after graceMs — a timer that outlives the leader, so a
  * TERM-trapping descendant still dies. Once the leader is gone, the pipes get graceMs more to
- * close: a background grandchild holding them cannot hold the result hostage. Then the outcome
+ * close: a background grandchild holding them cannot hold the result hostage. Then whatever the
+ * command left running is killed (src/confine/tree.c: nothing outlives the call), and the outcome
  * is classified: a runner failure outranks a denial.
  */
 #include <errno.h>
@@ -38,8 +39,8 @@ void dsb_run_result_done(dsb_run_result *r)
 
 /* Everything one run owns; released in one place. */
 typedef struct run {
-	int out_fd, err_fd, in_fd, pidfd;
-	pid_t pid;
+	int out_fd, err_fd, in_fd;
+	proc_tree tree;
 	collector *out, *err;
 	spill_dir spill;
 	char **env;
@@ -49,10 +50,11 @@ typedef struct run {
 
 static void run_done(run *r)
 {
-	const int fds[] = {r->out_fd, r->err_fd, r->in_fd, r->pidfd};
+	const int fds[] = {r->out_fd, r->err_fd, r->in_fd};
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	tree_done(&r->tree);
 	collector_free(r->out);
 	collector_free(r->err);
 	spill_dir_done(&r->spill);
@@ -106,13 +108,6 @@ static ssize_t write_stdin(int fd, const char *buf, size_t n)
 	return k;
 }
 
-/* Signals the whole process group (the child leads its own session), else just the child. */
-static void signal_group(pid_t pid, int sig)
-{
-	if (kill(-pid, sig) < 0)
-		(void)kill(pid, sig);
-}
-
 /*
  * The loop: until the leader has exited and both pipes are closed (or the drain bound passed).
  * Fills exit status and timed_out.
@@ -134,12 +129,15 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		uint64_t now = monotonic_ms();
 		if (!exited && !timed_out && now >= deadline) {
 			timed_out = true;
-			signal_group(r->pid, SIGTERM);
+			tree_signal(&r->tree, SIGTERM);
 			kill_at = now + grace_ms;
 		}
 		if (kill_at && now >= kill_at) {
-			/* Survives the leader: a descendant that trapped TERM still dies. */
-			signal_group(r->pid, SIGKILL);
+			/* Survives the leader: a descendant that trapped TERM still dies, and so
+			 * does one that left the group or holds the pipes. */
+			tree_signal(&r->tree, SIGKILL);
+			if (exited)
+				tree_done(&r->tree);
 			kill_at = 0;
 		}
 		if (exited && now >= drain_until)
@@ -153,8 +151,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			p[i_err = n++] = (struct pollfd){.fd = r->err_fd, .events = POLLIN};
 		if (r->in_fd >= 0)
 			p[i_in = n++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
-		if (!exited && r->pidfd >= 0)
-			p[i_pid = n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
+		if (!exited && r->tree.event_fd >= 0)
+			p[i_pid = n++] = (struct pollfd){.fd = r->tree.event_fd, .events = POLLIN};
 
 		uint64_t wake = exited	    ? drain_until
 				: timed_out ? (kill_at ? kill_at : 0)
@@ -163,7 +161,7 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			wake = kill_at;
 		int wait_ms = wake ? (int)(wake > now ? (wake - now > 1000 ? 1000 : wake - now) : 0)
 				   : 1000;
-		if (!exited && r->pidfd < 0 && wait_ms > 50)
+		if (!exited && r->tree.event_fd < 0 && wait_ms > 50)
 			wait_ms = 50; /* no pidfd: notice the exit by polling waitpid */
 		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			return -errno;
@@ -188,12 +186,13 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 				r->in_fd = -1;
 			}
 		}
-		if (!exited && (i_pid < 0 || p[i_pid].revents)) {
-			pid_t w = waitpid(r->pid, &status, WNOHANG);
-			if (w == r->pid) {
-				exited = true;
-				drain_until = monotonic_ms() + grace_ms;
-			}
+		/* Also on every other wake: reaping orphans as they end is tree_check()'s job. */
+		if (!exited && tree_check(&r->tree, &status) > 0) {
+			exited = true;
+			drain_until = monotonic_ms() + grace_ms;
+			/* After a timeout nothing it left behind gets to print: end it all now. */
+			if (timed_out && !kill_at)
+				tree_done(&r->tree);
 		}
 	}
 	*ret_status = status;
@@ -226,7 +225,7 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 	if (r < 0)
 		return r;
 
-	run x = {.out_fd = -1, .err_fd = -1, .in_fd = -1, .pidfd = -1};
+	run x = {.out_fd = -1, .err_fd = -1, .in_fd = -1, .tree = {.event_fd = -1, .ctl_fd = -1}};
 	char *const *argv = req->argv;
 	if (req->command) {
 		x.bash_argv[0] = (char *)"bash";
@@ -276,7 +275,10 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		 * Ctrl-C and job control still reach it.
 		 */
 		o.new_session = !req->passthrough;
-		r = dsb_confined_spawn(&x.confined, policy->mode, &o, &x.pid, reterr);
+		/* Nothing the command starts outlives the call, except what a person's own
+		 * unconfined command leaves behind on purpose. */
+		bool reap = !req->passthrough || policy->mode != DSB_MODE_DANGER_FULL_ACCESS;
+		r = tree_spawn(&x.confined, policy->mode, &o, reap, &x.tree, reterr);
 	}
 	/* Our copies of the child's ends go, so EOF means the child's side is closed. */
 	const int child_ends[] = {out_pipe[1], err_pipe[1], in_pipe[0]};
@@ -291,7 +293,6 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		return r;
 	}
 
-	x.pidfd = pidfd_open_raw(x.pid); /* < 0: no pidfd, run_loop polls waitpid() instead */
 	if (x.in_fd >= 0)
 		(void)fcntl(x.in_fd, F_SETFL, O_NONBLOCK);
 	int status = 0;
@@ -299,8 +300,6 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
 		     req->passthrough ? STDERR_FILENO : -1, &status, &timed_out);
 	if (r < 0) {
-		signal_group(x.pid, SIGKILL);
-		(void)waitpid(x.pid, NULL, 0);
 		run_done(&x);
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");

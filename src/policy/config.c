@@ -91,7 +91,7 @@ dsb_config *dsb_config_new(void)
 	cfg->n_backends = 2;
 	cfg->probe_timeout_ms = DSB_DEFAULT_PROBE_TIMEOUT_MS;
 	/* A confined command cannot signal outside its sandbox, as bwrap's PID namespace gives. */
-	cfg->landlock_scope = DSB_SCOPE_SIGNAL;
+	cfg->landlock_scope = DSB_SCOPE_SIGNAL | DSB_SCOPE_ABSTRACT_UNIX_SOCKET;
 	cfg->timeout_ms = DSB_DEFAULT_TIMEOUT_MS;
 	cfg->max_timeout_ms = DSB_DEFAULT_MAX_TIMEOUT_MS;
 	cfg->max_output_bytes = DSB_DEFAULT_MAX_OUTPUT_BYTES;

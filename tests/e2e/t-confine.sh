@@ -266,7 +266,7 @@ test_probe_caches_and_reports() {
 	run probe --fresh --json
 	assert_contains "$out" '"cached":false'
 	assert_contains "$out" '"notGoverned":["chmod","chown","utimes","xattr"]'
-	assert_contains "$out" '"scoped":["signal"]'
+	assert_contains "$out" '"scoped":["signal","abstract-unix-socket"]'
 }
 
 test_custom_runner() {

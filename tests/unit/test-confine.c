@@ -80,8 +80,14 @@ static void test_bwrap_dialect(void **state)
 	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = (char *)"/ws"};
 	dsb_confined c = {0};
 	assert_int_equal(dsb_provider_confine(p, &pol, command, &c, NULL), 0);
-	assert_strv(c.argv, "bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc "
-			    "--die-with-parent --tmpfs /tmp --bind /ws /ws -- bash -c echo hi");
+	assert_strv(c.argv,
+		    "bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc "
+		    "--die-with-parent --tmpfs /tmp --bind /ws /ws --unshare-user --unshare-ipc "
+		    "--unshare-uts "
+		    "--cap-drop ALL --seccomp 3 -- bash -c echo hi");
+	assert_int_equal(confined_plan(&c)->filter_fd, 3);
+	assert_true(confined_plan(&c)->contained);
+	assert_false(confined_plan(&c)->harden);
 	assert_int_equal(c.enforcement, DSB_ENFORCEMENT_FULL);
 	assert_strv(c.denial_signatures, "read-only file system");
 	assert_int_equal(c.n_rules, 1);
@@ -103,17 +109,20 @@ static void test_landlock_grants_per_mode(void **state)
 
 	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, NULL), 0);
 	assert_true(c.landlock);
-	const landlock_plan *plan = confined_plan(&c);
+	const landlock_plan *plan = &confined_plan(&c)->landlock;
+	assert_true(confined_plan(&c)->harden);
+	assert_int_equal(confined_plan(&c)->filter_flags, LANDLOCK_FILTER);
+	assert_false(confined_plan(&c)->contained);
 	assert_strv(plan->ro, "/");
 	assert_strv(plan->rw, "/dev/null");
 	assert_strv(c.argv, "bash -c echo hi"); /* in-process: no launcher exec */
 	assert_strv(c.denial_signatures, "permission denied");
 	assert_int_equal(c.n_rules, 0); /* failures come back out of band */
-	assert_int_equal(plan->scope, LL_SCOPE_SIGNAL);
+	assert_int_equal(plan->scope, LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX_SOCKET);
 	dsb_confined_done(&c);
 
 	assert_int_equal(dsb_provider_confine(p, &ww, command, &c, NULL), 0);
-	plan = confined_plan(&c);
+	plan = &confined_plan(&c)->landlock;
 	assert_strv(plan->ro, "/");
 	assert_strv(plan->rw, "/dev/null /tmp /ws");
 	dsb_confined_done(&c);
@@ -187,7 +196,7 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 
 	/* In-process Landlock: the launcher's own lines. */
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/no/such/grant/root", NULL};
-	landlock_plan plan = {.ro = ro, .rw = rw};
+	confine_plan plan = {.landlock = {.ro = ro, .rw = rw}, .filter_fd = -1};
 	char *touch[] = {(char *)"touch", (char *)"/tmp/dsb-never-created", NULL};
 	dsb_confined ll = {
 		.argv = touch, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
@@ -197,7 +206,7 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 	assert_int_equal(access("/tmp/dsb-never-created", F_OK), -1);
 
 	char *rw_ok[] = {(char *)"/dev/null", NULL};
-	plan.rw = rw_ok;
+	plan.landlock.rw = rw_ok;
 	assert_int_equal(spawn_capture(&(dsb_confined){.argv = missing,
 						       .landlock = true,
 						       .backend = (char *)"landlock",
@@ -212,7 +221,7 @@ static void test_a_command_cannot_fake_a_runner_failure(void **state)
 {
 	(void)state;
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/dev/null", NULL};
-	landlock_plan plan = {.ro = ro, .rw = rw};
+	confine_plan plan = {.landlock = {.ro = ro, .rw = rw}, .harden = true, .filter_fd = -1};
 	char *liar[] = {(char *)"sh", (char *)"-c",
 			(char *)"echo 'landlock-run: landlock is not enforced by this kernel' >&2; "
 				"exit 125",

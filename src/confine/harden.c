@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a confined child does to itself before exec, beyond Landlock: new IPC and UTS namespaces
+ * (and, for a user who is not root, a user namespace that makes them possible and lets the
+ * bounding set be emptied), then every capability dropped. Everything here is a system call on
+ * the calling thread and allocates nothing: it runs in a vfork'ed child that shares its
+ * parent's memory, and in `landlock-run` before it execs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/* Writes @text to the /proc/self file @path. */
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	ssize_t k = write(fd, text, n);
+	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
+	(void)close(fd);
+	return r;
+}
+
+unsigned harden_namespaces(void)
+{
+	/*
+	 * Root (in its own user namespace) may make them directly. Anyone else needs a user
+	 * namespace first; the kernel owns the new IPC and UTS namespaces by it. The identity is
+	 * mapped to itself, so files keep their owners and the command its uid and gid.
+	 */
+	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) == 0)
+		return HARDEN_IPC_NS | HARDEN_UTS_NS;
+
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
+		return 0; /* no namespaces here (disabled, or a container's filter): the seccomp
+			   * filter then refuses IPC, see harden_filter_flags() */
+	char map[64];
+	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	int r = write_proc("/proc/self/uid_map", map);
+	/* An unprivileged gid_map needs setgroups(2) disabled first. */
+	if (r >= 0)
+		r = write_proc("/proc/self/setgroups", "deny\n");
+	if (r >= 0) {
+		(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+		r = write_proc("/proc/self/gid_map", map);
+	}
+	/* Unmapped, the process would run as the overflow uid: better without the namespaces
+	 * (the caller cannot tell which half failed, so this cannot be undone; fail). */
+	if (r < 0)
+		return HARDEN_FAILED;
+	return HARDEN_USER_NS | HARDEN_IPC_NS | HARDEN_UTS_NS;
+}
+
+unsigned harden_drop_caps(void)
+{
+	unsigned done = 0;
+
+	/*
+	 * The bounding set first: dropping from it needs CAP_SETPCAP, which the capset() below
+	 * takes away. An empty bounding set is what keeps a uid 0 command from regaining every
+	 * capability at its next execve(). Without CAP_SETPCAP (an unprivileged user outside a
+	 * user namespace) it cannot be emptied; no_new_privs still stops any gain.
+	 */
+	bool bounding = true;
+	for (int cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0L, 0L, 0L) < 0)
+			break; /* past the kernel's last capability */
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0L, 0L, 0L) < 0)
+			bounding = false;
+	}
+	if (bounding)
+		done |= HARDEN_BOUNDING;
+
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0L, 0L, 0L);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return HARDEN_FAILED;
+	return done | HARDEN_CAPS;
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The processes one call starts, and the guarantee that none outlives it: setsid'd,
+ * double-forked and nohup'ed children included, whatever mode ran them.
+ *
+ * The mechanism is a child subreaper (prctl PR_SET_CHILD_SUBREAPER): an orphan is re-parented to
+ * the nearest subreaper among its ancestors instead of init, so everything a command starts
+ * stays below the subreaper, and once the command is done the subreaper kills its children
+ * until none is left. It needs no namespace (the Landlock backend exists for hosts where bwrap
+ * and namespaces cannot run), no delegated cgroup, and keeps setsid(), process groups and ptys
+ * working for the command. Why not the alternatives: a PID namespace needs an init process of
+ * its own on every call and privileges Landlock hosts often lack; cgroup.kill needs a delegated
+ * cgroup v2 tree; a process-group kill misses setsid'd children.
+ *
+ * Who is the subreaper:
+ *  - bwrap: nobody. bwrap's own PID namespace ends every process in it when the command ends.
+ *  - this process, when nothing else can become its child meanwhile: it is single-threaded and
+ *    has no child (the CLI; a simple library caller). It becomes a subreaper for the call and
+ *    kills and reaps every child it has at the end. No extra process.
+ *  - otherwise a monitor: a forked process that is the subreaper, spawns the command, reports
+ *    its status through a pipe, and kills what is left when told to or when we go away.
+ *
+ * A command can only leave the tree by killing its subreaper; Landlock's signal scope (ABI 6)
+ * keeps it from signalling anything outside its domain, and `probe` says when that is missing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/* What the monitor tells the caller, one fixed-size record per write (atomic on a pipe). */
+typedef struct monitor_msg {
+	int kind; /* MSG_* */
+	pid_t pid;
+	int status;
+	unsigned achieved;
+	dsb_error err; /* MSG_FAILED */
+} monitor_msg;
+
+enum {
+	MSG_STARTED = 1,
+	MSG_FAILED,
+	MSG_ENDED
+};
+
+/* Reads up to @size bytes of /proc @path into @buf (NUL-terminated); -errno. */
+static ssize_t read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	int e = errno;
+	(void)close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * This process's children, into @pids (at most @max); their number, or -errno. From the
+ * kernel's per-thread list when it has one (CONFIG_PROC_CHILDREN), else by scanning /proc.
+ */
+static int list_children(pid_t *pids, int max)
+{
+	char path[300], buf[4096];
+	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)gettid());
+	ssize_t n = read_proc(path, buf, sizeof(buf));
+	int count = 0;
+	if (n >= 0) {
+		for (char *p = buf, *end; count < max && *p; p = end) {
+			long v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			pids[count++] = (pid_t)v;
+		}
+		return count;
+	}
+
+	DIR *d = opendir("/proc");
+	if (!d)
+		return -errno;
+	pid_t self = getpid();
+	for (struct dirent *e; count < max && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (read_proc(path, buf, sizeof(buf)) < 0)
+			continue;
+		/* "pid (comm) state ppid ...": comm may hold anything, so parse after the last ')'.
+		 */
+		const char *close_paren = strrchr(buf, ')');
+		int ppid;
+		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == self)
+			pids[count++] = (pid_t)atoi(e->d_name);
+	}
+	(void)closedir(d);
+	return count;
+}
+
+/*
+ * Kills every child of this process and every process that becomes one as their parents die,
+ * until none is left; reaps them all. Our own unreaped children cannot have their pids reused,
+ * so kill() by pid is exact. A killed process forks no more, so each round removes a
+ * generation and the loop ends; the bound only guards against a /proc that lies.
+ */
+static void kill_children(pid_t leader)
+{
+	if (leader > 0)
+		(void)kill(-leader, SIGKILL); /* the bulk at once: the command's process group */
+	for (int round = 0; round < 100000; round++) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		pid_t pids[512];
+		int n = list_children(pids, (int)ELEMENTSOF(pids));
+		if (n <= 0) {
+			/* Nothing listed: done once nothing is left to reap either. */
+			if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+				return;
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			(void)kill(pids[i], SIGKILL);
+		(void)waitpid(-1, NULL, 0);
+	}
+}
+
+/* True when nothing but the command can become our child while it runs: one thread, no child. */
+static bool can_reap_here(void)
+{
+	char buf[4096];
+	if (read_proc("/proc/self/stat", buf, sizeof(buf)) < 0)
+		return false;
+	const char *close_paren = strrchr(buf, ')');
+	long threads = 0;
+	/* Field 20 is num_threads; 17 fields follow the state. */
+	if (!close_paren ||
+	    sscanf(close_paren + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+		   "%*d %ld",
+		   &threads) != 1 ||
+	    threads != 1)
+		return false;
+	pid_t one;
+	return list_children(&one, 1) == 0;
+}
+
+static int write_msg(int fd, const monitor_msg *m)
+{
+	ssize_t k;
+	while ((k = write(fd, m, sizeof(*m))) < 0 && errno == EINTR)
+		;
+	return k == (ssize_t)sizeof(*m) ? 0 : -EIO;
+}
+
+static int read_msg(int fd, monitor_msg *m)
+{
+	size_t got = 0;
+	while (got < sizeof(*m)) {
+		ssize_t k = read(fd, (char *)m + got, sizeof(*m) - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EPIPE;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * The monitor, a forked copy of the caller: keeps only the descriptors it needs (a
+ * multi-threaded caller's other pipes must not be held open here), spawns the command, reports
+ * its start and end, reaps orphans as they die, and kills what is left when the caller closes
+ * @ctl (asked to, or gone).
+ */
+static _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
+				  int status_w, int ctl_r)
+{
+	/* The descriptors we keep, moved to 3..7 in that order; everything else closed. */
+	int keep[5] = {status_w, ctl_r, o->stdin_fd, o->stdout_fd, o->stderr_fd};
+	int high[5];
+	for (int i = 0; i < 5; i++)
+		high[i] = keep[i] < 0 ? -1 : fcntl(keep[i], F_DUPFD_CLOEXEC, 64);
+	for (int i = 0; i < 5; i++)
+		if (high[i] >= 0 && dup3(high[i], 3 + i, O_CLOEXEC) < 0)
+			_exit(125);
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 8U, ~0U, 0U) < 0)
+#endif
+		for (int fd = 8; fd < 65536; fd++)
+			(void)close(fd);
+
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L);
+	/* A copy of the caller's memory, secrets included: nobody may read or trace it. */
+	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
+
+	dsb_spawn_options so = *o;
+	so.stdin_fd = high[2] < 0 ? -1 : 5;
+	so.stdout_fd = high[3] < 0 ? -1 : 6;
+	so.stderr_fd = high[4] < 0 ? -1 : 7;
+	monitor_msg m;
+	memset(&m, 0, sizeof(m));
+	int r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, &m.pid, &m.achieved, &m.err);
+	m.kind = r < 0 ? MSG_FAILED : MSG_STARTED;
+	if (write_msg(3, &m) < 0 || r < 0)
+		_exit(r < 0 ? 125 : 1);
+	for (int fd = 5; fd <= 7; fd++)
+		(void)close(fd);
+
+	pid_t leader = m.pid;
+	int pidfd = pidfd_open_raw(leader);
+	bool ended = false;
+	for (;;) {
+		/* Woken by the leader's end or the caller; each second anyway, to reap orphans. */
+		struct pollfd p[2] = {{.fd = 4, .events = POLLIN},
+				      {.fd = ended ? -1 : pidfd, .events = POLLIN}};
+		(void)poll(p, 2, 1000);
+		int status;
+		pid_t w;
+		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (w != leader)
+				continue; /* an orphan that ended by itself */
+			m = (monitor_msg){.kind = MSG_ENDED, .pid = leader, .status = status};
+			(void)write_msg(3, &m);
+			ended = true;
+		}
+		if (p[0].revents)
+			break; /* told to finish, or the caller is gone */
+	}
+	kill_children(leader);
+	_exit(0);
+}
+
+int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
+	       proc_tree *t, dsb_error *reterr)
+{
+	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1};
+	const confine_plan *plan = confined_plan(c);
+	if (reap && plan && plan->contained)
+		reap = false; /* bwrap's PID namespace does it */
+	if (!reap || can_reap_here()) {
+		if (reap) {
+			int was = 0;
+			(void)prctl(PR_GET_CHILD_SUBREAPER, &was, 0L, 0L, 0L);
+			t->was_subreaper = was != 0;
+			if (!was && prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) < 0)
+				return dsb_fail_errno(reterr, DSB_E_IO, errno,
+						      "cannot become a child subreaper");
+			t->reaping = true;
+		}
+		int r = confined_spawn(c, mode, opts, reap ? SPAWN_DIE_WITH_PARENT : 0, &t->leader,
+				       &t->achieved, reterr);
+		if (r < 0) {
+			tree_done(t);
+			return r;
+		}
+		t->event_fd = pidfd_open_raw(t->leader); /* < 0: tree_check() polls instead */
+		return 0;
+	}
+
+	int status_pipe[2], ctl_pipe[2];
+	if (pipe2(status_pipe, O_CLOEXEC) < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, errno, "cannot create a pipe");
+	if (pipe2(ctl_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		(void)close(status_pipe[0]);
+		(void)close(status_pipe[1]);
+		return dsb_fail_errno(reterr, DSB_E_IO, e, "cannot create a pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		monitor_run(c, mode, opts, status_pipe[1], ctl_pipe[0]);
+	int e = errno;
+	(void)close(status_pipe[1]);
+	(void)close(ctl_pipe[0]);
+	t->event_fd = status_pipe[0];
+	t->ctl_fd = ctl_pipe[1];
+	if (pid < 0) {
+		tree_done(t);
+		return dsb_fail_errno(reterr, DSB_E_IO, e, "cannot fork");
+	}
+	t->monitor = pid;
+
+	monitor_msg m;
+	int r = read_msg(t->event_fd, &m);
+	if (r < 0 || m.kind != MSG_STARTED) {
+		tree_done(t);
+		if (r >= 0 && m.kind == MSG_FAILED) {
+			if (reterr)
+				*reterr = m.err;
+			return -(int)m.err.code;
+		}
+		return dsb_fail(reterr, DSB_E_IO, "the monitor process failed");
+	}
+	t->leader = m.pid;
+	t->achieved = m.achieved;
+	return 0;
+}
+
+int tree_check(proc_tree *t, int *ret_status)
+{
+	if (t->ended) {
+		*ret_status = t->status;
+		return 1;
+	}
+	if (t->monitor) {
+		struct pollfd p = {.fd = t->event_fd, .events = POLLIN};
+		if (poll(&p, 1, 0) <= 0)
+			return 0;
+		monitor_msg m;
+		if (read_msg(t->event_fd, &m) < 0 || m.kind != MSG_ENDED)
+			m.status =
+				W_EXITCODE(125, 0); /* the monitor died: nothing left to wait for */
+		t->status = m.status;
+	} else {
+		int status;
+		pid_t w;
+		if (t->reaping) {
+			/* Every child is the command's: orphans that ended are reaped as we go. */
+			bool found = false;
+			while (!found && (w = waitpid(-1, &status, WNOHANG)) > 0)
+				found = w == t->leader;
+			if (!found)
+				return 0;
+		} else {
+			w = waitpid(t->leader, &status, WNOHANG);
+			if (w != t->leader)
+				return w < 0 && errno != EINTR ? -errno : 0;
+		}
+		t->status = status;
+	}
+	t->ended = true;
+	*ret_status = t->status;
+	return 1;
+}
+
+void tree_signal(const proc_tree *t, int sig)
+{
+	/* Once reaped, the leader's pid may name someone else's process: tree_done() ends the
+	 * rest by another route. */
+	if (t->ended || t->leader <= 0)
+		return;
+	if (kill(-t->leader, sig) < 0)
+		(void)kill(t->leader, sig);
+}
+
+void tree_done(proc_tree *t)
+{
+	if (t->monitor) {
+		/* Closing the control pipe is the monitor's cue to kill what is left and exit. */
+		if (t->ctl_fd >= 0)
+			(void)close(t->ctl_fd);
+		t->ctl_fd = -1;
+		while (waitpid(t->monitor, NULL, 0) < 0 && errno == EINTR)
+			;
+	} else if (t->reaping) {
+		kill_children(t->ended ? 0 : t->leader);
+		if (!t->was_subreaper)
+			(void)prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L);
+	} else if (t->leader > 0 && !t->ended) {
+		/* Not ours to reap beyond the leader (bwrap contains the rest): end and reap it. */
+		(void)kill(t->leader, SIGKILL);
+		while (waitpid(t->leader, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (t->event_fd >= 0)
+		(void)close(t->event_fd);
+	if (t->ctl_fd >= 0)
+		(void)close(t->ctl_fd);
+	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1};
+}
