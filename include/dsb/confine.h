@@ -95,6 +95,37 @@ typedef struct dsb_spawn_options {
 DSB_API int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 			       pid_t *ret_pid, dsb_error *reterr);
 
+/*
+ * What a backend does to a confined command beyond its filesystem rules (dsb_probe_backend's
+ * hardening bits), as found on this host.
+ */
+typedef enum dsb_hardening {
+	DSB_HARDEN_CAPABILITIES = 1 << 0,    /* effective, permitted, inheritable, ambient: empty */
+	DSB_HARDEN_BOUNDING_SET = 1 << 1,    /* the bounding set empty too (no regain on execve) */
+	DSB_HARDEN_NO_NEW_PRIVS = 1 << 2,    /* set-uid and file capabilities give nothing */
+	DSB_HARDEN_SECCOMP = 1 << 3,	     /* the system-call filter (docs/design/seccomp.md) */
+	DSB_HARDEN_STDIO_ONLY = 1 << 4,	     /* no descriptor but stdio is inherited */
+	DSB_HARDEN_REAPED = 1 << 5,	     /* no process it starts outlives the call */
+	DSB_HARDEN_PID_NAMESPACE = 1 << 6,   /* outside processes are invisible */
+	DSB_HARDEN_MOUNT_NAMESPACE = 1 << 7, /* its own mount table, host mounts read-only */
+	DSB_HARDEN_USER_NAMESPACE = 1 << 8,
+	DSB_HARDEN_IPC_NAMESPACE = 1 << 9,  /* host SysV IPC and POSIX queues out of reach */
+	DSB_HARDEN_UTS_NAMESPACE = 1 << 10, /* the host name cannot be changed from inside */
+	DSB_HARDEN_IPC_FILTERED = 1 << 11,  /* no IPC namespace: the filter refuses IPC instead */
+	DSB_HARDEN_SIGNAL_SCOPE = 1 << 12,  /* cannot signal processes outside */
+	DSB_HARDEN_ABSTRACT_UNIX_SCOPE = 1 << 13, /* cannot reach abstract unix sockets outside */
+} dsb_hardening;
+
+/* What a backend leaves ungoverned on this host (dsb_probe_backend's not_governed bits). */
+typedef enum dsb_ungoverned {
+	DSB_UNGOVERNED_METADATA = 1 << 0,      /* chmod, chown, utimes, xattr outside the grants */
+	DSB_UNGOVERNED_NETWORK = 1 << 1,       /* network access is the host's */
+	DSB_UNGOVERNED_ABSTRACT_UNIX = 1 << 2, /* abstract unix sockets of the host are reachable */
+	DSB_UNGOVERNED_SIGNALS = 1 << 3,       /* same-uid processes outside can be signalled */
+	DSB_UNGOVERNED_SURVIVORS = 1
+				   << 4, /* a command that kills its reaper can outlive the call */
+} dsb_ungoverned;
+
 /* One backend's probe outcome, for `dsh-sandbox probe`. */
 typedef struct dsb_probe_backend {
 	char name[16]; /* "bwrap", "landlock" */
@@ -102,6 +133,9 @@ typedef struct dsb_probe_backend {
 	bool usable;
 	dsb_enforcement enforcement; /* when usable */
 	char reason[512];	     /* why not usable, or "" */
+	char program[4096];	     /* the runner it executes ("" for an in-process backend) */
+	unsigned hardening;	     /* DSB_HARDEN_* in force (when usable) */
+	unsigned not_governed;	     /* DSB_UNGOVERNED_* */
 	int landlock_abi;	     /* landlock only: the kernel's ABI, or -errno */
 	int landlock_abi_used;	     /* landlock only: the ABI used (landlockAbiMax may lower it) */
 	uint64_t handled_fs;	     /* landlock only: the filesystem rights governed */

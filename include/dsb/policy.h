@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <dsb/backends.h>
 #include <dsb/error.h>
 
 /* The file-effect policy. The order is SANDBOX_MODES' (spec §1.1): it is the advertised order. */
@@ -35,9 +36,11 @@ typedef enum dsb_approval_policy {
 	_DSB_APPROVAL_INVALID = -1,
 } dsb_approval_policy;
 
+/* The sandbox backends of this build (DSB_BACKENDS: DSB_BACKEND_BWRAP, DSB_BACKEND_LANDLOCK). */
 typedef enum dsb_backend {
-	DSB_BACKEND_BWRAP,
-	DSB_BACKEND_LANDLOCK,
+#define DSB_BACKEND_ENUM_(name, NAME) DSB_BACKEND_##NAME,
+	DSB_BACKENDS(DSB_BACKEND_ENUM_)
+#undef DSB_BACKEND_ENUM_
 	_DSB_BACKEND_MAX,
 	_DSB_BACKEND_INVALID = -1,
 } dsb_backend;

@@ -5,7 +5,9 @@
  * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement.
  * Every launcher failure exits 125 with one `landlock-run: ` line on stderr; once the command
  * runs, its status is the launcher's. Reached as `dsh-sandbox landlock-run ...` or through a
- * link named landlock-run. No scopes here: the contract is DSH's.
+ * link named landlock-run. No scopes here: the contract is DSH's. Beyond DSH the command also
+ * gets the hardening of our own Landlock backend (namespaces, no capabilities, the filter, no
+ * descriptor but stdio); none of it changes a byte DSH sees.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,18 +140,29 @@ static int run_probe(void)
 
 static int run_exec(const landlock_run_args *a)
 {
-	landlock_plan plan = {.ro = a->ro, .rw = a->rw, .scope = 0};
-	landlock_status st;
+	/*
+	 * DSH's grants, plus what every confined command of ours gets (beyond DSH, no visible
+	 * byte changes): namespaces, no capabilities, the system-call filter, stdio only.
+	 */
+	confine_plan plan = {
+		.landlock = {.ro = a->ro, .rw = a->rw, .scope = 0},
+		.harden = true,
+		.filter_flags = LANDLOCK_FILTER,
+		.filter_fd = -1,
+	};
+	unsigned achieved;
+	bool partial = false;
 	char msg[512];
 
-	if (landlock_restrict(&plan, &st, msg, sizeof(msg)) < 0) {
+	if (confine_self(&plan, &achieved, &partial, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s\n", msg);
 		return LANDLOCK_RUN_EXIT;
 	}
 	/* Informational, never fatal: DSH's classifier knows this exact line (spec §5.8). */
-	if (st.partial)
+	if (partial)
 		fprintf(stderr, "%s\n", LL_PARTIAL_NOTICE);
 	(void)fflush(stdout);
+	confine_cloexec_from(3);
 	execvp(a->command[0], a->command);
 	return fail("exec failed", errno);
 }

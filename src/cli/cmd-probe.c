@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsh-sandbox probe: which backends work here, with what enforcement, what Landlock governs on
- * this kernel, which backend a confined call would use, and whether that came from the cache.
+ * dsh-sandbox probe: which backends work here, with what enforcement, the runner each executes,
+ * what Landlock governs on this kernel, the hardening each gives a command on this host and what
+ * it leaves ungoverned, which backend a confined call would use, and whether that came from the
+ * cache.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -31,8 +33,37 @@ static const struct {
 	{LL_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket"},
 };
 
-/* What Landlock's filesystem rights never cover, whatever the ABI (spec §5.6 caveats). */
-static const char *const not_governed[] = {"chmod", "chown", "utimes", "xattr"};
+static const struct {
+	uint64_t bit;
+	const char *name;
+} hardening[] = {
+	{DSB_HARDEN_CAPABILITIES, "capabilities"},
+	{DSB_HARDEN_BOUNDING_SET, "bounding-set"},
+	{DSB_HARDEN_NO_NEW_PRIVS, "no-new-privs"},
+	{DSB_HARDEN_SECCOMP, "seccomp"},
+	{DSB_HARDEN_STDIO_ONLY, "stdio-only"},
+	{DSB_HARDEN_REAPED, "reaped"},
+	{DSB_HARDEN_PID_NAMESPACE, "pid-namespace"},
+	{DSB_HARDEN_MOUNT_NAMESPACE, "mount-namespace"},
+	{DSB_HARDEN_USER_NAMESPACE, "user-namespace"},
+	{DSB_HARDEN_IPC_NAMESPACE, "ipc-namespace"},
+	{DSB_HARDEN_UTS_NAMESPACE, "uts-namespace"},
+	{DSB_HARDEN_IPC_FILTERED, "ipc-filtered"},
+	{DSB_HARDEN_SIGNAL_SCOPE, "signal-scope"},
+	{DSB_HARDEN_ABSTRACT_UNIX_SCOPE, "abstract-unix-scope"},
+};
+
+/* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
+ * ABI (spec §5.6 caveats): those four names. */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} ungoverned[] = {
+	{DSB_UNGOVERNED_METADATA, "chmod"},  {DSB_UNGOVERNED_METADATA, "chown"},
+	{DSB_UNGOVERNED_METADATA, "utimes"}, {DSB_UNGOVERNED_METADATA, "xattr"},
+	{DSB_UNGOVERNED_NETWORK, "network"}, {DSB_UNGOVERNED_ABSTRACT_UNIX, "abstract-unix-socket"},
+	{DSB_UNGOVERNED_SIGNALS, "signals"}, {DSB_UNGOVERNED_SURVIVORS, "survivors"},
+};
 
 /* Appends the names of the bits of @mask in @table as a JSON array or a comma list. */
 #define PUT_NAMES(sb, table, mask, json)                                      \
@@ -64,9 +95,11 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 				sb, "%s: not probed (a cached verdict selects another)\n", b->name);
 		else
 			(void)strbuf_printf(sb, "%s: unusable: %s\n", b->name, b->reason);
+		if (b->program[0])
+			(void)strbuf_printf(sb, "  program: %s\n", b->program);
 		if (strcmp(b->name, "landlock") != 0)
-			continue;
-		if (b->landlock_abi > 0) {
+			;
+		else if (b->landlock_abi > 0) {
 			if (b->landlock_abi_used != b->landlock_abi)
 				(void)strbuf_printf(
 					sb, "  ABI: %d (the kernel has %d; landlockAbiMax)\n",
@@ -77,9 +110,17 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 			PUT_NAMES(sb, fs_rights, b->handled_fs, false);
 			(void)strbuf_puts(sb, "\n  scoped: ");
 			PUT_NAMES(sb, scopes, b->scoped, false);
-			(void)strbuf_puts(sb, "\n  not governed: chmod, chown, utimes, xattr\n");
+			(void)strbuf_puts(sb, "\n");
 		} else
 			(void)strbuf_printf(sb, "  ABI: none (%s)\n", strerror(-b->landlock_abi));
+		if (b->usable) {
+			(void)strbuf_puts(sb, "  hardening: ");
+			PUT_NAMES(sb, hardening, b->hardening, false);
+			(void)strbuf_puts(sb, "\n");
+		}
+		(void)strbuf_puts(sb, "  not governed: ");
+		PUT_NAMES(sb, ungoverned, b->not_governed, false);
+		(void)strbuf_puts(sb, "\n");
 	}
 	if (rep->selected >= 0)
 		(void)strbuf_printf(sb, "selected: %s (%s)\n", rep->backends[rep->selected].name,
@@ -113,6 +154,10 @@ static void render_json(strbuf *sb, const dsb_probe_report *rep)
 			(void)strbuf_puts(sb, ",\"reason\":");
 			(void)json_quote_append(sb, b->reason, strlen(b->reason));
 		}
+		if (b->program[0]) {
+			(void)strbuf_puts(sb, ",\"program\":");
+			(void)json_quote_append(sb, b->program, strlen(b->program));
+		}
 		if (strcmp(b->name, "landlock") == 0) {
 			(void)strbuf_printf(sb, ",\"abi\":%d,\"abiUsed\":%d,\"governs\":[",
 					    b->landlock_abi > 0 ? b->landlock_abi : 0,
@@ -120,12 +165,16 @@ static void render_json(strbuf *sb, const dsb_probe_report *rep)
 			PUT_NAMES(sb, fs_rights, b->handled_fs, true);
 			(void)strbuf_puts(sb, "],\"scoped\":[");
 			PUT_NAMES(sb, scopes, b->scoped, true);
-			(void)strbuf_puts(sb, "],\"notGoverned\":[");
-			for (size_t k = 0; k < ELEMENTSOF(not_governed); k++)
-				(void)strbuf_printf(sb, "%s\"%s\"", k ? "," : "", not_governed[k]);
 			(void)strbuf_puts(sb, "]");
 		}
-		(void)strbuf_puts(sb, "}");
+		if (b->usable) {
+			(void)strbuf_puts(sb, ",\"hardening\":[");
+			PUT_NAMES(sb, hardening, b->hardening, true);
+			(void)strbuf_puts(sb, "]");
+		}
+		(void)strbuf_puts(sb, ",\"notGoverned\":[");
+		PUT_NAMES(sb, ungoverned, b->not_governed, true);
+		(void)strbuf_puts(sb, "]}");
 	}
 	(void)strbuf_puts(sb, "]}\n");
 }

@@ -210,8 +210,8 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 	dsb_backend backend = _DSB_BACKEND_INVALID;
 	if (args->backend && (backend = dsb_backend_from_string(args->backend)) < 0)
 		return dsb_fail(err, DSB_E_INVALID_ARGS,
-				"--backend: invalid backend \"%s\" (accepted: bwrap, landlock)",
-				args->backend);
+				"--backend: invalid backend \"%s\" (accepted: %s)", args->backend,
+				policy_backends_accepted());
 
 	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
 	int r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);

@@ -8,9 +8,10 @@
  * disk, so a fixed host is noticed on the next call. No backend means SANDBOX_UNAVAILABLE and
  * nothing runs.
  *
- * Probes are functional, as DSH's: bwrap runs `true` under the real read-only profile (a host
- * without PID namespaces fails here, not later); Landlock restricts a forked child to `--ro /`
- * and execs `true`. Both are bounded by probeTimeoutMs.
+ * The chain knows backends only through their backend_ops (backend-*.c), registered from the
+ * build's list. Probes are functional, as DSH's: each backend runs `true` the way a read-only
+ * call would run (a host without the namespaces or the filter fails here, not later), bounded
+ * by probeTimeoutMs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,24 +28,11 @@
 #include "../policy/policy.h"
 #include "confine.h"
 
-typedef struct verdict {
-	bool known;
-	int selected; /* index into chain, -1: unavailable */
-	dsb_enforcement enforcement;
-	bool from_cache;
-} verdict;
-
-struct dsb_provider {
-	dsb_backend chain[_DSB_BACKEND_MAX];
-	size_t n_chain;
-	uint64_t probe_timeout_ms;
-	char **runner_command;
-	char **runner_failure_signatures;
-	uint64_t scope; /* LL_SCOPE_* */
-	int abi_max;	/* 0: the kernel's */
-	char *cache_dir;
-	verdict v;
-	dsb_probe_report last; /* what the last probe found, for `probe` */
+/* The registry: every backend of the build, by enum (generated from backends.h). */
+static const backend_ops *const backends[_DSB_BACKEND_MAX] = {
+#define BACKEND_ENTRY_(name, NAME) [DSB_BACKEND_##NAME] = &backend_##name,
+	DSB_BACKENDS(BACKEND_ENTRY_)
+#undef BACKEND_ENTRY_
 };
 
 const char *dsb_enforcement_to_string(dsb_enforcement e)
@@ -99,15 +87,6 @@ dsb_provider *dsb_provider_free(dsb_provider *p)
 	return NULL;
 }
 
-/* The ABI the provider uses: the kernel's, capped by landlockAbiMax (an explicit degrade). */
-static int effective_abi(const dsb_provider *p)
-{
-	int abi = landlock_abi();
-	if (abi > 0 && p->abi_max > 0 && abi > p->abi_max)
-		abi = p->abi_max;
-	return abi;
-}
-
 /* --- probes --------------------------------------------------------------------------------- */
 
 /* Copies as much of @src as fits: a reason is for people, a cut one still says enough. */
@@ -118,11 +97,9 @@ static void copy_truncated(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-/*
- * Runs @c within the probe timeout, stdin and stdout on /dev/null and stderr kept: 0 when it
- * exited 0, else why not (the runner's first stderr line when it said something).
- */
-static int run_probe(const dsb_provider *p, const dsb_confined *c, char *reason, size_t size)
+/* The runner's first stderr line, when it said something, is the reason it failed. */
+int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_achieved,
+		    char *reason, size_t size)
 {
 	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	int errpipe[2];
@@ -136,7 +113,7 @@ static int run_probe(const dsb_provider *p, const dsb_confined *c, char *reason,
 	o.stderr_fd = errpipe[1];
 	dsb_error err;
 	pid_t pid;
-	int r = dsb_confined_spawn(c, DSB_MODE_READ_ONLY, &o, &pid, &err);
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, 0, &pid, ret_achieved, &err);
 	close(errpipe[1]);
 	if (r < 0) {
 		/* The runner's own words: "Runner failure: DETAIL" ends the message. */
@@ -171,64 +148,6 @@ static int run_probe(const dsb_provider *p, const dsb_confined *c, char *reason,
 	return -1;
 }
 
-static void probe_bwrap(const dsb_provider *p, dsb_probe_backend *out)
-{
-	/* The real read-only profile with workspaceRoot "/", as DSH probes it. */
-	char **argv = NULL;
-	confine_plan plan = {.filter_fd = BWRAP_FILTER_FD, .contained = true};
-	int r = strv_push(&argv, bwrap_program());
-	if (r >= 0)
-		r = bwrap_profile(DSB_MODE_READ_ONLY, "/", &argv);
-	if (r >= 0)
-		r = bwrap_hardening(plan.filter_fd, &argv);
-	if (r >= 0)
-		r = strv_push(&argv, "--");
-	if (r >= 0)
-		r = strv_push(&argv, "true");
-	if (r < 0) {
-		(void)snprintf(out->reason, sizeof(out->reason), "out of memory");
-		strv_free(argv);
-		return;
-	}
-	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap", .plan = &plan};
-	if (run_probe(p, &c, out->reason, sizeof(out->reason)) == 0) {
-		out->usable = true;
-		out->enforcement = DSB_ENFORCEMENT_FULL;
-	}
-	strv_free(argv);
-}
-
-static void probe_landlock(const dsb_provider *p, dsb_probe_backend *out)
-{
-	landlock_status st;
-	char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
-	confine_plan plan = {
-		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
-		.harden = true,
-		.filter_flags = LANDLOCK_FILTER,
-		.filter_fd = -1,
-	};
-	out->landlock_abi = landlock_abi();
-	int abi = effective_abi(p);
-	out->landlock_abi_used = abi;
-	landlock_negotiate(&plan.landlock, abi, &st);
-	out->handled_fs = abi > 0 ? st.handled_fs : 0;
-	out->scoped = abi > 0 ? st.scoped : 0;
-	if (abi < 0) {
-		(void)snprintf(out->reason, sizeof(out->reason),
-			       "landlock-run: landlock is not enforced by this kernel (ABI "
-			       "unsupported or disabled)");
-		return;
-	}
-	char *argv[] = {(char *)"true", NULL};
-	dsb_confined c = {
-		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
-	if (run_probe(p, &c, out->reason, sizeof(out->reason)) == 0) {
-		out->usable = true;
-		out->enforcement = st.partial ? DSB_ENFORCEMENT_PARTIAL : DSB_ENFORCEMENT_FULL;
-	}
-}
-
 /* Probes the chain in order; with @all, every backend (for the report), else up to the first
  * usable one (spec §5.3: each probed at most once, none after the selected). */
 static void probe_chain(dsb_provider *p, bool all)
@@ -239,63 +158,46 @@ static void probe_chain(dsb_provider *p, bool all)
 		dsb_probe_backend *b = &rep->backends[rep->n_backends++];
 		*b = (dsb_probe_backend){.probed = true};
 		(void)snprintf(b->name, sizeof(b->name), "%s", dsb_backend_to_string(p->chain[i]));
-		if (p->chain[i] == DSB_BACKEND_BWRAP)
-			probe_bwrap(p, b);
-		else
-			probe_landlock(p, b);
+		const backend_ops *ops = backends[p->chain[i]];
+		ops->report(p, b);
+		ops->probe(p, b);
 		if (b->usable && rep->selected < 0)
 			rep->selected = (int)i;
 		if (rep->selected >= 0 && !all)
 			break;
 	}
-	p->v = (verdict){
-		.known = true,
-		.selected = rep->selected,
-		.enforcement = rep->selected >= 0 ? rep->backends[rep->selected].enforcement
-						  : DSB_ENFORCEMENT_FULL,
-	};
+	p->v.known = true;
+	p->v.selected = rep->selected;
+	p->v.from_cache = false;
+	p->v.enforcement = DSB_ENFORCEMENT_FULL;
+	p->v.hardening = 0;
+	if (rep->selected >= 0) {
+		p->v.enforcement = rep->backends[rep->selected].enforcement;
+		p->v.hardening = rep->backends[rep->selected].hardening;
+	}
 }
 
 /* --- the verdict cache on disk -------------------------------------------------------------- */
 
 /* What the verdict depends on. A change to any of it is a different key. */
-static char *cache_key(const dsb_provider *p)
+static char *cache_key(dsb_provider *p)
 {
 	struct utsname u;
 	if (uname(&u) < 0)
 		return NULL;
 
-	/* bwrap's identity: the file PATH finds, by device, inode, size and change time. */
-	char bwrap_id[4096 + 128] = "none";
-	const char *path = getenv("PATH");
-	const char *prog = bwrap_program();
-	struct stat st;
-	if (strchr(prog, '/')) {
-		if (stat(prog, &st) == 0)
-			(void)snprintf(bwrap_id, sizeof(bwrap_id), "%s:%lu:%lu:%lld:%lld", prog,
-				       (unsigned long)st.st_dev, (unsigned long)st.st_ino,
-				       (long long)st.st_size, (long long)st.st_ctime);
-	} else {
-		_cleanup_free_ char *dirs = strdup(path ? path : "/usr/bin:/bin");
-		for (char *save = NULL, *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
-		     d = strtok_r(NULL, ":", &save)) {
-			char candidate[4096];
-			(void)snprintf(candidate, sizeof(candidate), "%s/%s", d, prog);
-			if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
-				(void)snprintf(bwrap_id, sizeof(bwrap_id), "%s:%lu:%lu:%lld:%lld",
-					       candidate, (unsigned long)st.st_dev,
-					       (unsigned long)st.st_ino, (long long)st.st_size,
-					       (long long)st.st_ctime);
-				break;
-			}
-		}
-	}
-
 	strbuf sb = STRBUF_INIT;
-	int r = strbuf_printf(&sb, "kernel=%s %s|bwrap=%s|uid=%u|chain=", u.release, u.version,
-			      bwrap_id, (unsigned)geteuid());
-	for (size_t i = 0; r >= 0 && i < p->n_chain; i++)
-		r = strbuf_printf(&sb, "%s,", dsb_backend_to_string(p->chain[i]));
+	int r = strbuf_printf(&sb, "kernel=%s %s|uid=%u|chain=", u.release, u.version,
+			      (unsigned)geteuid());
+	/* Each backend's own parts (bwrap: which binary, by path and identity). */
+	for (size_t i = 0; r >= 0 && i < p->n_chain; i++) {
+		const backend_ops *ops = backends[p->chain[i]];
+		r = strbuf_printf(&sb, "%s", ops->name);
+		if (r >= 0 && ops->identity)
+			r = ops->identity(p, &sb);
+		if (r >= 0)
+			r = strbuf_puts(&sb, ",");
+	}
 	if (r >= 0)
 		r = strbuf_printf(&sb, "|scope=%llu|abimax=%d|timeout=%llu",
 				  (unsigned long long)p->scope, p->abi_max,
@@ -335,26 +237,27 @@ static bool cache_read(dsb_provider *p)
 	const char *k = json_string_value(json_object_get(j, "key"));
 	const char *backend = json_string_value(json_object_get(j, "backend"));
 	const char *enforcement = json_string_value(json_object_get(j, "enforcement"));
+	json_t *hardening = json_object_get(j, "hardening");
 	int selected = -1;
 	for (size_t i = 0; backend && i < p->n_chain; i++)
 		if (strcmp(dsb_backend_to_string(p->chain[i]), backend) == 0)
 			selected = (int)i;
 	bool hit = k && strcmp(k, key) == 0 && selected >= 0 && enforcement &&
 		   (!strcmp(enforcement, "full") || !strcmp(enforcement, "partial"));
-	if (hit)
-		p->v = (verdict){
-			.known = true,
-			.selected = selected,
-			.enforcement = strcmp(enforcement, "full") == 0 ? DSB_ENFORCEMENT_FULL
-									: DSB_ENFORCEMENT_PARTIAL,
-			.from_cache = true,
-		};
+	if (hit) {
+		p->v.known = true;
+		p->v.selected = selected;
+		p->v.enforcement = strcmp(enforcement, "full") == 0 ? DSB_ENFORCEMENT_FULL
+								    : DSB_ENFORCEMENT_PARTIAL;
+		p->v.hardening = (unsigned)json_integer_value(hardening);
+		p->v.from_cache = true;
+	}
 	json_decref(j);
 	return hit;
 }
 
 /* Best effort: a verdict that cannot be saved is probed again next time. */
-static void cache_write(const dsb_provider *p)
+static void cache_write(dsb_provider *p)
 {
 	if (!p->cache_dir || p->v.selected < 0)
 		return;
@@ -363,9 +266,10 @@ static void cache_write(const dsb_provider *p)
 		return;
 	if (mkdir_p(p->cache_dir, 0700, false) < 0)
 		return;
-	json_t *j = json_pack("{s:s, s:s, s:s}", "key", key, "backend",
+	json_t *j = json_pack("{s:s, s:s, s:s, s:I}", "key", key, "backend",
 			      dsb_backend_to_string(p->chain[p->v.selected]), "enforcement",
-			      dsb_enforcement_to_string(p->v.enforcement));
+			      dsb_enforcement_to_string(p->v.enforcement), "hardening",
+			      (json_int_t)p->v.hardening);
 	if (j && json_dump_file(j, tmp, JSON_COMPACT) == 0 && rename(tmp, path) < 0)
 		(void)unlink(tmp);
 	json_decref(j);
@@ -399,19 +303,11 @@ int dsb_provider_probe(dsb_provider *p, bool fresh, dsb_probe_report *ret_report
 			*b = (dsb_probe_backend){0};
 			(void)snprintf(b->name, sizeof(b->name), "%s",
 				       dsb_backend_to_string(p->chain[i]));
-			if (p->chain[i] == DSB_BACKEND_LANDLOCK) {
-				char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
-				landlock_plan plan = {.ro = ro, .rw = rw, .scope = p->scope};
-				landlock_status st;
-				b->landlock_abi = landlock_abi();
-				b->landlock_abi_used = effective_abi(p);
-				landlock_negotiate(&plan, b->landlock_abi_used, &st);
-				b->handled_fs = b->landlock_abi > 0 ? st.handled_fs : 0;
-				b->scoped = b->landlock_abi > 0 ? st.scoped : 0;
-			}
+			backends[p->chain[i]]->report(p, b);
 			if ((int)i == p->v.selected) {
 				b->usable = true;
 				b->enforcement = p->v.enforcement;
+				b->hardening = p->v.hardening;
 			}
 		}
 	} else {
@@ -424,7 +320,7 @@ int dsb_provider_probe(dsb_provider *p, bool fresh, dsb_probe_report *ret_report
 
 /* --- confine() ------------------------------------------------------------------------------ */
 
-static char **strv_of(const char *const *words)
+char **strv_of(const char *const *words)
 {
 	char **v = calloc(1, sizeof(char *));
 	for (size_t i = 0; v && words[i]; i++)
@@ -459,8 +355,7 @@ void dsb_confined_done(dsb_confined *c)
 	*c = (dsb_confined){0};
 }
 
-/* Appends "--" and @argv. */
-static int push_command(char ***io, char *const *argv)
+int push_command(char ***io, char *const *argv)
 {
 	int r = strv_push(io, "--");
 	for (size_t i = 0; r >= 0 && argv[i]; i++)
@@ -485,14 +380,25 @@ static int add_rule(dsb_confined *c, const char *const *fatal, const char *const
 	return rule->fatal_signatures && rule->informational_lines ? 0 : -ENOMEM;
 }
 
+int plan_new(dsb_confined *c, confine_plan **ret)
+{
+	confine_plan *plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	plan->filter_fd = -1;
+	c->plan = plan;
+	*ret = plan;
+	return 0;
+}
+
 static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-			dsb_confined *c)
+			dsb_confined *c, char *why, size_t why_size)
 {
 	static const char *const none[] = {NULL};
 	int r;
 
 	if (p->runner_command[0]) {
-		/* runnerCommand: the operator's runner with bwrap's profile, asserted full. */
+		/* runnerCommand: the operator's runner with DSH's exact profile, asserted full. */
 		static const char *const denial[] = {"read-only file system", "permission denied",
 						     NULL};
 		c->backend = strdup("runner");
@@ -510,58 +416,17 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 		return r < 0 ? r : 0;
 	}
 
-	dsb_backend b = p->chain[p->v.selected];
+	const backend_ops *ops = backends[p->chain[p->v.selected]];
 	c->enforcement = p->v.enforcement;
-	c->backend = strdup(dsb_backend_to_string(b));
-	if (!c->backend)
+	c->backend = strdup(ops->name);
+	c->denial_signatures = strv_of(ops->denials);
+	if (!c->backend || !c->denial_signatures)
 		return -ENOMEM;
-	confine_plan *plan = calloc(1, sizeof(*plan));
-	if (!plan)
-		return -ENOMEM;
-	c->plan = plan;
-	plan->filter_fd = -1;
-	if (b == DSB_BACKEND_BWRAP) {
-		static const char *const denial[] = {"read-only file system", NULL};
-		static const char *const fatal[] = {"bwrap: ", NULL};
-		plan->filter_fd = BWRAP_FILTER_FD;
-		plan->contained = true;
-		c->denial_signatures = strv_of(denial);
-		r = c->denial_signatures ? strv_push(&c->argv, bwrap_program()) : -ENOMEM;
-		if (r >= 0)
-			r = bwrap_profile(policy->mode, policy->workspace_root, &c->argv);
-		if (r >= 0)
-			r = bwrap_hardening(plan->filter_fd, &c->argv);
-		if (r >= 0)
-			r = push_command(&c->argv, argv);
-		if (r >= 0)
-			r = add_rule(c, fatal, none, NULL, 0);
-		return r < 0 ? r : 0;
-	}
-
-	/*
-	 * Landlock, in-process: the command itself, restricted in the forked child. Its failures
-	 * come back out of band, so no stderr rule is needed to recognise them.
-	 */
-	static const char *const denial[] = {"permission denied", NULL};
-	landlock_plan *ll = &plan->landlock;
-	c->landlock = true;
-	plan->harden = true;
-	plan->filter_flags = LANDLOCK_FILTER;
-	ll->scope = p->scope;
-	ll->abi_max = p->abi_max;
-	r = strv_push(&ll->ro, "/");
-	if (r >= 0)
-		r = strv_push(&ll->rw, "/dev/null");
-	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE) {
-		r = strv_push(&ll->rw, "/tmp");
-		if (r >= 0)
-			r = strv_push(&ll->rw, policy->workspace_root);
-	}
-	c->argv = strv_copy(argv);
-	c->denial_signatures = strv_of(denial);
-	if (r < 0 || !c->argv || !c->denial_signatures)
-		return -ENOMEM;
-	return 0;
+	r = ops->confine(p, policy, argv, c, why, why_size);
+	/* Failures of an in-process backend come back out of band: no stderr rule. */
+	if (r >= 0 && ops->fatal)
+		r = add_rule(c, ops->fatal, none, NULL, 0);
+	return r < 0 ? r : 0;
 }
 
 int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
@@ -580,8 +445,12 @@ int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *c
 			return policy_fail_unavailable(reterr, policy->mode, NULL);
 	}
 	dsb_confined c = {0};
-	if (confine_into(p, policy, argv, &c) < 0) {
+	char why[512] = "";
+	int r = confine_into(p, policy, argv, &c, why, sizeof(why));
+	if (r < 0) {
 		dsb_confined_done(&c);
+		if (r == -EPERM)
+			return policy_fail_unavailable(reterr, policy->mode, why);
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "confine: out of memory");
 	}
 	*ret = c;

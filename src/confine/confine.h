@@ -2,10 +2,13 @@
 /*
  * Internals of the confinement piece.
  *
- *   landlock.c  the kernel interface: ABI negotiation, the rule set of spec §5.6, restrict
- *   bwrap.c     the bwrap profile of spec §5.5
- *   chain.c     the provider: chain, probes, verdict caches, confine()
- *   spawn.c     fork, restrict in-process, exec, with failures reported out of band
+ *   chain.c            the provider: the chain over the backends, verdict caches, confine()
+ *   backend-*.c        one backend each: a backend_ops (probe, confine, dialect, report)
+ *   landlock.c         the kernel interface: ABI negotiation, the rule set of spec §5.6
+ *   harden.c           namespaces and capabilities of a confined child
+ *   seccomp*.c         the system-call filter (generated at build time)
+ *   spawn.c            vfork, harden in the child, exec, with failures reported out of band
+ *   tree.c             no process a call starts outlives it (subreaper or monitor)
  *
  * DSH's `landlock-run` launcher contract is CLI behaviour and lives in src/cli/.
  */
@@ -114,24 +117,6 @@ unsigned harden_namespaces(void);
  */
 unsigned harden_drop_caps(void);
 
-/* --- bwrap.c -------------------------------------------------------------------------------- */
-
-/* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
-int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
-
-/* Where bwrap reads the system-call filter from (`--seccomp 3`). */
-#define BWRAP_FILTER_FD 3
-
-/*
- * Appends our hardening to DSH's profile: user, IPC and UTS namespaces, every capability
- * dropped (root keeps them under bwrap otherwise), and the filter read from @filter_fd.
- */
-int bwrap_hardening(int filter_fd, char ***io_argv);
-
-/* The bwrap program: the bare name "bwrap" (PATH lookup, as DSH spawns it) unless built
- * with -Dbwrap_path. */
-const char *bwrap_program(void);
-
 /* --- the plan a backend hands the spawner ---------------------------------------------------- */
 
 /* What the spawner does in the child beyond exec'ing c->argv (dsb_confined.plan). */
@@ -146,7 +131,108 @@ typedef struct confine_plan {
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */
 const confine_plan *confined_plan(const dsb_confined *c);
 
+/* --- chain.c: the provider and the backends' interface ---------------------------------------- */
+
+struct dsb_provider {
+	dsb_backend chain[_DSB_BACKEND_MAX];
+	size_t n_chain;
+	uint64_t probe_timeout_ms;
+	char **runner_command;
+	char **runner_failure_signatures;
+	uint64_t scope; /* LL_SCOPE_* */
+	int abi_max;	/* 0: the kernel's */
+	char *cache_dir;
+	char bwrap[4096]; /* the trusted bwrap found (backend-bwrap.c), "" before */
+	struct {
+		bool known;
+		int selected; /* index into chain, -1: unavailable */
+		dsb_enforcement enforcement;
+		unsigned hardening; /* DSB_HARDEN_* the probe found */
+		bool from_cache;
+	} v;
+	dsb_probe_report last; /* what the last probe found, for `probe` */
+};
+
+/*
+ * One backend: everything the chain needs from it. The chain only iterates over these; the
+ * registry is generated from the build's backend list (backends.h).
+ */
+typedef struct backend_ops {
+	const char *name;
+	const char *const *denials; /* the dialect (spec §5.7): lower-case stderr signatures */
+	const char *const *fatal;   /* runner-failure signatures (§5.8); NULL: out of band */
+	/*
+	 * What identifies the backend's own parts for the verdict cache (its runner's path and
+	 * identity); may resolve them into @p. Returns -errno, or 0 with @sb appended to.
+	 */
+	int (*identity)(dsb_provider *p, strbuf *sb);
+	/* Probes functionally (runs `true` under the read-only rules): fills @out. */
+	void (*probe)(dsb_provider *p, dsb_probe_backend *out);
+	/* The facts `probe` reports without running anything: program, rights, what is not
+	 * governed, the hardening to expect. */
+	void (*report)(const dsb_provider *p, dsb_probe_backend *out);
+	/* What a call under @policy runs: c->argv and c->plan. -errno; a refusal (an untrusted
+	 * runner) returns -EPERM with the reason in @why. */
+	int (*confine)(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+		       dsb_confined *c, char *why, size_t why_size);
+} backend_ops;
+
+#define BACKEND_DECLARE_(name, NAME) extern const backend_ops backend_##name;
+DSB_BACKENDS(BACKEND_DECLARE_)
+#undef BACKEND_DECLARE_
+
+/*
+ * Runs @c within the probe timeout, stdin and stdout on /dev/null and stderr kept: 0 when it
+ * exited 0, else -1 with why not in @reason. *@ret_achieved gets the child's HARDEN_* bits.
+ */
+int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_achieved,
+		    char *reason, size_t size);
+
+/* A new NULL-terminated copy of @words; NULL on OOM. */
+char **strv_of(const char *const *words);
+
+/* Appends "--" and @argv to *@io. -ENOMEM. */
+int push_command(char ***io, char *const *argv);
+
+/* A new plan for @c (zeroed, no filter descriptor). -ENOMEM. */
+int plan_new(dsb_confined *c, confine_plan **ret);
+
+/* --- backend-bwrap.c ------------------------------------------------------------------------ */
+
+/* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
+int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
+
+/* Where bwrap reads the system-call filter from (`--seccomp 3`). */
+#define BWRAP_FILTER_FD 3
+
+/*
+ * Appends our hardening to DSH's profile: user, IPC and UTS namespaces, every capability
+ * dropped (root keeps them under bwrap otherwise), and the filter read from @filter_fd.
+ */
+int bwrap_hardening(int filter_fd, char ***io_argv);
+
+/*
+ * Finds the bwrap to trust: -Dbwrap_path when the build set an absolute one, else the first
+ * `bwrap` on PATH, skipping empty and relative entries, /tmp and the temp dir, and any file
+ * or directory on its path that someone but root or us could have written. Fills @out with
+ * its canonical path, or @why and -ENOENT.
+ */
+int bwrap_find(char *out, size_t size, char *why, size_t why_size);
+
 /* --- spawn.c -------------------------------------------------------------------------------- */
+
+/*
+ * Confines the calling thread to @plan, irreversibly, in the only order that works: namespaces
+ * while capabilities remain (plan->harden), the Landlock domain, every capability gone and the
+ * filter last. Fills *@ret_achieved (HARDEN_*) and *@ret_partial (an older Landlock ABI). On
+ * failure returns -errno with the launcher's line in @msg. Allocates nothing: runs in vfork'ed
+ * children and in `landlock-run`.
+ */
+int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
+		 size_t size);
+
+/* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
+void confine_cloexec_from(int from);
 
 /* How confined_spawn() treats the child beyond dsb_spawn_options. */
 #define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */

@@ -61,7 +61,7 @@ static int move_fd(int from, int to)
  * else, whatever the caller left open (its own descriptors without O_CLOEXEC included). Marking
  * rather than closing keeps them usable until the exec itself.
  */
-static void cloexec_from(int from)
+void confine_cloexec_from(int from)
 {
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, (unsigned)from, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
@@ -85,23 +85,25 @@ static void reset_signals(void)
 			(void)sigaction(sig, &dfl, NULL);
 }
 
-/* The hardening of a Landlock child, in the only order that works: namespaces while
- * capabilities remain, the Landlock domain, capabilities gone, the filter last. */
-static void child_harden(const confine_plan *plan, child_report *rep, char *msg, size_t size)
+int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
+		 size_t size)
 {
 	unsigned filter_flags = plan->filter_flags;
+	*ret_achieved = 0;
 	if (plan->harden) {
 		/*
-		 * A caller that made itself non-dumpable (the CLI does) owns its /proc/self files as
-		 * root, so a user could not write its new namespace's maps. The flag belongs to
-		 * the memory we share with the parent: it restores it once we have exec'd.
+		 * A caller that made itself non-dumpable (the CLI does) owns its /proc/self files
+		 * as root, so a user could not write its new namespace's maps. In a vfork'ed child
+		 * the flag belongs to the memory shared with the parent, which restores it.
 		 */
 		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
 			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
 		unsigned ns = harden_namespaces();
-		if (ns & HARDEN_FAILED)
-			child_fail(rep, 1, EPERM, "cannot map the user namespace");
-		rep->achieved |= ns;
+		if (ns & HARDEN_FAILED) {
+			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
+			return -EPERM;
+		}
+		*ret_achieved |= ns;
 		/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
 		if (!(ns & HARDEN_IPC_NS))
 			filter_flags |= SECCOMP_DENY_IPC;
@@ -110,26 +112,27 @@ static void child_harden(const confine_plan *plan, child_report *rep, char *msg,
 	landlock_status st;
 	int r = landlock_restrict(&plan->landlock, &st, msg, size);
 	if (r < 0)
-		child_fail(rep, 1, -r, msg);
-	/* DSH's launcher tells the command's stderr; the bytes stay the same (spec §5.6). */
-	if (st.partial) {
-		ssize_t ignored = write(2, LL_PARTIAL_NOTICE "\n", sizeof(LL_PARTIAL_NOTICE));
-		(void)ignored;
-	}
+		return r;
+	*ret_partial = st.partial;
 
 	if (plan->harden) {
 		unsigned caps = harden_drop_caps();
-		if (caps & HARDEN_FAILED)
-			child_fail(rep, 1, EPERM, "cannot drop capabilities");
-		rep->achieved |= caps;
+		if (caps & HARDEN_FAILED) {
+			(void)snprintf(msg, size, "landlock-run: cannot drop capabilities");
+			return -EPERM;
+		}
+		*ret_achieved |= caps;
 		r = seccomp_install(seccomp_program_for(filter_flags));
 		if (r < 0) {
-			(void)snprintf(msg, size, "cannot install the system-call filter: %s",
-				       strerrordesc_np(-r) ? strerrordesc_np(-r) : "unknown error");
-			child_fail(rep, 1, -r, msg);
+			const char *desc = strerrordesc_np(-r);
+			(void)snprintf(msg, size,
+				       "landlock-run: cannot install the system-call filter: %s",
+				       desc ? desc : "Unknown error");
+			return r;
 		}
-		rep->achieved |= HARDEN_FILTER;
+		*ret_achieved |= HARDEN_FILTER;
 	}
+	return 0;
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
@@ -156,7 +159,7 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 			child_fail(rep, 1, errno, "cannot pass the system-call filter");
 		keep = plan->filter_fd + 1;
 	}
-	cloexec_from(keep);
+	confine_cloexec_from(keep);
 
 	if (o->cwd && chdir(o->cwd) < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s': %s", o->cwd,
@@ -164,8 +167,18 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 		child_fail(rep, 0, errno, msg);
 	}
 
-	if (plan && c->landlock)
-		child_harden(plan, rep, msg, sizeof(msg));
+	if (plan && c->landlock) {
+		bool partial = false;
+		int r = confine_self(plan, &rep->achieved, &partial, msg, sizeof(msg));
+		if (r < 0)
+			child_fail(rep, 1, -r, msg);
+		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
+		if (partial) {
+			ssize_t ignored =
+				write(2, LL_PARTIAL_NOTICE "\n", sizeof(LL_PARTIAL_NOTICE));
+			(void)ignored;
+		}
+	}
 
 	(void)sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);

@@ -86,9 +86,9 @@ dsb_config *dsb_config_new(void)
 
 	/* The "fail-safe default" of sandbox-policy (spec §1.4). */
 	cfg->mode = DSB_MODE_READ_ONLY;
-	cfg->backends[0] = DSB_BACKEND_BWRAP;
-	cfg->backends[1] = DSB_BACKEND_LANDLOCK;
-	cfg->n_backends = 2;
+	/* DSH's chain: every backend, in the build's order (bwrap, then Landlock). */
+	for (int b = 0; b < _DSB_BACKEND_MAX; b++)
+		cfg->backends[cfg->n_backends++] = (dsb_backend)b;
 	cfg->probe_timeout_ms = DSB_DEFAULT_PROBE_TIMEOUT_MS;
 	/* A confined command cannot signal outside its sandbox, as bwrap's PID namespace gives. */
 	cfg->landlock_scope = DSB_SCOPE_SIGNAL | DSB_SCOPE_ABSTRACT_UNIX_SOCKET;

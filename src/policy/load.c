@@ -557,9 +557,8 @@ static int parse_backends(struct parser *p, const struct field *f, void *base)
 			return r;
 		dsb_backend b = dsb_backend_from_string(s);
 		if (b == _DSB_BACKEND_INVALID)
-			return fail_at(p, here(p),
-				       "invalid backend \"%s\" (accepted: bwrap, landlock)",
-				       show(p, s));
+			return fail_at(p, here(p), "invalid backend \"%s\" (accepted: %s)",
+				       show(p, s), policy_backends_accepted());
 		/* Distinct valid backends cannot overflow the chain: a third entry repeats one. */
 		for (size_t i = 0; i < n; i++)
 			if (chain[i] == b)
@@ -570,8 +569,8 @@ static int parse_backends(struct parser *p, const struct field *f, void *base)
 	if (r < 0)
 		return r;
 	if (n == 0)
-		return fail_at(p, &mark,
-			       "must list at least one backend (accepted: bwrap, landlock)");
+		return fail_at(p, &mark, "must list at least one backend (accepted: %s)",
+			       policy_backends_accepted());
 
 	memcpy(cfg->backends, chain, n * sizeof(chain[0]));
 	cfg->n_backends = n;

@@ -16,9 +16,20 @@ static const char *const approval_names[_DSB_APPROVAL_MAX] = {
 };
 
 static const char *const backend_names[_DSB_BACKEND_MAX] = {
-	[DSB_BACKEND_BWRAP] = "bwrap",
-	[DSB_BACKEND_LANDLOCK] = "landlock",
+#define BACKEND_NAME_(name, NAME) [DSB_BACKEND_##NAME] = #name,
+	DSB_BACKENDS(BACKEND_NAME_)
+#undef BACKEND_NAME_
 };
+
+/* ", bwrap, landlock" without its first separator. */
+#define BACKEND_LISTED_(name, NAME) ", " #name
+static const char accepted_backends[] = "" DSB_BACKENDS(BACKEND_LISTED_);
+#undef BACKEND_LISTED_
+
+const char *policy_backends_accepted(void)
+{
+	return accepted_backends + 2;
+}
 
 static int lookup(const char *const *names, int n, const char *s)
 {

@@ -30,6 +30,9 @@
 /* How every invalid-mode message lists the vocabulary, in SANDBOX_MODES order. */
 #define POLICY_MODES_ACCEPTED "(accepted: read-only, workspace-write, danger-full-access)"
 
+/* "bwrap, landlock": the backends of this build, in chain order (generated, see backends.h). */
+const char *policy_backends_accepted(void);
+
 /* One permission preset (spec §8.6): a sandbox mode bundled with an approval policy. */
 typedef struct dsb_preset {
 	char *key; /* the table key, as the user types it */

@@ -262,11 +262,19 @@ test_probe_caches_and_reports() {
 	run probe
 	assert_contains "$out" "selected: bwrap (cached verdict)"
 	run probe --json
-	assert_contains "$out" '{"selected":"bwrap","cached":true,"backends":[{"name":"bwrap","usable":true,"enforcement":"full"},{"name":"landlock","usable":null'
+	assert_contains "$out" '{"selected":"bwrap","cached":true,"backends":[{"name":"bwrap","usable":true,"enforcement":"full","program":"/'
+	assert_contains "$out" '{"name":"landlock","usable":null'
 	run probe --fresh --json
 	assert_contains "$out" '"cached":false'
-	assert_contains "$out" '"notGoverned":["chmod","chown","utimes","xattr"]'
+	# What each backend gives a command here, and what it leaves alone (the truth, per host).
+	assert_contains "$out" '"hardening":["capabilities","bounding-set","no-new-privs","seccomp","stdio-only","reaped","pid-namespace","mount-namespace","user-namespace","ipc-namespace","uts-namespace","signal-scope"],"notGoverned":["network","abstract-unix-socket"]}'
+	assert_contains "$out" '"notGoverned":["chmod","chown","utimes","xattr","network"]'
 	assert_contains "$out" '"scoped":["signal","abstract-unix-socket"]'
+	assert_contains "$out" '"seccomp","stdio-only","reaped",'
+	assert_contains "$out" '"ipc-namespace","uts-namespace","signal-scope","abstract-unix-scope"]'
+	run probe --fresh
+	assert_contains "$out" "  hardening: capabilities, bounding-set, no-new-privs, seccomp, stdio-only, reaped"
+	assert_contains "$out" "  not governed: chmod, chown, utimes, xattr, network"
 }
 
 test_custom_runner() {

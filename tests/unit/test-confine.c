@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,11 +81,16 @@ static void test_bwrap_dialect(void **state)
 	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = (char *)"/ws"};
 	dsb_confined c = {0};
 	assert_int_equal(dsb_provider_confine(p, &pol, command, &c, NULL), 0);
-	assert_strv(c.argv,
-		    "bwrap --ro-bind / / --dev /dev --unshare-pid --proc /proc "
-		    "--die-with-parent --tmpfs /tmp --bind /ws /ws --unshare-user --unshare-ipc "
-		    "--unshare-uts "
-		    "--cap-drop ALL --seccomp 3 -- bash -c echo hi");
+	/* The trusted bwrap, by its absolute path, then DSH's profile, then ours. */
+	char bwrap[4096], why[512], expected[8192];
+	assert_int_equal(bwrap_find(bwrap, sizeof(bwrap), why, sizeof(why)), 0);
+	assert_true(bwrap[0] == '/');
+	(void)snprintf(expected, sizeof(expected),
+		       "%s --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent "
+		       "--tmpfs /tmp --bind /ws /ws --unshare-user --unshare-ipc --unshare-uts "
+		       "--cap-drop ALL --seccomp 3 -- bash -c echo hi",
+		       bwrap);
+	assert_strv(c.argv, expected);
 	assert_int_equal(confined_plan(&c)->filter_fd, 3);
 	assert_true(confined_plan(&c)->contained);
 	assert_false(confined_plan(&c)->harden);
@@ -235,6 +241,84 @@ static void test_a_command_cannot_fake_a_runner_failure(void **state)
 	assert_non_null(strstr(out, "landlock-run: landlock is not enforced"));
 }
 
+/* A fake bwrap in a fresh directory of mode @dir_mode, first on PATH before @rest. */
+static void with_fake_bwrap(mode_t dir_mode, const char *rest, bool expect_fake)
+{
+	char dir[] = "/var/tmp/dsb-fake-bwrap.XXXXXX", fake[128], found[4096], why[512];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, dir_mode), 0);
+	(void)snprintf(fake, sizeof(fake), "%s/bwrap", dir);
+	FILE *f = fopen(fake, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	assert_int_equal(chmod(fake, 0755), 0);
+
+	char *old = strdup(getenv("PATH"));
+	char path[4096];
+	(void)snprintf(path, sizeof(path), "%s:%s", dir, rest);
+	setenv("PATH", path, 1);
+	int r = bwrap_find(found, sizeof(found), why, sizeof(why));
+	setenv("PATH", old, 1);
+	free(old);
+	if (expect_fake) {
+		assert_int_equal(r, 0);
+		assert_string_equal(found, fake);
+	} else if (r == 0) {
+		assert_string_not_equal(found, fake);
+	}
+	(void)unlink(fake);
+	(void)rmdir(dir);
+}
+
+static void test_bwrap_is_found_only_where_it_can_be_trusted(void **state)
+{
+	(void)state;
+	/* The control: a private directory first on PATH is taken. */
+	with_fake_bwrap(0755, "/usr/bin:/bin", true);
+	/* Group- or world-writable: someone else could have put it there. */
+	with_fake_bwrap(0777, "/usr/bin:/bin", false);
+	with_fake_bwrap(0775, "/usr/bin:/bin", false);
+
+	/* Empty and relative entries name the current directory: never searched. */
+	char cwd[4096], dir[] = "/var/tmp/dsb-cwd.XXXXXX", found[4096], why[512], fake[128];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chdir(dir), 0);
+	FILE *f = fopen("bwrap", "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexit 0\n", f);
+	fclose(f);
+	assert_int_equal(chmod("bwrap", 0755), 0);
+	(void)snprintf(fake, sizeof(fake), "%s/bwrap", dir);
+	static const char *const paths[] = {":/usr/bin", ".:/usr/bin", "./:/usr/bin", "/usr/bin::"};
+	char *old = strdup(getenv("PATH"));
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		setenv("PATH", paths[i], 1);
+		if (bwrap_find(found, sizeof(found), why, sizeof(why)) == 0)
+			assert_string_not_equal(found, fake);
+	}
+	setenv("PATH", old, 1);
+	free(old);
+	(void)unlink("bwrap");
+	assert_int_equal(chdir(cwd), 0);
+	(void)rmdir(dir);
+}
+
+static void test_bwrap_in_the_workspace_is_refused(void **state)
+{
+	(void)state;
+	dsb_provider *p = provider_with(DSB_BACKEND_BWRAP, NULL);
+	/* bwrap lives under /usr: a workspace there could have replaced it. */
+	dsb_exec_policy pol = {.mode = DSB_MODE_READ_ONLY, .workspace_root = (char *)"/usr"};
+	dsb_confined c = {0};
+	dsb_error err;
+	assert_int_equal(dsb_provider_confine(p, &pol, command, &c, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "lies in the workspace"));
+	dsb_provider_free(p);
+}
+
 static void test_spawn_wait_times_out_and_reaps(void **state)
 {
 	(void)state;
@@ -253,6 +337,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bwrap_profiles_exact),
 		cmocka_unit_test(test_bwrap_dialect),
+		cmocka_unit_test(test_bwrap_is_found_only_where_it_can_be_trusted),
+		cmocka_unit_test(test_bwrap_in_the_workspace_is_refused),
 		cmocka_unit_test(test_landlock_grants_per_mode),
 		cmocka_unit_test(test_custom_runner_skips_the_chain),
 		cmocka_unit_test(test_full_access_is_never_confined),

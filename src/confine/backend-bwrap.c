@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bubblewrap backend. DSH's profile (spec §5.5), byte for byte: the whole host read-only, a
+ * fresh /dev (so /dev/null works), a private PID namespace with its own /proc (so procfs magic
+ * links such as /proc/1/root cannot reach around the read-only bind, and every process ends
+ * with the command), death with the parent; for workspace-write an ephemeral /tmp and the
+ * workspace bound writable after it (so a workspace under /tmp still works). That profile
+ * stays the contract of an operator's runnerCommand. The built-in backend adds user, IPC and
+ * UTS namespaces, drops every capability and hands bwrap the system-call filter; and it runs
+ * only a bwrap found where nobody but root or the user could have put it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#include "../policy/policy.h"
+#include "confine.h"
+
+int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv)
+{
+	static const char *const common[] = {
+		"--ro-bind",	     "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
+		"--die-with-parent",
+	};
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(common); i++)
+		r = strv_push(io_argv, common[i]);
+	if (r >= 0 && mode == DSB_MODE_WORKSPACE_WRITE) {
+		const char *more[] = {"--tmpfs", "/tmp", "--bind", root, root};
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(more); i++)
+			r = strv_push(io_argv, more[i]);
+	}
+	return r;
+}
+
+/* Whether @path is inside the canonical directory @dir. */
+static bool is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}
+
+/*
+ * Nobody but root or us can have written @canon or any directory above it: each is owned by
+ * root or our uid and writable by neither group nor others (a root-owned sticky directory
+ * excepted).
+ */
+static bool trusted_file(const char *canon, char *why, size_t why_size)
+{
+	char path[PATH_MAX];
+	uid_t me = geteuid();
+	(void)snprintf(path, sizeof(path), "%s", canon);
+	for (;;) {
+		struct stat st;
+		if (stat(path, &st) < 0) {
+			(void)snprintf(why, why_size, "%s: %s", path, strerror(errno));
+			return false;
+		}
+		/* A root-owned sticky directory (/var/tmp) lets nobody else replace our entries. */
+		bool sticky = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+		if ((st.st_uid != 0 && st.st_uid != me) ||
+		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky)) {
+			(void)snprintf(why, why_size,
+				       "%s is writable by others than root and uid %u, so %s is "
+				       "not trusted",
+				       path, (unsigned)me, canon);
+			return false;
+		}
+		char *slash = strrchr(path, '/');
+		if (!slash || slash == path) {
+			if (strcmp(path, "/") == 0)
+				return true;
+			path[1] = '\0';
+			continue;
+		}
+		*slash = '\0';
+	}
+}
+
+/* @candidate, canonical, when it is a trusted bwrap; else false with @why. */
+static bool try_candidate(const char *candidate, char *out, size_t size, char *why, size_t why_size)
+{
+	char canon[PATH_MAX];
+	struct stat st;
+	if (!realpath(candidate, canon) || stat(canon, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    access(canon, X_OK) < 0) {
+		(void)snprintf(why, why_size, "%s: not an executable file", candidate);
+		return false;
+	}
+	/* Where a workspace-write command writes (the workspace is checked per call). */
+	_cleanup_free_ char *tmp = NULL;
+	char tmp_canon[PATH_MAX];
+	if (is_under(canon, "/tmp") ||
+	    (tmpdir_get(&tmp) >= 0 && realpath(tmp, tmp_canon) && is_under(canon, tmp_canon))) {
+		(void)snprintf(why, why_size, "%s lies in a temporary directory", canon);
+		return false;
+	}
+	if (!trusted_file(canon, why, why_size))
+		return false;
+	(void)snprintf(out, size, "%s", canon);
+	return true;
+}
+
+int bwrap_find(char *out, size_t size, char *why, size_t why_size)
+{
+	const char *name = DSB_BWRAP_PATH;
+	char first_why[512] = "";
+
+	why[0] = '\0';
+	if (strchr(name, '/')) {
+		if (name[0] != '/') {
+			(void)snprintf(why, why_size, "bwrap_path '%s' is not absolute", name);
+			return -ENOENT;
+		}
+		return try_candidate(name, out, size, why, why_size) ? 0 : -ENOENT;
+	}
+
+	/*
+	 * PATH, as DSH's spawn would search it, but never an empty or relative entry (they name
+	 * the caller's current directory, often the workspace).
+	 */
+	const char *path = getenv("PATH");
+	_cleanup_free_ char *dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!dirs)
+		return -ENOMEM;
+	for (char *d = dirs, *next; d; d = next) {
+		next = strchr(d, ':');
+		if (next)
+			*next++ = '\0';
+		if (d[0] != '/')
+			continue;
+		char candidate[PATH_MAX];
+		if ((size_t)snprintf(candidate, sizeof(candidate), "%s/%s", d, name) >=
+		    sizeof(candidate))
+			continue;
+		if (access(candidate, F_OK) < 0)
+			continue;
+		if (try_candidate(candidate, out, size, why, why_size))
+			return 0;
+		if (!first_why[0])
+			(void)snprintf(first_why, sizeof(first_why), "%s", why);
+	}
+	(void)snprintf(why, why_size, "no trusted %s on PATH%s%s", name, first_why[0] ? ": " : "",
+		       first_why);
+	return -ENOENT;
+}
+
+static int bwrap_identity(dsb_provider *p, strbuf *sb)
+{
+	char why[512];
+	struct stat st;
+	if (!p->bwrap[0] && bwrap_find(p->bwrap, sizeof(p->bwrap), why, sizeof(why)) < 0)
+		return strbuf_puts(sb, "=none");
+	if (stat(p->bwrap, &st) < 0)
+		return strbuf_puts(sb, "=gone");
+	return strbuf_printf(sb, "=%s:%lu:%lu:%lld:%lld", p->bwrap, (unsigned long)st.st_dev,
+			     (unsigned long)st.st_ino, (long long)st.st_size,
+			     (long long)st.st_ctime);
+}
+
+/* bwrap and its arguments for @mode and @root, up to and including "--". */
+static int bwrap_argv(const dsb_provider *p, dsb_mode mode, const char *root, char ***io_argv)
+{
+	int r = strv_push(io_argv, p->bwrap);
+	if (r >= 0)
+		r = bwrap_profile(mode, root, io_argv);
+	if (r >= 0)
+		r = bwrap_hardening(BWRAP_FILTER_FD, io_argv);
+	return r;
+}
+
+static void bwrap_report(const dsb_provider *p, dsb_probe_backend *out)
+{
+	(void)snprintf(out->program, sizeof(out->program), "%s", p->bwrap);
+	out->hardening = DSB_HARDEN_CAPABILITIES | DSB_HARDEN_BOUNDING_SET |
+			 DSB_HARDEN_NO_NEW_PRIVS | DSB_HARDEN_SECCOMP | DSB_HARDEN_STDIO_ONLY |
+			 DSB_HARDEN_REAPED | DSB_HARDEN_PID_NAMESPACE | DSB_HARDEN_MOUNT_NAMESPACE |
+			 DSB_HARDEN_USER_NAMESPACE | DSB_HARDEN_IPC_NAMESPACE |
+			 DSB_HARDEN_UTS_NAMESPACE | DSB_HARDEN_SIGNAL_SCOPE;
+	/* The network namespace is the host's until a network policy exists. */
+	out->not_governed = DSB_UNGOVERNED_NETWORK | DSB_UNGOVERNED_ABSTRACT_UNIX;
+}
+
+static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
+{
+	/* The real read-only profile with workspaceRoot "/", as DSH probes it, plus ours. */
+	char why[512];
+	if (!p->bwrap[0] && bwrap_find(p->bwrap, sizeof(p->bwrap), why, sizeof(why)) < 0) {
+		(void)snprintf(out->reason, sizeof(out->reason), "%s", why);
+		return;
+	}
+	(void)snprintf(out->program, sizeof(out->program), "%s", p->bwrap);
+	char **argv = NULL;
+	confine_plan plan = {.filter_fd = BWRAP_FILTER_FD, .contained = true};
+	int r = bwrap_argv(p, DSB_MODE_READ_ONLY, "/", &argv);
+	if (r >= 0)
+		r = strv_push(&argv, "--");
+	if (r >= 0)
+		r = strv_push(&argv, "true");
+	if (r < 0) {
+		(void)snprintf(out->reason, sizeof(out->reason), "out of memory");
+		strv_free(argv);
+		return;
+	}
+	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap", .plan = &plan};
+	if (chain_run_probe(p, &c, NULL, out->reason, sizeof(out->reason)) == 0) {
+		out->usable = true;
+		out->enforcement = DSB_ENFORCEMENT_FULL;
+	}
+	strv_free(argv);
+}
+
+static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+			 dsb_confined *c, char *why, size_t why_size)
+{
+	/* A bwrap the command could have replaced is no sandbox (the verdict may predate it). */
+	if (is_under(p->bwrap, policy->workspace_root)) {
+		(void)snprintf(why, why_size, "bwrap at %s lies in the workspace", p->bwrap);
+		return -EPERM;
+	}
+	confine_plan *plan;
+	int r = plan_new(c, &plan);
+	if (r < 0)
+		return r;
+	plan->filter_fd = BWRAP_FILTER_FD;
+	plan->contained = true;
+	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
+	if (r >= 0)
+		r = push_command(&c->argv, argv);
+	return r;
+}
+
+const backend_ops backend_bwrap = {
+	.name = "bwrap",
+	.denials = (const char *const[]){"read-only file system", NULL},
+	.fatal = (const char *const[]){"bwrap: ", NULL},
+	.identity = bwrap_identity,
+	.probe = bwrap_probe,
+	.report = bwrap_report,
+	.confine = bwrap_confine,
+};
+
+int bwrap_hardening(int filter_fd, char ***io_argv)
+{
+	char fd[16];
+	(void)snprintf(fd, sizeof(fd), "%d", filter_fd);
+	/*
+	 * --unshare-user: as root, bwrap keeps the bounding set full otherwise, and a uid 0
+	 * command could regain every capability at its next execve(); unprivileged callers get a
+	 * user namespace from bwrap anyway.
+	 */
+	const char *more[] = {"--unshare-user",
+			      "--unshare-ipc",
+			      "--unshare-uts",
+			      "--cap-drop",
+			      "ALL",
+			      "--seccomp",
+			      fd};
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(more); i++)
+		r = strv_push(io_argv, more[i]);
+	return r;
+}

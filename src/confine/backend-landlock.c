@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Landlock backend, in-process: the command itself is spawned, and the child restricts
+ * itself to DSH's launcher grants (spec §5.6) before exec — one exec instead of launcher plus
+ * command, and failures come back out of band. Read-only: `/` readable, `/dev/null` writable;
+ * workspace-write adds the host's /tmp and the workspace. Beyond DSH the child also gets IPC and
+ * UTS namespaces where the kernel allows, loses every capability and gets the system-call
+ * filter (src/confine/spawn.c), and the call's subreaper ends whatever it leaves (tree.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "confine.h"
+
+/* The ABI the provider uses: the kernel's, capped by landlockAbiMax (an explicit degrade). */
+static int effective_abi(const dsb_provider *p)
+{
+	int abi = landlock_abi();
+	if (abi > 0 && p->abi_max > 0 && abi > p->abi_max)
+		abi = p->abi_max;
+	return abi;
+}
+
+/* What the child's HARDEN_* bits mean for `probe`. */
+static unsigned hardening_of(unsigned achieved)
+{
+	unsigned h = 0;
+	if (achieved & HARDEN_CAPS)
+		h |= DSB_HARDEN_CAPABILITIES;
+	if (achieved & HARDEN_BOUNDING)
+		h |= DSB_HARDEN_BOUNDING_SET;
+	if (achieved & HARDEN_FILTER)
+		h |= DSB_HARDEN_SECCOMP;
+	if (achieved & HARDEN_USER_NS)
+		h |= DSB_HARDEN_USER_NAMESPACE;
+	if (achieved & HARDEN_UTS_NS)
+		h |= DSB_HARDEN_UTS_NAMESPACE;
+	h |= achieved & HARDEN_IPC_NS ? DSB_HARDEN_IPC_NAMESPACE : DSB_HARDEN_IPC_FILTERED;
+	return h;
+}
+
+static void landlock_report(const dsb_provider *p, dsb_probe_backend *out)
+{
+	char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
+	landlock_plan plan = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max};
+	landlock_status st;
+	out->landlock_abi = landlock_abi();
+	out->landlock_abi_used = effective_abi(p);
+	landlock_negotiate(&plan, out->landlock_abi_used, &st);
+	out->handled_fs = out->landlock_abi > 0 ? st.handled_fs : 0;
+	out->scoped = out->landlock_abi > 0 ? st.scoped : 0;
+
+	/* What every Landlock run gets; the probe adds what this host allowed (namespaces). */
+	out->hardening |= DSB_HARDEN_NO_NEW_PRIVS | DSB_HARDEN_STDIO_ONLY | DSB_HARDEN_REAPED;
+	/* Landlock's filesystem rights never cover metadata (issue: chmod, chown, ...). */
+	out->not_governed = DSB_UNGOVERNED_METADATA | DSB_UNGOVERNED_NETWORK;
+	if (out->scoped & LL_SCOPE_SIGNAL)
+		out->hardening |= DSB_HARDEN_SIGNAL_SCOPE;
+	else /* it could signal, so kill, the subreaper that would end its leftovers */
+		out->not_governed |= DSB_UNGOVERNED_SIGNALS | DSB_UNGOVERNED_SURVIVORS;
+	if (out->scoped & LL_SCOPE_ABSTRACT_UNIX_SOCKET)
+		out->hardening |= DSB_HARDEN_ABSTRACT_UNIX_SCOPE;
+	else
+		out->not_governed |= DSB_UNGOVERNED_ABSTRACT_UNIX;
+}
+
+static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
+{
+	if (out->landlock_abi_used < 0) {
+		(void)snprintf(out->reason, sizeof(out->reason),
+			       "landlock-run: landlock is not enforced by this kernel (ABI "
+			       "unsupported or disabled)");
+		return;
+	}
+	/* `--ro /` and the whole hardening of a real call: what fails here fails every call. */
+	char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
+	confine_plan plan = {
+		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
+		.harden = true,
+		.filter_flags = LANDLOCK_FILTER,
+		.filter_fd = -1,
+	};
+	landlock_status st;
+	landlock_negotiate(&plan.landlock, out->landlock_abi_used, &st);
+	char *argv[] = {(char *)"true", NULL};
+	dsb_confined c = {
+		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
+	unsigned achieved = 0;
+	if (chain_run_probe(p, &c, &achieved, out->reason, sizeof(out->reason)) == 0) {
+		out->usable = true;
+		out->enforcement = st.partial ? DSB_ENFORCEMENT_PARTIAL : DSB_ENFORCEMENT_FULL;
+		out->hardening |= hardening_of(achieved);
+	}
+}
+
+static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+			    dsb_confined *c, char *why, size_t why_size)
+{
+	confine_plan *plan;
+	int r = plan_new(c, &plan);
+	if (r < 0)
+		return r;
+	landlock_plan *ll = &plan->landlock;
+	c->landlock = true;
+	plan->harden = true;
+	plan->filter_flags = LANDLOCK_FILTER;
+	ll->scope = p->scope;
+	ll->abi_max = p->abi_max;
+	r = strv_push(&ll->ro, "/");
+	if (r >= 0)
+		r = strv_push(&ll->rw, "/dev/null");
+	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE) {
+		r = strv_push(&ll->rw, "/tmp");
+		if (r >= 0)
+			r = strv_push(&ll->rw, policy->workspace_root);
+	}
+	if (r >= 0)
+		c->argv = strv_copy(argv);
+	return r < 0 ? r : c->argv ? 0 : -ENOMEM;
+}
+
+const backend_ops backend_landlock = {
+	.name = "landlock",
+	.denials = (const char *const[]){"permission denied", NULL},
+	.fatal = NULL, /* the child's failures come back out of band */
+	.identity = NULL,
+	.probe = landlock_probe,
+	.report = landlock_report,
+	.confine = landlock_confine,
+};
