@@ -5,7 +5,10 @@
  * files, the environment, stdin, and classification (runner failure > denial > ordinary) on
  * both backends. Real processes; both backends must be usable here (never skipped).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,6 +173,231 @@ static void test_background_grandchild_cannot_hold_the_result(void **state)
 	assert_false(r.timed_out);
 	assert_true(now() - t0 < 3); /* bounded by graceMs (300 ms here), not by the sleep */
 	dsb_run_result_done(&r);
+}
+
+/* How many processes have @marker in their command line (survivors); sends them @sig if not 0. */
+static int count_marked(const char *marker, int sig)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[300], buf[4096];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		FILE *fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		size_t k = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		for (size_t i = 0; i < k; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[k] = '\0';
+		if (strstr(buf, marker)) {
+			n++;
+			if (sig)
+				(void)kill(atoi(e->d_name), sig);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* A second thread makes the library use a monitor process instead of reaping in-process. */
+static void *idle_thread(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+	while (read(fd, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+typedef struct second_thread {
+	pthread_t t;
+	int fds[2];
+} second_thread;
+
+static void second_thread_start(second_thread *st)
+{
+	assert_int_equal(pipe(st->fds), 0);
+	assert_int_equal(pthread_create(&st->t, NULL, idle_thread, &st->fds[0]), 0);
+}
+
+static void second_thread_stop(second_thread *st)
+{
+	close(st->fds[1]);
+	pthread_join(st->t, NULL);
+	close(st->fds[0]);
+}
+
+/*
+ * Every way a command keeps a process alive after it returns: setsid, a double fork, nohup.
+ * None may survive the call, in any mode, on either backend, whether this process reaps or a
+ * monitor does; the control (a plain fork) shows the script really leaves them behind.
+ */
+static void check_nothing_survives(fixture *f, bool monitor)
+{
+	char marker[64], script[512];
+	(void)snprintf(marker, sizeof(marker), "dsb-survivor-%d-%d", (int)getpid(), monitor);
+	(void)snprintf(script, sizeof(script),
+		       "setsid bash -c 'exec -a %s-1 sleep 300' & "
+		       "(bash -c 'exec -a %s-2 sleep 300' &) ; "
+		       "nohup bash -c 'exec -a %s-3 sleep 300' >/dev/null 2>&1 & "
+		       "sleep 0.3; echo \"$PPID\"",
+		       marker, marker, marker);
+
+	/* The control: without us, all three outlive their shell. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 1);
+		execl("/bin/bash", "bash", "-c", script, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	usleep(200000);
+	assert_int_equal(count_marked(marker, SIGKILL), 3);
+	usleep(100000);
+
+	struct {
+		dsb_provider *p;
+		dsb_mode mode;
+	} runs[] = {
+		{NULL, DSB_MODE_DANGER_FULL_ACCESS},
+		{f->landlock, DSB_MODE_WORKSPACE_WRITE},
+		{f->landlock, DSB_MODE_READ_ONLY},
+		{f->bwrap, DSB_MODE_WORKSPACE_WRITE},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
+		dsb_run_result r;
+		assert_int_equal(run_cmd(f, runs[i].p, runs[i].mode, script, 0, &r, NULL), 0);
+		assert_int_equal(r.exit_code, 0);
+		/* Who was the command's parent: us, or (multi-threaded caller) a monitor. */
+		if (runs[i].p != f->bwrap) {
+			pid_t parent = (pid_t)atoi(r.out.text);
+			if (monitor)
+				assert_int_not_equal(parent, getpid());
+			else
+				assert_int_equal(parent, getpid());
+		}
+		dsb_run_result_done(&r);
+		assert_int_equal(count_marked(marker, SIGKILL), 0);
+	}
+	/* Reaping in-process leaves this process as it was: no longer a subreaper. */
+	int sub = -1;
+	assert_int_equal(prctl(PR_GET_CHILD_SUBREAPER, &sub, 0L, 0L, 0L), 0);
+	assert_int_equal(sub, 0);
+}
+
+static void test_nothing_outlives_the_call(void **state)
+{
+	check_nothing_survives(*state, false);
+}
+
+static void test_nothing_outlives_the_call_of_a_threaded_caller(void **state)
+{
+	second_thread st;
+	second_thread_start(&st);
+	check_nothing_survives(*state, true);
+	second_thread_stop(&st);
+}
+
+/* A timeout holds even when a setsid'd child keeps the pipes open, and that child dies too. */
+static void test_timeout_holds_against_a_pipe_holder(void **state)
+{
+	fixture *f = *state;
+	char marker[64], script[256];
+	(void)snprintf(marker, sizeof(marker), "dsb-holder-%d", (int)getpid());
+	(void)snprintf(script, sizeof(script), "setsid bash -c 'exec -a %s sleep 300' & sleep 300",
+		       marker);
+	dsb_provider *providers[] = {NULL, f->landlock, f->bwrap};
+	for (size_t i = 0; i < ELEMENTSOF(providers); i++) {
+		dsb_run_result r;
+		double t0 = now();
+		dsb_mode mode = providers[i] ? DSB_MODE_READ_ONLY : DSB_MODE_DANGER_FULL_ACCESS;
+		assert_int_equal(run_cmd(f, providers[i], mode, script, 300, &r, NULL), 0);
+		assert_true(r.timed_out);
+		/* timeout + graceMs (300) + slack, not the sleep */
+		assert_true(now() - t0 < 3);
+		dsb_run_result_done(&r);
+		assert_int_equal(count_marked(marker, SIGKILL), 0);
+	}
+}
+
+/* Nothing but stdio reaches the command, whatever this process left open. */
+static void test_only_stdio_is_inherited(void **state)
+{
+	fixture *f = *state;
+	int leaked = open("/dev/null", O_RDONLY); /* deliberately without O_CLOEXEC */
+	assert_true(leaked > 2);
+	char script[128];
+	(void)snprintf(script, sizeof(script), "ls /proc/self/fd/%d 2>/dev/null; echo done",
+		       leaked);
+	struct {
+		dsb_provider *p;
+		dsb_mode mode;
+	} runs[] = {
+		{NULL, DSB_MODE_DANGER_FULL_ACCESS},
+		{f->landlock, DSB_MODE_READ_ONLY},
+		{f->bwrap, DSB_MODE_READ_ONLY},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(runs); i++) {
+		dsb_run_result r;
+		assert_int_equal(run_cmd(f, runs[i].p, runs[i].mode, script, 0, &r, NULL), 0);
+		assert_string_equal(r.out.text, "done\n");
+		dsb_run_result_done(&r);
+	}
+	close(leaked);
+}
+
+/*
+ * A library caller's environment (and memory, and descriptors) stays unreadable through /proc,
+ * whether the command's parent is the caller or a monitor holding a copy of it. PATH stands
+ * for the secrets: /proc/PID/environ shows the environment a process started with.
+ */
+static void check_environ_unreadable(fixture *f)
+{
+	char script[512];
+	/* Under bwrap the parent is bwrap's own init (pid 1), and we are not even visible. */
+	int me = (int)getpid();
+	(void)snprintf(script, sizeof(script),
+		       "p=$PPID; [ $p = 1 ] && p=%d; "
+		       "cat /proc/%d/environ /proc/$p/environ 2>/dev/null | tr '\\0' '\\n' | "
+		       "grep -c ^PATH=; head -c 1 /proc/$p/mem >/dev/null 2>&1 && echo mem-read; "
+		       "readlink /proc/%d/fd/1 /proc/$p/fd/1 >/dev/null 2>&1 && echo fd-read; true",
+		       me, me, me);
+
+	/* The control: unconfined, both are right there. */
+	dsb_run_result r;
+	assert_int_equal(run_cmd(f, NULL, DSB_MODE_DANGER_FULL_ACCESS, script, 0, &r, NULL), 0);
+	assert_non_null(strstr(r.out.text, "2\n"));
+	dsb_run_result_done(&r);
+
+	dsb_mode modes[] = {DSB_MODE_READ_ONLY, DSB_MODE_WORKSPACE_WRITE};
+	dsb_provider *providers[] = {f->landlock, f->bwrap};
+	for (size_t i = 0; i < ELEMENTSOF(providers); i++)
+		for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+			assert_int_equal(run_cmd(f, providers[i], modes[m], script, 0, &r, NULL),
+					 0);
+			assert_string_equal(r.out.text, "0\n");
+			dsb_run_result_done(&r);
+		}
+}
+
+static void test_caller_environment_is_unreadable(void **state)
+{
+	check_environ_unreadable(*state);
+}
+
+static void test_caller_environment_is_unreadable_with_a_monitor(void **state)
+{
+	second_thread st;
+	second_thread_start(&st);
+	check_environ_unreadable(*state);
+	second_thread_stop(&st);
 }
 
 static void test_signal_death(void **state)
@@ -393,6 +623,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trapped_term_with_exit_zero, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_background_grandchild_cannot_hold_the_result,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_outlives_the_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_outlives_the_call_of_a_threaded_caller,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_holds_against_a_pipe_holder, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_only_stdio_is_inherited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_environment_is_unreadable, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_caller_environment_is_unreadable_with_a_monitor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_signal_death, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hundred_megabytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_binary_output_and_early_close, setup,
