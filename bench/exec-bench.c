@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	dsb_config *lcfg, *bcfg;
 	dsb_provider *ll = provider("sandbox-local: { backends: [landlock] }", &lcfg);
 	dsb_provider *bw = provider("sandbox-local: { backends: [bwrap] }", &bcfg);
-	dsb_exec_policy pol = {.mode = DSB_MODE_READ_ONLY, .workspace_root = (char *)"/"};
+	dsb_exec_policy pol = {.mode = DSB_MODE_READ_ONLY, .workspace_root = (char *)"/tmp"};
 	double *tp = calloc((size_t)rounds, sizeof(double));
 	double *tl = calloc((size_t)rounds, sizeof(double));
 	double *tb = calloc((size_t)rounds, sizeof(double));
