@@ -76,7 +76,7 @@ step "shellcheck" shellcheck -x "${sh_files[@]}"
 # leaks are LeakSanitizer's job in every test run.
 step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	--inline-suppr --suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE \
-	-I include src
+	-I include -I "$build/include" src
 step "clang-tidy" tidy
 
 # Where bwrap and Landlock both work, a skipped test is a failure.

@@ -69,6 +69,26 @@ static ssize_t read_proc(const char *path, char *buf, size_t size)
 }
 
 /*
+ * Field @n (1-based, n >= 4) of a /proc/PID/stat line as a number, -1 if absent. The command
+ * name (field 2) may hold anything, spaces and parentheses included: count after its last ')'.
+ */
+static long stat_field(const char *line, int n)
+{
+	const char *p = strrchr(line, ')');
+	if (!p)
+		return -1;
+	p++; /* " S ppid ...": field 3 starts after this space */
+	for (int field = 3; field < n; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	char *end;
+	long v = strtol(p, &end, 10);
+	return end == p ? -1 : v;
+}
+
+/*
  * This process's children, into @pids (at most @max); their number, or -errno. From the
  * kernel's per-thread list when it has one (CONFIG_PROC_CHILDREN), else by scanning /proc.
  */
@@ -98,12 +118,8 @@ static int list_children(pid_t *pids, int max)
 		(void)snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
 		if (read_proc(path, buf, sizeof(buf)) < 0)
 			continue;
-		/* "pid (comm) state ppid ...": comm may hold anything, so parse after the last ')'.
-		 */
-		const char *close_paren = strrchr(buf, ')');
-		int ppid;
-		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == self)
-			pids[count++] = (pid_t)atoi(e->d_name);
+		if (stat_field(buf, 4) == self)
+			pids[count++] = (pid_t)strtol(e->d_name, NULL, 10);
 	}
 	(void)closedir(d);
 	return count;
@@ -140,18 +156,8 @@ static void kill_children(pid_t leader)
 static bool can_reap_here(void)
 {
 	char buf[4096];
-	if (read_proc("/proc/self/stat", buf, sizeof(buf)) < 0)
-		return false;
-	const char *close_paren = strrchr(buf, ')');
-	long threads = 0;
-	/* Field 20 is num_threads; 17 fields follow the state. */
-	if (!close_paren ||
-	    sscanf(close_paren + 1,
-		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-		   "%*d %ld",
-		   &threads) != 1 ||
-	    threads != 1)
-		return false;
+	if (read_proc("/proc/self/stat", buf, sizeof(buf)) < 0 || stat_field(buf, 20) != 1)
+		return false; /* field 20: num_threads */
 	pid_t one;
 	return list_children(&one, 1) == 0;
 }
