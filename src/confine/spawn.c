@@ -256,6 +256,12 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	sigset_t all, old;
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	/*
+	 * The child writes @rep through our memory. Let the compiler see its address escape
+	 * before vfork and everything be rewritten after: otherwise, with the child's code
+	 * inlined, it may keep the zeroed record in registers and miss a failure.
+	 */
+	__asm__ __volatile__("" : : "r"(&rep) : "memory");
 	pid_t pid = vfork();
 	if (pid == 0)
 		child_run(c, opts, flags, filter_read, &rep);
@@ -263,8 +269,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != dumpable)
 		(void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0L, 0L, 0L);
 	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* The child wrote the report through our memory: read it afresh. */
-	__asm__ __volatile__("" ::: "memory");
+	__asm__ __volatile__("" : : "r"(&rep) : "memory");
 	if (pid < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, fork_errno, "cannot fork");
 
