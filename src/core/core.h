@@ -103,6 +103,30 @@ int mkdir_p(const char *path, mode_t mode, bool sync);
 /* pidfd_open(2): a descriptor that polls readable when @pid exits. -errno (ENOSYS < 5.3). */
 int pidfd_open_raw(pid_t pid);
 
+/*
+ * RESOLVE_* of <linux/openat2.h> (Linux 5.6) under our own names, so old headers build and a
+ * later include of the kernel's header cannot clash.
+ */
+#define OPENAT2_RESOLVE_NO_MAGICLINKS 0x02
+#define OPENAT2_RESOLVE_NO_SYMLINKS   0x04
+#define OPENAT2_RESOLVE_BENEATH	      0x08
+
+/*
+ * openat2(2) with an #ifndef-safe struct open_how (version 0): the new descriptor, or -errno
+ * (ENOSYS before Linux 5.6; a seccomp filter may say EPERM instead, which callers sort out).
+ */
+int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
+
+/*
+ * Opens the directory @path (absolute, or relative to the cwd) as an O_PATH|O_CLOEXEC
+ * descriptor, provided no component of the path is a symlink: openat2(RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS), or, where openat2 is missing, a walk that opens one component at a
+ * time with O_NOFOLLOW below the previous one, which refuses exactly the same paths. Returns
+ * the descriptor or -errno: -ELOOP for a symlink on the path, -ENOTDIR for a component that is
+ * not a directory, -ENOENT, -EACCES, -ENAMETOOLONG, ... Borrows @path.
+ */
+int open_dir_no_symlinks(const char *path);
+
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
 

@@ -8,6 +8,12 @@
  *
  * The spill is best effort: any I/O error (no temp dir, a full disk, a failed close) disables
  * it and removes what was written, and the run goes on with its tail. Only OOM fails a write.
+ *
+ * The spill is written by the unconfined caller while the confined command runs, and the command
+ * may be able to write TMPDIR (a writable root) or the workspace TMPDIR lies in. So nothing here
+ * is reached by path: TMPDIR is opened once with no symlink on its path, the spill directory is
+ * created and opened below that descriptor, and files are created, and discarded, below the
+ * directory's descriptor (docs/design/spill.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +22,16 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "exec.h"
 
 /* The ring's first allocation; it then doubles until max_bytes. */
 #define RING_MIN_CAP 4096
+
+/* Names tried for the spill directory before giving up (62^6 names: a clash is already rare). */
+#define SPILL_DIR_ATTEMPTS 100
 
 struct collector {
 	char *stream; /* "stdout" / "stderr": the file name's label */
@@ -44,24 +54,40 @@ struct collector {
 	bool spill_off; /* disabled: never enabled, over the cap, or after an I/O error */
 	int spill_fd;
 	char *spill_path;
+	size_t spill_name; /* offset of the file's name in spill_path, below dir->fd */
 
 	bool finished;
 };
+
+/* Whether the entry @d->name in TMPDIR is still the directory we made. */
+static bool spill_dir_in_place(const spill_dir *d)
+{
+	struct stat st;
+
+	if (fstatat(d->base_fd, d->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return st.st_dev == d->dev && st.st_ino == d->ino;
+}
 
 void spill_dir_done(spill_dir *d)
 {
 	if (!d)
 		return;
-	/*
-	 * Completed spill files are never deleted (§6.3), so their directory stays; one left
-	 * empty by discarded spills goes (rmdir refuses a directory that is not empty).
-	 */
-	if (d->path)
-		(void)rmdir(d->path);
+	if (d->path) {
+		/*
+		 * Completed spill files are never deleted (§6.3), so their directory stays; one
+		 * left empty by discarded spills goes (AT_REMOVEDIR refuses a directory that is
+		 * not empty, and a symlink). The name is removed only while it still names our
+		 * directory: the command may have moved it away and put its own there.
+		 */
+		if (spill_dir_in_place(d))
+			(void)unlinkat(d->base_fd, d->name, AT_REMOVEDIR);
+		(void)close(d->fd);
+		(void)close(d->base_fd);
+	}
 	free(d->path);
 	free(d->tmpdir);
-	d->path = d->tmpdir = NULL;
-	d->counter = 0;
+	*d = (spill_dir){0};
 }
 
 collector *collector_new(const char *stream, size_t max_bytes, uint64_t max_spill_bytes,
@@ -92,9 +118,13 @@ static void spill_discard(collector *c)
 		c->spill_fd = -1;
 	}
 	if (c->spill_path) {
-		/* A failed unlink leaves at most max_spill_bytes behind, never an unbounded file.
+		/*
+		 * Below the directory's descriptor, never by path: the path may lead elsewhere by
+		 * now. A failed unlink leaves at most max_spill_bytes behind, never an unbounded
+		 * file.
 		 */
-		(void)unlink(c->spill_path);
+		if (c->dir->path)
+			(void)unlinkat(c->dir->fd, c->spill_path + c->spill_name, 0);
 		free(c->spill_path);
 		c->spill_path = NULL;
 	}
@@ -129,16 +159,64 @@ static int write_all(int fd, const char *buf, size_t n)
 	return 0;
 }
 
+/* Fills @buf with @n bytes from getrandom(2). -errno. */
+static int random_fill(unsigned char *buf, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = getrandom(buf + got, n - got, 0);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* "dsh-subprocess-" and six random characters of [A-Za-z0-9], as mkdtemp() spells them. */
+static int random_dir_name(char name[sizeof("dsh-subprocess-XXXXXX")])
+{
+	static const char chars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	const size_t n_chars = sizeof(chars) - 1;
+	const size_t prefix = strlen("dsh-subprocess-");
+	unsigned char rnd[16];
+	size_t len = 0;
+
+	memcpy(name, "dsh-subprocess-", prefix);
+	while (len < 6) {
+		int r = random_fill(rnd, sizeof(rnd));
+		if (r < 0)
+			return r;
+		/* Only bytes below 4 * 62 = 248, so every character is equally likely. */
+		for (size_t i = 0; i < sizeof(rnd) && len < 6; i++)
+			if (rnd[i] < 256 - 256 % n_chars)
+				name[prefix + len++] = chars[rnd[i] % n_chars];
+	}
+	name[prefix + len] = '\0';
+	return 0;
+}
+
 /*
- * The shared spill directory, created on the first spill of the run: a fresh mkdtemp() directory
- * (mode 0700) rather than the shared temp dir itself, so other local users can neither read the
- * output nor plant symlinks at predictable names.
+ * The shared spill directory, created on the first spill of the run: a fresh directory of mode
+ * 0700 with a random name (what mkdtemp() makes) rather than the shared temp dir itself, so
+ * other local users can neither read the output nor plant symlinks at predictable names.
+ *
+ * It is made and opened through descriptors, because the confined command runs meanwhile and
+ * may write TMPDIR or the directories above it (TMPDIR in the workspace, or /tmp under
+ * Landlock's workspace-write): a path the caller resolved again and again would go wherever
+ * the command last pointed it.
  */
 static int spill_dir_ensure(spill_dir *d)
 {
 	_cleanup_free_ char *tmp = NULL;
-	_cleanup_free_ char *tmpl = NULL;
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int base_fd = -1;
+	_cleanup_close_ int fd = -1;
+	char name[sizeof(d->name)];
 	const char *base = d->tmpdir;
+	struct stat st;
 	int r;
 
 	if (d->path)
@@ -149,16 +227,64 @@ static int spill_dir_ensure(spill_dir *d)
 			return r;
 		base = tmp;
 	}
-	/* path.join(): no doubled '/' when the temp dir is the root. */
-	size_t n = strlen(base);
-	if (asprintf(&tmpl, "%s%sdsh-subprocess-XXXXXX", base,
-		     n > 0 && base[n - 1] == '/' ? "" : "/") < 0) {
-		tmpl = NULL;
-		return -ENOMEM;
+
+	/*
+	 * A symlink anywhere on TMPDIR's path means no spill. The command may have planted it
+	 * (replacing ws/tmp by a link to ~/.config, say), and following it would have this
+	 * unconfined process create directories and files wherever it points. Without
+	 * symlinks, the path can only lead through real directories; the command can rearrange
+	 * those only inside its writable roots (a rename cannot cross into a tree it may not
+	 * write), which moves the spill around where the command could write anyway: harmless.
+	 * A TMPDIR that legitimately goes through a symlink just loses the spill file (the
+	 * result says "(unavailable)"), never the run.
+	 */
+	base_fd = open_dir_no_symlinks(base);
+	if (base_fd < 0)
+		return base_fd;
+
+	for (unsigned attempt = 1;; attempt++) {
+		r = random_dir_name(name);
+		if (r < 0)
+			return r;
+		if (mkdirat(base_fd, name, 0700) == 0)
+			break;
+		if (errno != EEXIST || attempt == SPILL_DIR_ATTEMPTS)
+			return -errno;
 	}
-	if (!mkdtemp(tmpl))
-		return -errno;
-	d->path = TAKE_PTR(tmpl);
+
+	/*
+	 * The command may swap the new entry between mkdirat and openat: O_NOFOLLOW refuses a
+	 * symlink, and what it may put there otherwise is a directory of its own writable tree.
+	 * The checks keep the output private: a directory of ours, that nobody else can read.
+	 */
+	fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		r = -errno;
+	else if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+		r = -EPERM;
+	else {
+		/* path.join(): no doubled '/' when the temp dir is the root. */
+		size_t n = strlen(base);
+		if (asprintf(&path, "%s%s%s", base, n > 0 && base[n - 1] == '/' ? "" : "/", name) <
+		    0) {
+			path = NULL;
+			r = -ENOMEM;
+		}
+	}
+	if (r < 0) {
+		/* Only an empty directory can go, so this never removes anything of substance. */
+		(void)unlinkat(base_fd, name, AT_REMOVEDIR);
+		return r;
+	}
+
+	d->path = TAKE_PTR(path);
+	d->base_fd = TAKE_FD(base_fd);
+	d->fd = TAKE_FD(fd);
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	memcpy(d->name, name, sizeof(name));
 	return 0;
 }
 
@@ -177,28 +303,37 @@ static int spill_open(collector *c)
 
 	/* As DSH: the counter moves once per spill file attempted, before the random part. */
 	counter = ++c->dir->counter;
-	for (size_t got = 0; got < sizeof(rnd);) {
-		ssize_t k = getrandom(rnd + got, sizeof(rnd) - got, 0);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		got += (size_t)k;
-	}
+	r = random_fill(rnd, sizeof(rnd));
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < sizeof(rnd); i++) {
 		suffix[2 * i] = hex[rnd[i] >> 4];
 		suffix[2 * i + 1] = hex[rnd[i] & 0xf];
 	}
 	suffix[2 * sizeof(rnd)] = '\0';
 
+	/*
+	 * The reported path should lead to the file. Once the command has moved our directory
+	 * away (and perhaps put a symlink in its place), the file would still land in our
+	 * directory, wherever that went, but its path would name something else: no spill. (A
+	 * swap of TMPDIR itself, or a later one, can still make a path stale, never move a file.)
+	 */
+	if (!spill_dir_in_place(c->dir))
+		return -ESTALE;
+
 	if (asprintf(&c->spill_path, "%s/dsh-subprocess-%ld-%u-%s-%s.log", c->dir->path,
 		     (long)getpid(), counter, suffix, c->stream) < 0) {
 		c->spill_path = NULL;
 		return -ENOMEM;
 	}
-	/* O_EXCL fails on any existing entry, a symlink included; 0600 keeps the output private. */
-	c->spill_fd = open(c->spill_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	c->spill_name = strlen(c->dir->path) + 1;
+	/*
+	 * Below the directory's descriptor, never by path. O_EXCL fails on any existing entry,
+	 * a symlink included (O_NOFOLLOW only makes that explicit); 0600 keeps the output
+	 * private.
+	 */
+	c->spill_fd = openat(c->dir->fd, c->spill_path + c->spill_name,
+			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (c->spill_fd < 0) {
 		r = -errno;
 		/* Not ours: never unlink what O_EXCL found there. */

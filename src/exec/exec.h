@@ -26,23 +26,45 @@
  * from the first byte dropped from memory on, a spill file holding every byte of the stream,
  * until the stream passes max_spill_bytes (then the spill is closed and unlinked and the result
  * has no spill path). The spill directory is created lazily, once per collector set, as
- * mkdtemp(TMPDIR/dsh-subprocess-XXXXXX) with mode 0700; files are named
+ * TMPDIR/dsh-subprocess-XXXXXX with mode 0700 (mkdtemp's name and mode); files are named
  * dsh-subprocess-PID-COUNTER-HEX12-STREAM.log and opened O_CREAT|O_EXCL, mode 0600.
+ *
+ * The confined command may be able to rename entries in TMPDIR while it runs, so the directory
+ * and the files are reached only through descriptors (docs/design/spill.md): TMPDIR is opened
+ * with no symlink on its path (else no spill), the spill directory with O_NOFOLLOW below it,
+ * and each file with openat() below that.
  */
 typedef struct collector collector;
 
-/* The spill directory shared by the collectors of one run (and its counter). */
+/*
+ * The spill directory shared by the collectors of one run (and its counter). Caller-owned:
+ * zero it, optionally set tmpdir, and end with spill_dir_done() after its collectors are
+ * freed. The descriptors and the identity are valid only while path is set, so a zeroed
+ * struct holds no descriptor. All descriptors are O_CLOEXEC.
+ */
 typedef struct spill_dir {
-	char *path;	  /* NULL until the first spill */
+	char *path;	  /* TMPDIR/dsh-subprocess-XXXXXX as reported; NULL before a spill */
 	unsigned counter; /* file counter, as DSH's per-process counter */
-	char *tmpdir;	  /* where to create it: os.tmpdir() */
+	char *tmpdir;	  /* where to create it (owned); NULL: os.tmpdir() */
+
+	/* The spill directory's entry in TMPDIR, and its identity (to remove only our own). */
+	char name[sizeof("dsh-subprocess-XXXXXX")];
+	dev_t dev;
+	ino_t ino;
+	int base_fd; /* TMPDIR: O_PATH, opened with no symlink on its path */
+	int fd;	     /* the spill directory */
 } spill_dir;
 
+/*
+ * Removes the spill directory if it is still empty and still ours at its name, closes its
+ * descriptors and frees the strings; @d is zeroed. Completed spill files stay (spec §6.3).
+ */
 void spill_dir_done(spill_dir *d);
 
 /*
  * A collector for @stream ("stdout" or "stderr") keeping @max_bytes in memory, spilling into
- * @dir up to @max_spill_bytes (0: never spill). NULL on OOM.
+ * @dir up to @max_spill_bytes (0: never spill). Borrows @dir, which must outlive it. NULL on
+ * OOM.
  */
 collector *collector_new(const char *stream, size_t max_bytes, uint64_t max_spill_bytes,
 			 spill_dir *dir);

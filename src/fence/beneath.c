@@ -27,30 +27,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fence.h"
-
-#ifndef SYS_openat2
-#define SYS_openat2 437 /* the same number on every architecture */
-#endif
-
-/* struct open_how of <linux/openat2.h>, the version-0 layout (24 bytes). */
-struct fence_open_how {
-	uint64_t flags;
-	uint64_t mode;
-	uint64_t resolve;
-};
-
-static int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
-{
-	struct fence_open_how how = {.flags = flags, .mode = mode, .resolve = resolve};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
-}
 
 int fence_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
 {

@@ -20,13 +20,10 @@
 
 #include "../core/core.h"
 
-/*
- * RESOLVE_* of <linux/openat2.h> (Linux 5.6) under our own names, so old headers build and a
- * later include of the kernel's header cannot clash.
- */
-#define FENCE_RESOLVE_NO_MAGICLINKS 0x02
-#define FENCE_RESOLVE_NO_SYMLINKS   0x04
-#define FENCE_RESOLVE_BENEATH	    0x08
+/* The RESOLVE_* flags of core's openat2 shim, under the names the fence reads. */
+#define FENCE_RESOLVE_NO_MAGICLINKS OPENAT2_RESOLVE_NO_MAGICLINKS
+#define FENCE_RESOLVE_NO_SYMLINKS   OPENAT2_RESOLVE_NO_SYMLINKS
+#define FENCE_RESOLVE_BENEATH	    OPENAT2_RESOLVE_BENEATH
 
 /* The largest file the fence reads (dsb_fs_read, the edit's read). DSH has no limit here. */
 #define FENCE_MAX_BYTES ((size_t)64 * 1024 * 1024)
@@ -81,7 +78,7 @@ int fence_write_granted(const fence_grant *g, const char *content, size_t len,
 
 /* --- beneath.c ----------------------------------------------------------------------------- */
 
-/* openat2(2) with the #ifndef-safe struct; -errno. A seccomp EPERM that hides it reads -ENOSYS. */
+/* openat2_raw() of core, where a seccomp EPERM that hides the call reads -ENOSYS. -errno. */
 int fence_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
 /* Names what failed in a refusal: "write" or "edit", and the grant. */

@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,12 +13,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "helpers.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+
+#if defined(__x86_64__)
+#define TEST_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_ARCH AUDIT_ARCH_AARCH64
+#endif
 
 char *dsb_test_mkdtemp(void)
 {
@@ -103,4 +119,39 @@ void dsb_test_assert_golden(const char *rel, const char *actual)
 			 actual);
 	free(expected);
 	free(path);
+}
+
+int dsb_test_run_in_child(int (*fn)(void *), void *arg)
+{
+	int status;
+	pid_t pid;
+
+	(void)fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(arg) & 0xff);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+int dsb_test_hide_openat2(int err)
+{
+#ifdef TEST_ARCH
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(insns) / sizeof(insns[0]), .filter = insns};
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+#else
+	(void)err;
+	return -1;
+#endif
 }

@@ -30,4 +30,17 @@ bool dsb_test_update_golden(void);
  */
 void dsb_test_assert_golden(const char *rel, const char *actual);
 
+/*
+ * Forks, runs @fn(@arg) in the child and returns its exit status (128 + N for death by signal
+ * N). For irreversible steps (a seccomp filter, setuid); the child reports with its exit status
+ * and on stderr, never with cmocka assertions, which would unwind into the parent's test.
+ */
+int dsb_test_run_in_child(int (*fn)(void *), void *arg);
+
+/*
+ * Installs a seccomp filter that makes openat2(2) fail with @err (ENOSYS: a kernel before 5.6;
+ * EPERM: an old Docker profile). Irreversible: only inside dsb_test_run_in_child(). 0 or -1.
+ */
+int dsb_test_hide_openat2(int err);
+
 #endif

@@ -4,11 +4,24 @@
  * subprocess-local/tests/spawn.spec.ts): byte-exact tails whatever the chunking, the spill file's
  * life (created on the first overflow only, whole stream, 0700 dir, 0600 file, exact name,
  * shared counter), the max_spill_bytes cut-off (">": exactly the cap is kept), best-effort spill
- * I/O, and bounded memory over a 100 MiB stream.
+ * I/O, bounded memory over a 100 MiB stream, and a spill the confined command cannot redirect
+ * (docs/design/spill.md): a TMPDIR with a symlink on its path gets no spill, with or without
+ * openat2, and a spill directory swapped for a symlink or another directory mid-run receives
+ * nothing more, while what was written lands nowhere else.
+ *
+ * The redirection fixtures, under a private temp dir T:
+ *
+ *   T/real/            a real directory: the control, where a spill is made
+ *   T/link -> real     a symlink to it: even a harmless link on TMPDIR's path means no spill
+ *   T/out/             "outside": where a planted symlink points; must stay untouched
+ *   T/out/sub/
+ *   T/hop -> out       TMPDIR, or a component of it, replaced by a link outside
+ *   T/moved/           where a swapped spill directory is renamed to
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -543,7 +556,7 @@ static void test_default_tmpdir(void **state)
 enum io_failure {
 	FAIL_MISSING_TMPDIR, /* the temp dir does not exist */
 	FAIL_TMPDIR_IS_FILE, /* the temp dir is a regular file */
-	FAIL_DIR_REMOVED,    /* the shared spill dir vanished after an earlier spill */
+	FAIL_DIR_REMOVED,    /* the shared spill dir was removed after an earlier spill */
 	FAIL_NAME_TOO_LONG,  /* the spill file's name cannot be created */
 };
 
@@ -570,9 +583,18 @@ static void test_spill_io_failure(void **state)
 			assert_true(asprintf(&f.dir.tmpdir, "%s/file", f.tmp) > 0);
 			dsb_test_write_file(f.dir.tmpdir, "x", 1);
 			break;
-		case FAIL_DIR_REMOVED:
-			assert_true(asprintf(&f.dir.path, "%s/gone", f.tmp) > 0);
+		case FAIL_DIR_REMOVED: {
+			f.dir.tmpdir = strdup(f.tmp);
+			collector *first = collector_new("stderr", 1, 100, &f.dir);
+			assert_non_null(first);
+			assert_int_equal(collector_write(first, "ab", 2), 0);
+			assert_int_equal(collector_finish(first, &out), 0);
+			first = collector_free(first);
+			assert_non_null(out.spill_path);
+			output_done(&out);
+			dsb_test_rm_rf(f.dir.path);
 			break;
+		}
 		case FAIL_NAME_TOO_LONG:
 			f.dir.tmpdir = strdup(f.tmp);
 			memset(stream, 'x', sizeof(stream) - 1);
@@ -672,6 +694,407 @@ static void test_free_unfinished(void **state)
 	c = collector_free(c);
 	assert_int_equal(count_entries(f.dir.path), 0);
 	assert_null(collector_free(NULL));
+	fixture_done(&f);
+}
+
+/* --- a spill the confined command cannot redirect -------------------------------------------- */
+
+/* In a forked child cmocka must not assert: report the line and fail with a status instead. */
+#define CHECK(cond)                                                                         \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
+static char *tpath(const char *t, const char *rel)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", t, rel) > 0);
+	return p;
+}
+
+/* Builds the tree of the file comment under @t (realpath(T)). */
+static void make_redirect_tree(const char *t)
+{
+	static const char *dirs[] = {"real", "out", "out/sub", "moved"};
+	static const char *links[][2] = {{"link", "real"}, {"hop", "out"}};
+
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+		char *p = tpath(t, dirs[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+		free(p);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+		char *p = tpath(t, links[i][0]);
+		assert_int_equal(symlink(links[i][1], p), 0);
+		free(p);
+	}
+}
+
+/* One case a line, aligned: clang-format would spread each over several. */
+/* clang-format off */
+static const struct {
+	const char *tmpdir; /* under T */
+	bool spills;
+} symlink_cases[] = {
+	{ "real",	    true },  /* the control: no symlink, a spill */
+	{ "real/",	    true },
+	{ "out/../real",    true },  /* ".." is no symlink */
+	{ "link",	    false }, /* TMPDIR itself a symlink, even to a harmless place */
+	{ "link/",	    false },
+	{ "hop",	    false }, /* TMPDIR replaced by a link outside */
+	{ "hop/",	    false },
+	{ "hop/sub",	    false }, /* a component of TMPDIR replaced by a link outside */
+	{ "link/../out",    false },
+};
+/* clang-format on */
+
+/* Entries of T/out and T/out/sub together; T/out holds only sub at the start. */
+static int outside_entries(const char *t)
+{
+	char *out = tpath(t, "out"), *sub = tpath(t, "out/sub");
+	int n = count_entries(out) + count_entries(sub);
+	free(out);
+	free(sub);
+	return n;
+}
+
+/* One case of symlink_cases: 0, or 1 with a line on stderr. Runs in the parent or a child. */
+static int symlink_case(const char *t, size_t i)
+{
+	spill_dir d = {0};
+	dsb_output out = {0};
+	int r = 0;
+
+	if (asprintf(&d.tmpdir, "%s/%s", t, symlink_cases[i].tmpdir) < 0)
+		return 1;
+	collector *c = collector_new("stdout", 4, 1000, &d);
+	CHECK(c);
+	CHECK(collector_write(c, "0123456789", 10) == 0);
+	CHECK(collector_finish(c, &out) == 0);
+	c = collector_free(c);
+
+	CHECK(out.len == 4 && memcmp(out.text, "6789", 5) == 0 && out.truncated);
+	if (symlink_cases[i].spills) {
+		CHECK(out.spill_path && d.path);
+		size_t len = 0;
+		char *full = dsb_test_read_file(out.spill_path, &len);
+		CHECK(full && len == 10 && memcmp(full, "0123456789", 10) == 0);
+		free(full);
+		/* The control spills where TMPDIR really is, T/real. */
+		char *real = tpath(t, "real");
+		CHECK(count_entries(real) == 1);
+		CHECK(unlink(out.spill_path) == 0);
+		free(real);
+	} else {
+		if (out.spill_path || d.path) {
+			fprintf(stderr, "TMPDIR \"%s\": spilled to %s\n", d.tmpdir,
+				out.spill_path ? out.spill_path : d.path);
+			r = 1;
+		}
+	}
+	/* Nothing was made outside, nor in the real directory behind a link. */
+	CHECK(outside_entries(t) == 1);
+	output_done(&out);
+	spill_dir_done(&d);
+	char *real = tpath(t, "real");
+	CHECK(count_entries(real) == 0);
+	free(real);
+	return r;
+}
+
+static int symlink_table(const char *t)
+{
+	int failed = 0;
+	for (size_t i = 0; i < ELEMENTSOF(symlink_cases); i++)
+		if (symlink_case(t, i) != 0) {
+			fprintf(stderr, "case TMPDIR=T/%s failed\n", symlink_cases[i].tmpdir);
+			failed++;
+		}
+	return failed;
+}
+
+/* A TMPDIR with a symlink anywhere on its path gets no spill, and nothing lands behind it. */
+static void test_tmpdir_symlink_no_spill(void **state)
+{
+	(void)state;
+	char *tmp = dsb_test_mkdtemp();
+	char *t = realpath(tmp, NULL);
+
+	assert_non_null(t);
+	make_redirect_tree(t);
+	assert_int_equal(symlink_table(t), 0);
+	dsb_test_rm_rf(tmp);
+	free(tmp);
+	free(t);
+}
+
+static int symlink_table_without_openat2(void *arg, int err)
+{
+	if (dsb_test_hide_openat2(err) != 0)
+		return 2;
+	return symlink_table(arg) ? 1 : 0;
+}
+
+static int symlink_table_enosys(void *arg)
+{
+	return symlink_table_without_openat2(arg, ENOSYS);
+}
+
+static int symlink_table_eperm(void *arg)
+{
+	return symlink_table_without_openat2(arg, EPERM);
+}
+
+/* The same without openat2: an old kernel (ENOSYS) or a seccomp profile's EPERM. */
+static void test_tmpdir_symlink_no_spill_without_openat2(void **state)
+{
+	(void)state;
+	char *tmp = dsb_test_mkdtemp();
+	char *t = realpath(tmp, NULL);
+
+	assert_non_null(t);
+	make_redirect_tree(t);
+	assert_int_equal(dsb_test_run_in_child(symlink_table_enosys, t), 0);
+	assert_int_equal(dsb_test_run_in_child(symlink_table_eperm, t), 0);
+	dsb_test_rm_rf(tmp);
+	free(tmp);
+	free(t);
+}
+
+/* What the command puts where the spill directory was, after moving it to T/moved/NAME. */
+enum swap {
+	SWAP_SYMLINK_OUT, /* a symlink to T/out */
+	SWAP_DIRECTORY,	  /* an empty directory of its own */
+};
+
+struct swapped {
+	char *t;       /* realpath(T) */
+	char *tmp;     /* T as made */
+	char *dirpath; /* the spill directory's path as reported */
+	char *moved;   /* where the real spill directory went */
+	spill_dir dir;
+};
+
+/* Makes the tree and the spill_dir, and spills "abcdef" from @c so the directory exists. */
+static void swapped_init(struct swapped *s, collector **c, uint64_t max_spill)
+{
+	s->tmp = dsb_test_mkdtemp();
+	s->t = realpath(s->tmp, NULL);
+	assert_non_null(s->t);
+	make_redirect_tree(s->t);
+	s->dir = (spill_dir){0};
+	s->dir.tmpdir = strdup(s->t);
+	*c = collector_new("stdout", 4, max_spill, &s->dir);
+	assert_non_null(*c);
+	assert_int_equal(collector_write(*c, "abcdef", 6), 0);
+	assert_non_null(s->dir.path);
+	s->dirpath = strdup(s->dir.path);
+	assert_true(asprintf(&s->moved, "%s/moved/%s", s->t, base_name(s->dirpath)) > 0);
+}
+
+/* The command's move: rename the spill directory away and put @how in its place. */
+static void swap_dir(struct swapped *s, enum swap how)
+{
+	assert_int_equal(rename(s->dirpath, s->moved), 0);
+	switch (how) {
+	case SWAP_SYMLINK_OUT: {
+		char *out = tpath(s->t, "out");
+		assert_int_equal(symlink(out, s->dirpath), 0);
+		free(out);
+		break;
+	}
+	case SWAP_DIRECTORY:
+		assert_int_equal(mkdir(s->dirpath, 0700), 0);
+		break;
+	}
+}
+
+static void swapped_done(struct swapped *s)
+{
+	spill_dir_done(&s->dir);
+	dsb_test_rm_rf(s->tmp);
+	free(s->tmp);
+	free(s->t);
+	free(s->dirpath);
+	free(s->moved);
+}
+
+/* A file path with its directory replaced: @dir/basename(@path). */
+static char *rebase(const char *dir, const char *path)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", dir, base_name(path)) > 0);
+	return p;
+}
+
+/*
+ * Between stdout's spill and stderr's, the command renames the spill directory away and puts a
+ * symlink to T/out (or a directory of its own) in its place. stderr gets no spill (its path
+ * would name something else) and nothing appears in T/out; stdout's open spill goes on in the
+ * real directory, wherever it went; at the end the replacement is left alone.
+ */
+static void test_spill_dir_swapped(void **state)
+{
+	(void)state;
+	static const enum swap swaps[] = {SWAP_SYMLINK_OUT, SWAP_DIRECTORY};
+
+	for (size_t i = 0; i < ELEMENTSOF(swaps); i++) {
+		struct swapped s;
+		collector *out = NULL;
+		dsb_output o = {0}, e = {0};
+
+		print_message("case: swapped for %s\n",
+			      swaps[i] == SWAP_SYMLINK_OUT ? "a symlink outside" : "a directory");
+		swapped_init(&s, &out, 100);
+		collector *err = collector_new("stderr", 4, 100, &s.dir);
+		assert_non_null(err);
+		swap_dir(&s, swaps[i]);
+
+		assert_int_equal(collector_write(err, "ABCDEF", 6), 0);
+		assert_int_equal(collector_write(out, "gh", 2), 0);
+		assert_int_equal(collector_finish(out, &o), 0);
+		assert_int_equal(collector_finish(err, &e), 0);
+		out = collector_free(out);
+		err = collector_free(err);
+
+		assert_string_equal(e.text, "CDEF");
+		assert_true(e.truncated);
+		assert_null(e.spill_path);
+		assert_int_equal(outside_entries(s.t), 1);
+		if (swaps[i] == SWAP_DIRECTORY)
+			assert_int_equal(count_entries(s.dirpath), 0);
+
+		/* stdout's spill was open before the swap: complete, in the real directory. */
+		assert_non_null(o.spill_path);
+		assert_spill_name(&s.dir, o.spill_path, 1, "stdout");
+		assert_int_equal(count_entries(s.moved), 1);
+		char *real_file = rebase(s.moved, o.spill_path);
+		assert_file_content(real_file, "abcdefgh");
+		assert_mode(real_file, S_IFREG, 0600);
+		free(real_file);
+
+		/* The end leaves the command's replacement where it is. */
+		spill_dir_done(&s.dir);
+		struct stat st;
+		assert_int_equal(lstat(s.dirpath, &st), 0);
+		assert_int_equal(st.st_mode & S_IFMT,
+				 swaps[i] == SWAP_SYMLINK_OUT ? S_IFLNK : S_IFDIR);
+		assert_int_equal(outside_entries(s.t), 1);
+
+		output_done(&o);
+		output_done(&e);
+		swapped_done(&s);
+	}
+}
+
+/*
+ * A spill discarded after the swap (the stream passed max_spill_bytes) is unlinked in the real
+ * directory, never by path: a file of the same name behind the symlink survives.
+ */
+static void test_spill_discard_after_swap(void **state)
+{
+	(void)state;
+	struct swapped s;
+	collector *out = NULL;
+	dsb_output o = {0};
+
+	swapped_init(&s, &out, 8);
+	char *file = only_entry(s.dirpath);
+	swap_dir(&s, SWAP_SYMLINK_OUT);
+	char *decoy = rebase(s.dirpath, file); /* through the symlink: T/out/NAME */
+	dsb_test_write_file(decoy, "decoy", 5);
+
+	assert_int_equal(collector_write(out, "ghi", 3), 0); /* 9 > 8: discarded */
+	assert_int_equal(collector_finish(out, &o), 0);
+	out = collector_free(out);
+
+	assert_null(o.spill_path);
+	assert_string_equal(o.text, "fghi");
+	assert_file_content(decoy, "decoy");
+	assert_int_equal(count_entries(s.moved), 0);
+	assert_int_equal(outside_entries(s.t), 2);
+
+	free(file);
+	free(decoy);
+	output_done(&o);
+	swapped_done(&s);
+}
+
+/* Whether descriptor @fd has FD_CLOEXEC. */
+static bool cloexec(int fd)
+{
+	int flags = fcntl(fd, F_GETFD);
+	return flags >= 0 && (flags & FD_CLOEXEC);
+}
+
+/*
+ * Every descriptor of the spill (TMPDIR, the directory, the file) is close-on-exec, so none can
+ * reach a command spawned later, and the directory ones are the directories the paths name.
+ */
+static void test_spill_descriptors(void **state)
+{
+	(void)state;
+	struct fixture f;
+	struct stat a, b;
+	char target[PATH_MAX];
+	int n_file_fds = 0;
+
+	fixture_init(&f);
+	collector *c = collector_new("stdout", 2, 100, &f.dir);
+	assert_non_null(c);
+	assert_int_equal(collector_write(c, "abc", 3), 0);
+	assert_non_null(f.dir.path);
+
+	assert_true(cloexec(f.dir.base_fd));
+	assert_true(cloexec(f.dir.fd));
+	assert_true(fcntl(f.dir.base_fd, F_GETFL) & O_PATH);
+	assert_int_equal(fstat(f.dir.base_fd, &a), 0);
+	assert_int_equal(stat(f.tmp, &b), 0);
+	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	assert_int_equal(fstat(f.dir.fd, &a), 0);
+	assert_int_equal(stat(f.dir.path, &b), 0);
+	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	assert_true(a.st_dev == f.dir.dev && a.st_ino == f.dir.ino);
+	assert_string_equal(f.dir.name, base_name(f.dir.path));
+
+	/* The open spill file: found through /proc/self/fd, since the collector is opaque. */
+	char *file = only_entry(f.dir.path);
+	char *real_file = realpath(file, NULL);
+	assert_non_null(real_file);
+	DIR *fds = opendir("/proc/self/fd");
+	assert_non_null(fds);
+	struct dirent *ent;
+	while ((ent = readdir(fds))) {
+		if (ent->d_name[0] == '.')
+			continue;
+		ssize_t k = readlinkat(dirfd(fds), ent->d_name, target, sizeof(target) - 1);
+		if (k < 0)
+			continue;
+		target[k] = '\0';
+		if (strcmp(target, real_file) == 0) {
+			assert_true(cloexec(atoi(ent->d_name)));
+			n_file_fds++;
+		}
+	}
+	closedir(fds);
+	assert_int_equal(n_file_fds, 1);
+
+	c = collector_free(c);
+	/* The discarded spill's directory was empty, so it went; its descriptors are closed. */
+	int base_fd = f.dir.base_fd, dir_fd = f.dir.fd;
+	char *dirpath = strdup(f.dir.path);
+	spill_dir_done(&f.dir);
+	assert_int_equal(access(dirpath, F_OK), -1);
+	assert_int_equal(fcntl(base_fd, F_GETFD), -1);
+	assert_int_equal(fcntl(dir_fd, F_GETFD), -1);
+	assert_null(f.dir.path);
+
+	free(dirpath);
+	free(file);
+	free(real_file);
 	fixture_done(&f);
 }
 
@@ -784,6 +1207,11 @@ int main(void)
 		cmocka_unit_test(test_spill_io_failure),
 		cmocka_unit_test(test_spill_write_failure),
 		cmocka_unit_test(test_free_unfinished),
+		cmocka_unit_test(test_tmpdir_symlink_no_spill),
+		cmocka_unit_test(test_tmpdir_symlink_no_spill_without_openat2),
+		cmocka_unit_test(test_spill_dir_swapped),
+		cmocka_unit_test(test_spill_discard_after_swap),
+		cmocka_unit_test(test_spill_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

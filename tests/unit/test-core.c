@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the core piece: canonicalisation (spec §2.3, §11.2), the platform temp dir
- * (§4.1), JSON.stringify-identical quoting, UUIDs, string helpers and error helpers.
+ * (§4.1), symlink-free directory opening (with and without openat2), JSON.stringify-identical
+ * quoting, UUIDs, string helpers and error helpers.
  *
  * Fixture tree made per test under a private temp dir T:
  *
@@ -10,6 +11,7 @@
  *   T/file                     a regular file
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -318,6 +320,127 @@ static void test_tmpdir_get_reads_environment(void **state)
 	free(saved);
 }
 
+/* --- open_dir_no_symlinks() ------------------------------------------------------------------ */
+
+/* One case a line, aligned: clang-format would spread each over several. */
+/* clang-format off */
+static const struct {
+	const char *path;     /* '@' stands for realpath(T); relative paths are against it */
+	int expected;	      /* 0: opened; else the -errno */
+	const char *same_as;  /* the directory it must have opened, '@'-relative */
+} open_dir_cases[] = {
+	{ "@",			  0,	    "@" },
+	{ "@/",			  0,	    "@" },
+	{ "@/physical/child",	  0,	    "@/physical/child" },
+	{ "@/physical/child/",	  0,	    "@/physical/child" },
+	{ "@//physical/./child",  0,	    "@/physical/child" },
+	{ "@/physical/child/..",  0,	    "@/physical" },
+	{ "/",			  0,	    "/" },
+	{ "physical/child",	  0,	    "@/physical/child" },
+	{ ".",			  0,	    "@" },
+	{ "@/lexical/link",	  -ELOOP,   NULL },
+	{ "@/lexical/link/",	  -ELOOP,   NULL },
+	{ "@/lexical/link/..",	  -ELOOP,   NULL },
+	{ "@/lexical/link/.",	  -ELOOP,   NULL },
+	{ "lexical/link",	  -ELOOP,   NULL },
+	{ "@/file",		  -ENOTDIR, NULL },
+	{ "@/file/x",		  -ENOTDIR, NULL },
+	{ "@/missing",		  -ENOENT,  NULL },
+	{ "@/missing/x",	  -ENOENT,  NULL },
+	{ "",			  -ENOENT,  NULL },
+};
+/* clang-format on */
+
+static char *at_path(const char *real, const char *spelled)
+{
+	char *p = NULL;
+	if (spelled[0] == '@') {
+		if (asprintf(&p, "%s%s", real, spelled + 1) < 0)
+			p = NULL;
+	} else
+		p = strdup(spelled);
+	return p;
+}
+
+/*
+ * Runs the table from realpath(T) as the cwd; returns how many cases failed, with a line each on
+ * stderr. Usable in a child, where cmocka assertions must not run.
+ */
+static int open_dir_table(const fixture *f)
+{
+	char cwd[PATH_MAX];
+	int failed = 0;
+
+	if (!getcwd(cwd, sizeof(cwd)) || chdir(f->real) < 0)
+		return 100;
+	for (size_t i = 0; i < ELEMENTSOF(open_dir_cases); i++) {
+		char *path = at_path(f->real, open_dir_cases[i].path);
+		int fd = path ? open_dir_no_symlinks(path) : -ENOMEM;
+		const char *what = NULL;
+
+		if (open_dir_cases[i].expected < 0) {
+			if (fd != open_dir_cases[i].expected)
+				what = "wrong result";
+		} else if (fd < 0) {
+			what = "not opened";
+		} else {
+			char *want = at_path(f->real, open_dir_cases[i].same_as);
+			struct stat a, b;
+			if (!want || fstat(fd, &a) < 0 || stat(want, &b) < 0 ||
+			    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+				what = "another directory";
+			else if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC))
+				what = "no O_CLOEXEC";
+			else if (!(fcntl(fd, F_GETFL) & O_PATH))
+				what = "no O_PATH";
+			free(want);
+		}
+		if (what) {
+			fprintf(stderr, "open_dir_no_symlinks(\"%s\"): %s (%d, expected %d)\n",
+				open_dir_cases[i].path, what, fd, open_dir_cases[i].expected);
+			failed++;
+		}
+		if (fd >= 0)
+			(void)close(fd);
+		free(path);
+	}
+	if (chdir(cwd) < 0)
+		return 101;
+	return failed;
+}
+
+static void test_open_dir_no_symlinks(void **state)
+{
+	assert_int_equal(open_dir_table(*state), 0);
+}
+
+static int open_dir_without_openat2(void *arg, int err)
+{
+	if (dsb_test_hide_openat2(err) != 0)
+		return 102;
+	/* The filter is really there: a bare openat2 now fails as an old kernel's would. */
+	if (openat2_raw(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0, 0) != -err)
+		return 103;
+	return open_dir_table(arg);
+}
+
+static int open_dir_enosys(void *arg)
+{
+	return open_dir_without_openat2(arg, ENOSYS);
+}
+
+static int open_dir_eperm(void *arg)
+{
+	return open_dir_without_openat2(arg, EPERM);
+}
+
+/* Without openat2 (ENOSYS, or a seccomp profile's EPERM) the walk refuses the same paths. */
+static void test_open_dir_no_symlinks_without_openat2(void **state)
+{
+	assert_int_equal(dsb_test_run_in_child(open_dir_enosys, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(open_dir_eperm, *state), 0);
+}
+
 /* --- JSON.stringify quoting ----------------------------------------------------------------- */
 
 static void assert_quoted(const char *in, size_t len, const char *expected)
@@ -544,6 +667,10 @@ int main(void)
 						teardown_tree),
 		cmocka_unit_test(test_tmpdir_pick_table),
 		cmocka_unit_test(test_tmpdir_get_reads_environment),
+		cmocka_unit_test_setup_teardown(test_open_dir_no_symlinks, setup_tree,
+						teardown_tree),
+		cmocka_unit_test_setup_teardown(test_open_dir_no_symlinks_without_openat2,
+						setup_tree, teardown_tree),
 		cmocka_unit_test(test_json_quote_table),
 		cmocka_unit_test(test_json_quote_every_control_character),
 		cmocka_unit_test(test_json_quote_invalid_utf8),
