@@ -8,6 +8,7 @@ packages=(
 	build-essential meson ninja-build pkg-config python3
 	libjansson-dev libyaml-dev libzstd-dev zstd
 	libcmocka-dev bubblewrap util-linux
+	iproute2 procps e2fsprogs
 	clang clang-format clang-tidy cppcheck shellcheck
 )
 

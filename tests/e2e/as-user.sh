@@ -18,6 +18,7 @@ chmod 0755 "$stage"
 mkdir -p "$stage/bin" "$stage/e2e" "$stage/home" "$stage/tmp"
 cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_SECCOMP_SHIM:-}" ] || cp "$DSB_SECCOMP_SHIM" "$stage/bin/seccomp-shim"
+[ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
 cp "$(dirname "$script")"/*.sh "$stage/e2e/"
 # The DSH fixtures, where the scripts look for them (SOURCE/../shared/reference/fixtures).
 mkdir -p "$stage/src" "$stage/shared/reference"
@@ -26,7 +27,7 @@ chown "$uid:$gid" "$stage/home" "$stage/tmp"
 chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared"
 
 env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" DSB_SOURCE_ROOT="$stage/src" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
-	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" \
+	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" DSB_PROBE="$stage/bin/dsb-probe" \
 	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
 	--bounding-set=-all --no-new-privs \
 	bash "$stage/e2e/$(basename "$script")"
