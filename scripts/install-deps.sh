@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	build-essential meson ninja-build pkg-config python3
 	libjansson-dev libyaml-dev libzstd-dev zstd
-	libcmocka-dev bubblewrap util-linux
+	libseccomp-dev libcmocka-dev bubblewrap util-linux
 	iproute2 procps e2fsprogs
 	clang clang-format clang-tidy cppcheck shellcheck
 )

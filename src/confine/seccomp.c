@@ -1,25 +1,82 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the generated filter lands: allow everything. */
+/*
+ * The run-time half of the system-call filter: picks one of the programs seccomp-gen built for
+ * this target and hands it to the kernel, either directly (Landlock backend, in the child before
+ * execve) or as a memfd for `bwrap --seccomp`. No libseccomp here: the programs are constant
+ * arrays, so confining a command costs one system call and no allocation.
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "../core/cleanup.h"
 #include "seccomp.h"
-
-static const struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
-static const seccomp_program program = {allow, 1};
 
 const seccomp_program *seccomp_program_for(unsigned flags)
 {
-	(void)flags;
-	return &program;
+	if (flags & ~SECCOMP_DENY_ALL)
+		return NULL;
+	return &seccomp_programs[flags];
 }
 
 int seccomp_install(const seccomp_program *prog)
 {
-	struct sock_fprog fprog = {.len = prog->len, .filter = (struct sock_filter *)prog->insns};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) < 0)
+	struct sock_fprog fprog;
+
+	if (!prog || !prog->insns || prog->len == 0)
+		return -EINVAL;
+	/* The kernel takes a non-const pointer but only copies the instructions. */
+	fprog.len = prog->len;
+	fprog.filter = (struct sock_filter *)prog->insns;
+
+	/*
+	 * Without no_new_privs an unprivileged process may not install a filter (it could make a
+	 * set-uid program fail in a way it does not expect); Landlock has set it already.
+	 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0L, 0L) < 0 ? -errno : 0;
+#ifdef SYS_seccomp
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+#endif
+	/* Linux 3.5 to 3.16: the same filter through prctl. */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int seccomp_program_memfd(const seccomp_program *prog)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (!prog || !prog->insns || prog->len == 0)
+		return -EINVAL;
+	fd = memfd_create("dsb-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+
+	const char *p = (const char *)prog->insns;
+	size_t left = (size_t)prog->len * sizeof(prog->insns[0]);
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		left -= (size_t)n;
+	}
+	/* Sealed, so nothing that shares the fd (bwrap, before it reads) can change the rules. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		return -errno;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return TAKE_FD(fd);
 }

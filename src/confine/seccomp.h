@@ -1,20 +1,62 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the generated filter lands (same interface). */
+/*
+ * The system-call filter that every confined command gets, on both backends: bwrap receives it
+ * through `--seccomp FD`, the Landlock backend installs it in the forked child right before
+ * execve. It is a deny-list (default ALLOW, refused calls fail with EPERM, never kill) in the
+ * spirit of Flatpak's and Docker's profiles; docs/design/seccomp.md gives every rule its reason.
+ *
+ * The programs are generated at build time by seccomp-gen.c with libseccomp, for the target's
+ * architectures, one per combination of the SECCOMP_DENY_* flags, and compiled in as constant
+ * arrays: the library does not link libseccomp and builds nothing at run time.
+ */
 #ifndef DSB_CONFINE_SECCOMP_H
 #define DSB_CONFINE_SECCOMP_H
 
 #include <linux/filter.h>
 
+/*
+ * What to deny beyond the base rules. Each flag stands for an isolation the backend could not
+ * give, so the filter takes its place:
+ *   NAMESPACES        Landlock: no new namespaces (a user namespace hands the command
+ *                     capabilities over kernel code otherwise reserved to root)
+ *   PROCESS_TARGETS   Landlock, no PID namespace: no reconfiguring other processes by pid
+ *   IPC               no IPC namespace could be made: no SysV IPC, no POSIX message queues
+ */
 #define SECCOMP_DENY_NAMESPACES	     (1u << 0)
 #define SECCOMP_DENY_PROCESS_TARGETS (1u << 1)
 #define SECCOMP_DENY_IPC	     (1u << 2)
+#define SECCOMP_DENY_ALL	     (SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS | SECCOMP_DENY_IPC)
 
+/* One program per combination of flags, indexed by the flags. */
+#define SECCOMP_PROGRAMS (SECCOMP_DENY_ALL + 1)
+
+/* A classic-BPF program in the kernel's form (struct sock_fprog, but const). */
 typedef struct seccomp_program {
 	const struct sock_filter *insns;
 	unsigned short len;
 } seccomp_program;
 
+/* The generated programs (seccomp-filters.c in the build tree), indexed by flags. */
+extern const seccomp_program seccomp_programs[SECCOMP_PROGRAMS];
+
+/* The generated program for @flags (SECCOMP_DENY_*); NULL when @flags has unknown bits. */
 const seccomp_program *seccomp_program_for(unsigned flags);
+
+/*
+ * Installs @prog on the calling thread, irreversibly: PR_SET_NO_NEW_PRIVS (the kernel refuses a
+ * filter from an unprivileged process without it), then seccomp(SECCOMP_SET_MODE_FILTER), or
+ * prctl(PR_SET_SECCOMP) where the seccomp() system call is missing (before Linux 3.17). Returns
+ * 0 or -errno. Allocates nothing and touches no lock, so it is safe in a child forked or
+ * vfork'ed from a threaded parent. Borrows @prog.
+ */
 int seccomp_install(const seccomp_program *prog);
+
+/*
+ * A new sealed memfd holding @prog's instructions at offset 0, for `bwrap --seccomp FD`. The fd
+ * is close-on-exec: the spawner makes it inheritable in the child (dup2 to another number, or
+ * clear FD_CLOEXEC). bwrap reads it from the current offset to the end, so use one fd per spawn.
+ * Returns the fd or -errno. Borrows @prog.
+ */
+int seccomp_program_memfd(const seccomp_program *prog);
 
 #endif

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seccomp-gen CPU_FAMILY ENDIAN OUT.c OUT.pfc
+ *
+ * The build-time half of the system-call filter (seccomp.h): a native build tool that asks
+ * libseccomp for the classic-BPF program of every combination of the SECCOMP_DENY_* flags, for
+ * the target named by meson's host_machine.cpu_family() and endian(), and writes them as constant
+ * C arrays (OUT.c, compiled into the library) plus libseccomp's pseudo code (OUT.pfc, for review).
+ * libseccomp knows each architecture's system-call numbers, the x86 compat (i386) and x32 tables,
+ * and the i386 ipc() multiplexer; doing this at build time keeps it out of the run time entirely.
+ * The rules and their reasons are listed in docs/design/seccomp.md; keep the two in step.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "../confine/seccomp.h" /* ours; <seccomp.h> above is libseccomp */
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#define IOPRIO_WHO_PROCESS 1 /* linux/ioprio.h, which old headers lack */
+
+/* The largest program the kernel takes (BPF_MAXINSNS). */
+#define MAX_INSNS 4096
+
+/*
+ * The architectures a target runs system calls of. A 64-bit x86 or Arm kernel also runs the
+ * 32-bit (and, on x86, x32) ABI, whose numbers differ: those get the same rules, and anything
+ * else meets the bad-architecture action. The terminal ioctl numbers are the target's, not the
+ * build machine's (MIPS has its own).
+ */
+typedef struct target {
+	const char *family; /* meson's cpu_family() */
+	const char *endian; /* "little", "big", or NULL for either */
+	const char *arches[3];
+	int clone_flags_arg; /* CONFIG_CLONE_BACKWARDS2 (s390) passes the stack first */
+	uint32_t tiocsti, tioclinux;
+} target;
+
+/* A table reads better aligned. */
+/* clang-format off */
+static const target targets[] = {
+	{"x86_64",      NULL,     {"x86_64", "x86", "x32"},   0, 0x5412, 0x541c},
+	{"x86",         NULL,     {"x86"},                    0, 0x5412, 0x541c},
+	{"aarch64",     NULL,     {"aarch64", "arm"},         0, 0x5412, 0x541c},
+	{"arm",         NULL,     {"arm"},                    0, 0x5412, 0x541c},
+	{"riscv64",     NULL,     {"riscv64"},                0, 0x5412, 0x541c},
+	{"loongarch64", NULL,     {"loongarch64"},            0, 0x5412, 0x541c},
+	{"ppc64",       "little", {"ppc64le"},                0, 0x5412, 0x541c},
+	{"ppc64",       "big",    {"ppc64"},                  0, 0x5412, 0x541c},
+	{"ppc",         "big",    {"ppc"},                    0, 0x5412, 0x541c},
+	{"s390x",       NULL,     {"s390x"},                  1, 0x5412, 0x541c},
+	{"s390",        NULL,     {"s390"},                   1, 0x5412, 0x541c},
+	{"mips",        "little", {"mipsel"},                 0, 0x5472, 0x5483},
+	{"mips",        "big",    {"mips"},                   0, 0x5472, 0x5483},
+	{"mips64",      "little", {"mipsel64"},               0, 0x5472, 0x5483},
+	{"mips64",      "big",    {"mips64"},                 0, 0x5472, 0x5483},
+};
+/* clang-format on */
+
+/* System calls refused outright, with the reason shared by the group. */
+typedef struct denial {
+	unsigned flags; /* the SECCOMP_DENY_* bit that brings the group in; 0: every variant */
+	int err;
+	const char *why;
+	const char *calls[16];
+} denial;
+
+static const denial denials[] = {
+	{0,
+	 EPERM,
+	 "kernel keyrings are not namespaced: the user's keyrings (Kerberos tickets, fscrypt and "
+	 "ecryptfs keys) are shared with every process of the user, the harness included",
+	 {"add_key", "keyctl", "request_key"}},
+	{0,
+	 EPERM,
+	 "reshaping the file system view: a confined command must see the tree its policy "
+	 "describes (Landlock's own mount hooks refuse these too; this is the second wall)",
+	 {"mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+	  "fsconfig", "fsmount", "fspick", "mount_setattr"}},
+	{0,
+	 EPERM,
+	 "loading or replacing kernel code",
+	 {"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load"}},
+	{0,
+	 EPERM,
+	 "kernel attack surface with no use in a tool chain: bpf programs (verifier bugs), perf "
+	 "events (a long CVE list, and a view of other processes), userfaultfd (stretches kernel "
+	 "race windows for exploits)",
+	 {"bpf", "perf_event_open", "userfaultfd"}},
+	{0,
+	 EPERM,
+	 "io_uring performs I/O outside seccomp's view, so a refused call could be made "
+	 "through it; callers such as libuv fall back to ordinary system calls",
+	 {"io_uring_setup", "io_uring_enter", "io_uring_register"}},
+	{0, EPERM, "raw hardware I/O ports (x86)", {"iopl", "ioperm"}},
+	{0,
+	 EPERM,
+	 "system-wide state: swap, reboot, process accounting (turning it off hides activity), "
+	 "the kernel log (addresses and other users' activity), disk quotas, binary sysctl",
+	 {"swapon", "swapoff", "reboot", "acct", "syslog", "quotactl", "quotactl_fd", "_sysctl"}},
+	{0,
+	 EPERM,
+	 "obsolete interfaces nothing uses any more, some with a history of bugs: oprofile's "
+	 "lookup_dcookie, nfsservctl (gone since 3.1), a.out's uselib, i386 virtual-8086 mode",
+	 {"lookup_dcookie", "nfsservctl", "uselib", "vm86", "vm86old"}},
+	{0, EPERM, "hangs up the controlling terminal, which is the user's", {"vhangup"}},
+	{0,
+	 EPERM,
+	 "host and domain names are system-wide: neither backend gives the command a UTS "
+	 "namespace",
+	 {"sethostname", "setdomainname"}},
+	{0,
+	 EPERM,
+	 "the system clock is not namespaced (time namespaces offset only the monotonic clocks)",
+	 {"settimeofday", "stime", "clock_settime", "clock_settime64"}},
+	{0,
+	 EPERM,
+	 "opens a file from a handle without walking a path, so path rules never see one (the "
+	 "'shocker' container escape)",
+	 {"open_by_handle_at"}},
+	{SECCOMP_DENY_NAMESPACES,
+	 EPERM,
+	 "joining another process's namespaces (the namespaced parts of clone and unshare are "
+	 "rules of their own)",
+	 {"setns"}},
+	{SECCOMP_DENY_NAMESPACES,
+	 ENOSYS,
+	 "clone3's flags sit in memory seccomp cannot read; ENOSYS makes glibc fall back to "
+	 "clone, whose flags the rules see",
+	 {"clone3"}},
+	{SECCOMP_DENY_IPC,
+	 EPERM,
+	 "without an IPC namespace SysV IPC objects are the host's, reachable by key",
+	 {"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop",
+	  "semtimedop", "semtimedop_time64", "semctl"}},
+	{SECCOMP_DENY_IPC,
+	 EPERM,
+	 "the i386 multiplexer as a whole: libseccomp matches its call number exactly, but the "
+	 "kernel ignores the version in the upper 16 bits, so 'SHMGET | 1 << 16' would pass",
+	 {"ipc"}},
+	{SECCOMP_DENY_IPC,
+	 EPERM,
+	 "without an IPC namespace POSIX message queues are the host's, reachable by name",
+	 {"mq_open", "mq_unlink", "mq_timedsend", "mq_timedsend_time64", "mq_timedreceive",
+	  "mq_timedreceive_time64", "mq_notify", "mq_getsetattr"}},
+};
+
+/*
+ * Namespace flags (SECCOMP_DENY_NAMESPACES): a new user namespace hands the command
+ * capabilities over kernel code otherwise reserved to root, the usual first step of a kernel
+ * exploit; the others escape the host's view only with one. One rule per bit, as each is a
+ * masked equality. CLONE_NEWTIME is unshare-only: in clone's flags the bit is part of the exit
+ * signal.
+ */
+static const uint64_t namespace_flags[] = {
+	CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+	CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP,
+};
+
+/*
+ * Calls that name their target by pid (SECCOMP_DENY_PROCESS_TARGETS): without a PID namespace
+ * that pid can be the harness or any process of the user. Allowed only on the caller itself,
+ * pid 0 in the first argument; a thread's own non-zero tid is refused too (the safe direction).
+ */
+static const char *const pid_targeted[] = {
+	"prlimit64",	 "sched_setaffinity", "sched_setscheduler", "sched_setparam",
+	"sched_setattr", "migrate_pages",     "move_pages",
+};
+
+static int add_rule(scmp_filter_ctx ctx, int err, const char *name, unsigned n_args,
+		    const struct scmp_arg_cmp *args)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR) {
+		/* A deny-list must not lose a rule silently: an old libseccomp fails the build. */
+		fprintf(stderr, "seccomp-gen: this libseccomp does not know the system call %s\n",
+			name);
+		return -ENOENT;
+	}
+	/* Where a system call does not exist on one of the arches, libseccomp skips that arch. */
+	int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, n_args, args);
+	if (r < 0)
+		fprintf(stderr, "seccomp-gen: rule for %s: %s\n", name, strerror(-r));
+	return r;
+}
+
+/* Refuses @name unless its argument @arg is exactly @value, comparing all 64 bits. */
+static int deny_unless(scmp_filter_ctx ctx, const char *name, unsigned arg, uint64_t value)
+{
+	struct scmp_arg_cmp cmp = SCMP_CMP(arg, SCMP_CMP_NE, value, 0);
+	return add_rule(ctx, EPERM, name, 1, &cmp);
+}
+
+/* Refuses @name when @flag is set in its argument @arg. */
+static int deny_flag(scmp_filter_ctx ctx, const char *name, unsigned arg, uint64_t flag)
+{
+	struct scmp_arg_cmp cmp = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, flag, flag);
+	return add_rule(ctx, EPERM, name, 1, &cmp);
+}
+
+static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
+{
+	int r;
+
+	for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++) {
+		const denial *d = &denials[i];
+		if (d->flags && !(flags & d->flags))
+			continue;
+		for (size_t j = 0; j < sizeof(d->calls) / sizeof(d->calls[0]) && d->calls[j]; j++) {
+			r = add_rule(ctx, d->err, d->calls[j], 0, NULL);
+			if (r < 0)
+				return r;
+		}
+	}
+
+	/*
+	 * Terminal input injection: TIOCSTI pushes bytes into the input queue of the terminal the
+	 * command shares with the user, who then "types" them after the command ends; TIOCLINUX
+	 * does the same through a virtual console's paste buffer (CVE-2017-5226, CVE-2023-28100).
+	 * The kernel reads the request as 32 bits, so only those are compared: with the upper
+	 * half set the call is still TIOCSTI to the kernel (CVE-2019-10063, Flatpak's fix).
+	 */
+	const uint32_t ioctls[] = {t->tiocsti, t->tioclinux};
+	for (size_t i = 0; i < 2; i++) {
+		struct scmp_arg_cmp cmp = SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]);
+		r = add_rule(ctx, EPERM, "ioctl", 1, &cmp);
+		if (r < 0)
+			return r;
+	}
+
+	if (flags & SECCOMP_DENY_NAMESPACES) {
+		for (size_t i = 0; i < sizeof(namespace_flags) / sizeof(namespace_flags[0]); i++) {
+			r = deny_flag(ctx, "unshare", 0, namespace_flags[i]);
+			if (r >= 0)
+				r = deny_flag(ctx, "clone", (unsigned)t->clone_flags_arg,
+					      namespace_flags[i]);
+			if (r < 0)
+				return r;
+		}
+		r = deny_flag(ctx, "unshare", 0, CLONE_NEWTIME);
+		if (r < 0)
+			return r;
+	}
+
+	if (flags & SECCOMP_DENY_PROCESS_TARGETS) {
+		/* Two rules each: refused when either argument is anything but the caller. */
+		r = deny_unless(ctx, "setpriority", 0, PRIO_PROCESS);
+		if (r >= 0)
+			r = deny_unless(ctx, "setpriority", 1, 0);
+		if (r >= 0)
+			r = deny_unless(ctx, "ioprio_set", 0, IOPRIO_WHO_PROCESS);
+		if (r >= 0)
+			r = deny_unless(ctx, "ioprio_set", 1, 0);
+		for (size_t i = 0; r >= 0 && i < sizeof(pid_targeted) / sizeof(pid_targeted[0]);
+		     i++)
+			r = deny_unless(ctx, pid_targeted[i], 0, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int build_filter(const target *t, unsigned flags, scmp_filter_ctx *ret_ctx)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	bool keep_native = false;
+	int r;
+
+	if (!ctx)
+		return -ENOMEM;
+	/*
+	 * seccomp_init() starts with the build machine's arch. A cross build drops it first: a
+	 * filter holds arches of one byte order only, the order of the first.
+	 */
+	for (size_t i = 0; i < 3 && t->arches[i]; i++)
+		if (seccomp_arch_resolve_name(t->arches[i]) == seccomp_arch_native())
+			keep_native = true;
+	if (!keep_native) {
+		r = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
+		if (r < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < 3 && t->arches[i]; i++) {
+		uint32_t arch = seccomp_arch_resolve_name(t->arches[i]);
+		if (arch == 0) {
+			fprintf(stderr, "seccomp-gen: this libseccomp does not know the arch %s\n",
+				t->arches[i]);
+			r = -ENOENT;
+			goto fail;
+		}
+		r = seccomp_arch_add(ctx, arch);
+		if (r < 0 && r != -EEXIST)
+			goto fail;
+	}
+
+	/*
+	 * A system call of an ABI the filter does not list (x32 where it was not added, or a
+	 * future one) fails rather than runs unchecked, and never kills.
+	 */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	if (r < 0)
+		goto fail;
+	/* A binary tree of system-call numbers: shorter paths (libseccomp >= 2.5; else linear). */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+
+	r = add_rules(ctx, t, flags);
+	if (r < 0)
+		goto fail;
+	*ret_ctx = ctx;
+	return 0;
+fail:
+	seccomp_release(ctx);
+	return r;
+}
+
+static uint32_t load32(const unsigned char *p, bool big)
+{
+	return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint16_t load16(const unsigned char *p, bool big)
+{
+	return (uint16_t)(big ? p[0] << 8 | p[1] : p[1] << 8 | p[0]);
+}
+
+/*
+ * Writes the program of @ctx as C initialisers named program_@flags; returns its length or
+ * -errno. libseccomp exports in the target's byte order, so that order is read back.
+ */
+static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool big)
+{
+	unsigned char buf[MAX_INSNS * 8 + 1];
+	size_t len = 0;
+	FILE *tmp = tmpfile();
+	int r;
+
+	if (!tmp)
+		return -errno;
+	r = seccomp_export_bpf(ctx, fileno(tmp));
+	if (r < 0)
+		goto out;
+	rewind(tmp);
+	len = fread(buf, 1, sizeof(buf), tmp);
+	if (ferror(tmp)) {
+		r = -EIO;
+		goto out;
+	}
+	if (len == 0 || len % 8 != 0 || len / 8 > MAX_INSNS) {
+		fprintf(stderr, "seccomp-gen: the program for flags %#x has %zu bytes\n", flags,
+			len);
+		r = -E2BIG;
+		goto out;
+	}
+
+	fprintf(out, "static const struct sock_filter program_%u[] = {\n", flags);
+	for (size_t i = 0; i < len; i += 8)
+		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", load16(buf + i, big), buf[i + 2],
+			buf[i + 3], load32(buf + i + 4, big));
+	fprintf(out, "};\n\n");
+	r = (int)(len / 8);
+out:
+	(void)fclose(tmp);
+	return r;
+}
+
+static const target *find_target(const char *family, const char *endian)
+{
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		if (strcmp(targets[i].family, family) == 0 &&
+		    (!targets[i].endian || strcmp(targets[i].endian, endian) == 0))
+			return &targets[i];
+	return NULL;
+}
+
+static void write_header(FILE *out, const target *t, const char *endian)
+{
+	const struct scmp_version *v = seccomp_version();
+
+	fprintf(out, "/* SPDX-License-Identifier: MIT */\n/*\n");
+	fprintf(out,
+		" * Generated by src/confine/seccomp-gen.c with libseccomp %u.%u.%u: do not "
+		"edit.\n",
+		v->major, v->minor, v->micro);
+	fprintf(out, " * Target %s (%s endian), arches:", t->family, endian);
+	for (size_t i = 0; i < 3 && t->arches[i]; i++)
+		fprintf(out, " %s", t->arches[i]);
+	fprintf(out, ".\n * The pseudo code of each program is in seccomp-filters.pfc beside this "
+		     "file;\n * the reasons are in docs/design/seccomp.md.\n */\n");
+	fprintf(out,
+		"\n/*\n * Refused outright (the flag that brings a group in, then its reason):\n");
+	for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++) {
+		const denial *d = &denials[i];
+		fprintf(out, " *\n *  [%s]",
+			d->flags == 0				   ? "base"
+			: d->flags == SECCOMP_DENY_NAMESPACES	   ? "NAMESPACES"
+			: d->flags == SECCOMP_DENY_PROCESS_TARGETS ? "PROCESS_TARGETS"
+								   : "IPC");
+		for (size_t j = 0; j < sizeof(d->calls) / sizeof(d->calls[0]) && d->calls[j]; j++)
+			fprintf(out, " %s", d->calls[j]);
+		fprintf(out, " -> %s:\n *    %s\n", d->err == ENOSYS ? "ENOSYS" : "EPERM", d->why);
+	}
+	fprintf(out,
+		" *\n * plus the argument rules of seccomp-gen.c: ioctl TIOCSTI/TIOCLINUX (base), "
+		"clone/unshare\n * namespace flags (NAMESPACES), calls naming another process "
+		"(PROCESS_TARGETS).\n */\n");
+	fprintf(out, "#include \"src/confine/seccomp.h\"\n\n");
+}
+
+int main(int argc, char **argv)
+{
+	int lengths[SECCOMP_PROGRAMS];
+	FILE *out = NULL, *pfc = NULL;
+	int r = -EINVAL;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: seccomp-gen CPU_FAMILY ENDIAN OUT.c OUT.pfc\n");
+		return 2;
+	}
+	const target *t = find_target(argv[1], argv[2]);
+	if (!t) {
+		fprintf(stderr, "seccomp-gen: no filter for the cpu family %s (%s endian)\n",
+			argv[1], argv[2]);
+		return 1;
+	}
+	/* On a native build, the table's terminal numbers must be the headers' numbers. */
+	if (seccomp_arch_resolve_name(t->arches[0]) == seccomp_arch_native() &&
+	    (t->tiocsti != TIOCSTI || t->tioclinux != TIOCLINUX)) {
+		fprintf(stderr, "seccomp-gen: TIOCSTI/TIOCLINUX in the target table are wrong\n");
+		return 1;
+	}
+
+	out = fopen(argv[3], "we");
+	pfc = fopen(argv[4], "we");
+	if (!out || !pfc) {
+		perror("seccomp-gen: cannot create the output");
+		goto done;
+	}
+	write_header(out, t, argv[2]);
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
+		scmp_filter_ctx ctx = NULL;
+		r = build_filter(t, flags, &ctx);
+		if (r < 0)
+			goto done;
+		fprintf(out, "/* flags %#x:%s%s%s */\n", flags,
+			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
+			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
+			flags & SECCOMP_DENY_IPC ? " IPC"
+			: flags			 ? ""
+						 : " base rules only");
+		r = write_program(out, ctx, flags, strcmp(argv[2], "big") == 0);
+		if (r >= 0) {
+			lengths[flags] = r;
+			fprintf(pfc, "# ===== flags %#x =====\n", flags);
+			(void)fflush(pfc);
+			r = seccomp_export_pfc(ctx, fileno(pfc));
+		}
+		seccomp_release(ctx);
+		if (r < 0)
+			goto done;
+	}
+	fprintf(out, "const seccomp_program seccomp_programs[SECCOMP_PROGRAMS] = {\n");
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
+		fprintf(out, "\t{program_%u, %d},\n", flags, lengths[flags]);
+	fprintf(out, "};\n");
+	r = 0;
+done:
+	if (out && fclose(out) != 0 && r == 0)
+		r = -errno;
+	if (pfc && fclose(pfc) != 0 && r == 0)
+		r = -errno;
+	if (r < 0) {
+		fprintf(stderr, "seccomp-gen: %s\n", strerror(-r));
+		(void)unlink(argv[3]);
+		(void)unlink(argv[4]);
+		return 1;
+	}
+	return 0;
+}
