@@ -255,15 +255,14 @@ int bwrap_hardening(int filter_fd, char ***io_argv)
 	/*
 	 * --unshare-user: as root, bwrap keeps the bounding set full otherwise, and a uid 0
 	 * command could regain every capability at its next execve(); unprivileged callers get a
-	 * user namespace from bwrap anyway.
+	 * user namespace from bwrap anyway. /proc/sys read-only: inside that user namespace root
+	 * could write the sysctls of its own UTS and IPC namespaces (no effect outside, but a
+	 * sysctl write must simply fail).
 	 */
-	const char *more[] = {"--unshare-user",
-			      "--unshare-ipc",
-			      "--unshare-uts",
-			      "--cap-drop",
-			      "ALL",
-			      "--seccomp",
-			      fd};
+	const char *more[] = {
+		"--ro-bind",	 "/proc/sys",  "/proc/sys", "--unshare-user", "--unshare-ipc",
+		"--unshare-uts", "--cap-drop", "ALL",	    "--seccomp",      fd,
+	};
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(more); i++)
 		r = strv_push(io_argv, more[i]);

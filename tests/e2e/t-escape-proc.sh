@@ -4,7 +4,7 @@
 # environment). dsh-sandbox runs with a credential in its own environment (OPENAI_API_KEY, which
 # DSH's rule scrubs from the command's); the confined command, on both backends in both confined
 # modes, finds it neither in its parent's /proc/PPID/environ nor in any /proc/*/environ, and can
-# neither read its parent's memory nor list its descriptors. The control: a plain child of a
+# neither read its parent's memory nor resolve its descriptors. The control: a plain child of a
 # process holding the marker reads all of that.
 # shellcheck source=tests/e2e/libescape.sh
 . "$(dirname "$0")/libescape.sh"
@@ -17,11 +17,14 @@ script_scan() {
 	printf '%s\n' "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' <\"\$f\"; done 2>/dev/null |
 		grep -qF '$1' && echo LEAKED"
 }
+# Under bwrap the parent is bwrap's own init (pid 1 of its PID namespace), not the harness, which
+# is not visible at all there: nothing to attack (the /proc/*/environ scan covers visibility).
 script_mem() {
-	echo "[ \"\$('$PROBE' read-mem \$PPID)\" = OK ] && echo LEAKED"
+	echo "[ \$PPID = 1 ] || { [ \"\$('$PROBE' read-mem \$PPID)\" = OK ] && echo LEAKED; }"
 }
+# Listing the numbers is allowed to the owner; what each one is and reading through it is not.
 script_fd() {
-	echo "ls /proc/\$PPID/fd >/dev/null 2>&1 && echo LEAKED"
+	echo "[ \$PPID = 1 ] || { readlink /proc/\$PPID/fd/0 /proc/\$PPID/fd/1 >/dev/null 2>&1 && echo LEAKED; }"
 }
 
 # case_parent TOOL SCRIPT-FUNCTION WHERE: the attack from a child of a process whose environment
@@ -59,7 +62,7 @@ cases=(
 	"a plain child finds the marker in its parent's /proc/PPID/environ|/proc/PPID/environ shows no marker|script_environ|exec bash"
 	"a plain child finds the marker scanning /proc/*/environ|no /proc/*/environ shows the marker|script_scan|exec bash"
 	"a plain child reads its parent's /proc/PPID/mem|/proc/PPID/mem is not readable|script_mem|exec"
-	"a plain child lists its parent's /proc/PPID/fd|/proc/PPID/fd is not listable|script_fd|exec"
+	"a plain child resolves its parent's /proc/PPID/fd entries|/proc/PPID/fd entries do not resolve|script_fd|exec"
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r control_name name fn tools <<<"$c"

@@ -87,7 +87,8 @@ static void test_bwrap_dialect(void **state)
 	assert_true(bwrap[0] == '/');
 	(void)snprintf(expected, sizeof(expected),
 		       "%s --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent "
-		       "--tmpfs /tmp --bind /ws /ws --unshare-user --unshare-ipc --unshare-uts "
+		       "--tmpfs /tmp --bind /ws /ws --ro-bind /proc/sys /proc/sys --unshare-user "
+		       "--unshare-ipc --unshare-uts "
 		       "--cap-drop ALL --seccomp 3 -- bash -c echo hi",
 		       bwrap);
 	assert_strv(c.argv, expected);
