@@ -50,6 +50,14 @@ static void check_config(const dsb_config *cfg)
 	      cfg->max_spill_bytes > 0);
 	CHECK(cfg->grace_ms > 0 && cfg->grace_ms <= DSB_MAX_GRACE_MS);
 
+	/* Every scrub rule is usable, and DSH's rule holds whatever the configured ones say. */
+	CHECK(cfg->scrub_env || cfg->n_scrub_env == 0);
+	for (size_t i = 0; i < cfg->n_scrub_env; i++)
+		CHECK(cfg->scrub_env[i].source && cfg->scrub_env[i].source[0]);
+	CHECK(scrub_check(cfg->scrub_env, cfg->n_scrub_env, "GITHUB_TOKEN=x"));
+	CHECK(scrub_check(cfg->scrub_env, cfg->n_scrub_env, "dsh_home=/h"));
+	(void)scrub_check(cfg->scrub_env, cfg->n_scrub_env, "DATABASE_URL=postgres://u:p@h/d");
+
 	CHECK(dsb_approval_policy_to_string(cfg->approval_policy));
 	check_strv(cfg->answerer, true);
 

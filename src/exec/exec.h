@@ -18,6 +18,7 @@
 #include <dsb/exec.h>
 
 #include "../core/core.h"
+#include "../policy/policy.h"
 
 /* --- capture.c ------------------------------------------------------------------------------ */
 
@@ -111,10 +112,12 @@ const char *render_signal_name(int sig);
 
 /*
  * The child's environment (spec §6.2): @parent (envp form) with every name matching
- * /KEY|PASSWORD|SECRET|TOKEN/i or starting with DSH_ (any case) removed, then NO_COLOR=1,
- * TERM=dumb, PAGER=cat, GIT_PAGER=cat, then @extra, then @dsh (later wins). Returns a new
+ * /KEY|PASSWORD|SECRET|TOKEN/i or starting with DSH_ (any case) removed, and every entry one of
+ * @rules (bash.scrubEnv) matches, then NO_COLOR=1, TERM=dumb, PAGER=cat, GIT_PAGER=cat, then
+ * @extra, then @dsh (later wins; these are never scrubbed). Borrows everything. Returns a new
  * NULL-terminated array (free with strv_free()) or NULL on OOM.
  */
-char **env_build(char *const *parent, char *const *extra, char *const *dsh);
+char **env_build(char *const *parent, const scrub_rule *rules, size_t n_rules, char *const *extra,
+		 char *const *dsh);
 
 #endif

@@ -245,7 +245,8 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;
 	if (r >= 0) {
-		x.env = env_build(environ, req->env, req->dsh_env);
+		x.env = env_build(environ, cfg->scrub_env, cfg->n_scrub_env, req->env,
+				  req->dsh_env);
 		if (!req->passthrough)
 			x.out = collector_new("stdout", out_cap, spill_cap, &x.spill);
 		x.err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x.spill);

@@ -105,7 +105,7 @@ dsb_config *dsb_config_new(void)
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
-	    !cfg->presets)
+	    !cfg->presets || scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
 }
@@ -118,6 +118,7 @@ dsb_config *dsb_config_free(dsb_config *cfg)
 	strv_free(cfg->runner_command);
 	strv_free(cfg->runner_failure_signatures);
 	strv_free(cfg->answerer);
+	scrub_rules_free(cfg->scrub_env, cfg->n_scrub_env);
 	config_presets_free(cfg->presets, cfg->n_presets);
 	free(cfg->default_preset);
 	free(cfg);

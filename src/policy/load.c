@@ -541,6 +541,62 @@ static int parse_strv(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
+struct scrub_rules {
+	scrub_rule *v;
+	size_t n;
+};
+
+static void scrub_rules_done(struct scrub_rules *t)
+{
+	scrub_rules_free(t->v, t->n);
+}
+
+/*
+ * bash.scrubEnv (beyond DSH): extended regular expressions, compiled here once, replacing the
+ * default list as a whole; [] leaves DSH's rule alone, which no configuration can lift.
+ */
+static int parse_scrub_env(struct parser *p, const struct field *f, void *base)
+{
+	_cleanup_(scrub_rules_done) struct scrub_rules t = {NULL, 0};
+	dsb_config *cfg = base;
+	size_t n_entries = 0;
+	char why[128];
+	int r;
+
+	if (p->event.type != YAML_SEQUENCE_START_EVENT)
+		return fail_type(p, "a list of strings");
+	while ((r = next_entry(p, &n_entries)) > 0) {
+		const char *s;
+		if ((r = expect_scalar(p, false, &s)) < 0)
+			return r;
+		if (!*s)
+			return fail_at(p, here(p), "entries must be non-empty strings");
+
+		scrub_rule *grown = reallocarray(t.v, t.n + 1, sizeof(*grown));
+		if (!grown)
+			return fail_oom(p);
+		t.v = grown;
+		r = scrub_rule_compile(s, &t.v[t.n], why, sizeof(why));
+		if (r == -ENOMEM)
+			return fail_oom(p);
+		if (r < 0) {
+			/* Shown short, so that the message keeps the reason after it. */
+			char shown[64];
+			return fail_at(p, here(p), "invalid regular expression \"%s\": %s",
+				       escape(shown, sizeof(shown), s), why);
+		}
+		t.n++;
+	}
+	if (r < 0)
+		return r;
+
+	scrub_rules_free(cfg->scrub_env, cfg->n_scrub_env);
+	cfg->n_scrub_env = t.n;
+	cfg->scrub_env = TAKE_PTR(t.v);
+	t.n = 0;
+	return 0;
+}
+
 static int parse_backends(struct parser *p, const struct field *f, void *base)
 {
 	dsb_config *cfg = base;
@@ -785,6 +841,7 @@ static const struct field bash_fields[] = {
 	NUMBER("maxOutputBytes", max_output_bytes, "bash-local: maxOutputBytes", 0),
 	NUMBER("maxSpillBytes",  max_spill_bytes,  "bash-local: maxSpillBytes",  0),
 	NUMBER("graceMs",        grace_ms,         "bash-local: graceMs",        DSB_MAX_GRACE_MS),
+	{.key = "scrubEnv", .parse = parse_scrub_env},
 };
 
 static const struct field approval_fields[] = {

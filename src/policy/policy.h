@@ -7,7 +7,9 @@
 #ifndef DSB_POLICY_POLICY_H
 #define DSB_POLICY_POLICY_H
 
+#include <regex.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <dsb/policy.h>
@@ -42,6 +44,21 @@ typedef struct dsb_preset {
 	char *description; /* NULL if none */
 } dsb_preset;
 
+/*
+ * One rule of bash.scrubEnv (beyond DSH; docs/design/environment.md): a POSIX extended regular
+ * expression matched, ignoring case, against a variable's name, or against its value when written
+ * with the prefix "value:". A rule whose text is one of the default list's is matched by that
+ * entry's hand-written equivalent instead, so the defaults cost neither regcomp() nor regexec().
+ */
+typedef struct scrub_rule {
+	char *source;  /* as configured, "value:" included */
+	bool on_value; /* matched against the value, not the name */
+	/* A default's equivalent, or NULL, and the letters (bit 0: A) of every name it matches. */
+	bool (*literal)(const char *s, size_t n);
+	uint32_t letters;
+	regex_t re; /* compiled when literal is NULL */
+} scrub_rule;
+
 struct dsb_config {
 	/* sandbox-policy */
 	dsb_mode mode;
@@ -62,6 +79,8 @@ struct dsb_config {
 	uint64_t max_output_bytes;
 	uint64_t max_spill_bytes;
 	uint64_t grace_ms;
+	scrub_rule *scrub_env; /* what is scrubbed besides DSH's rule, which always applies */
+	size_t n_scrub_env;
 
 	/* approval */
 	dsb_approval_policy approval_policy;
@@ -76,6 +95,25 @@ struct dsb_config {
 /* config.c: preset tables, deep-copied and freed as a whole. */
 dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n);
 void config_presets_free(dsb_preset *presets, size_t n);
+
+/* scrub.c: the environment scrub (spec §6.2 and bash.scrubEnv). */
+
+/*
+ * Compiles @text (a bash.scrubEnv entry, non-empty) into *@ret. 0; -EINVAL with the reason
+ * (regerror()'s text, or the limit passed) in @why; -ENOMEM. Copies @text.
+ */
+int scrub_rule_compile(const char *text, scrub_rule *ret, char *why, size_t why_size);
+void scrub_rules_free(scrub_rule *rules, size_t n);
+
+/* The default list (what an absent bash.scrubEnv means), as a new array of rules. -ENOMEM. */
+int scrub_rules_default(scrub_rule **ret_rules, size_t *ret_n);
+
+/*
+ * Whether the parent's NAME=VALUE @entry is withheld from a command: DSH's rule (the name
+ * matches /KEY|PASSWORD|SECRET|TOKEN/i or its upper-case form starts with DSH_), whatever
+ * @rules say, then @rules. Any length; no allocation.
+ */
+bool scrub_check(const scrub_rule *rules, size_t n_rules, const char *entry);
 
 /*
  * unavailable.c: fails with DSB_E_SANDBOX_UNAVAILABLE and the exact message of spec §1.2 for

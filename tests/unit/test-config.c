@@ -75,6 +75,24 @@ static void assert_preset(const dsb_preset *p, const char *key, dsb_mode sandbox
 		assert_null(p->description);
 }
 
+/* The default bash.scrubEnv list, as docs/design/environment.md documents it. */
+static const char *const default_scrub_env[] = {
+	"(^|_)PAT$",
+	"(^|_)O?AUTH([NZ]|ORIZATION|ENTICATION)?(_|$)",
+	"CREDENTIAL",
+	"PRIVATE",
+	"COOKIE",
+	"PASSWD",
+	"PASSPHRASE",
+	"(^|_)PASS(_|$)",
+	"_PWD$",
+	"(^|_)DSN$",
+	"WEBHOOK",
+	"CONNECTION_?STRING",
+	"value:[a-z][a-z0-9+.-]*://[^/?#@:]*:[^/?#@]*@",
+	NULL,
+};
+
 static void assert_defaults(const dsb_config *cfg)
 {
 	static const char *const none[] = {NULL};
@@ -92,6 +110,14 @@ static void assert_defaults(const dsb_config *cfg)
 	assert_int_equal(cfg->max_output_bytes, DSB_DEFAULT_MAX_OUTPUT_BYTES);
 	assert_int_equal(cfg->max_spill_bytes, DSB_DEFAULT_MAX_SPILL_BYTES);
 	assert_int_equal(cfg->grace_ms, DSB_DEFAULT_GRACE_MS);
+	/* Each default is matched by its built-in equivalent: nothing compiled. */
+	assert_int_equal(cfg->n_scrub_env, ELEMENTSOF(default_scrub_env) - 1);
+	for (size_t i = 0; i < cfg->n_scrub_env; i++) {
+		assert_string_equal(cfg->scrub_env[i].source, default_scrub_env[i]);
+		assert_non_null(cfg->scrub_env[i].literal);
+		assert_int_equal(cfg->scrub_env[i].on_value,
+				 strncmp(default_scrub_env[i], "value:", 6) == 0);
+	}
 	assert_int_equal(cfg->approval_policy, DSB_APPROVAL_ASK);
 	assert_strv_equal(cfg->answerer, none);
 	assert_int_equal(cfg->n_presets, 3);
@@ -209,6 +235,37 @@ static void test_partial_document(void **state)
 	cfg = parse_ok("bash: {timeoutMs: !!int 42}\nsandbox-policy: {workspaceRoot: 42}\n");
 	assert_int_equal(cfg->timeout_ms, 42);
 	assert_string_equal(cfg->workspace_root, "42");
+	dsb_config_free(cfg);
+}
+
+/*
+ * bash.scrubEnv replaces the default list as a whole; an entry spelled as a default keeps its
+ * built-in matcher, any other is compiled; [] leaves DSH's rule alone (tests/unit/test-exec.c).
+ */
+static void test_scrub_env(void **state)
+{
+	dsb_config *cfg =
+		parse_ok("bash:\n"
+			 "  scrubEnv: ['^STRIPE_', '(^|_)PAT$', 'value:^sk_live_', 42]\n");
+	assert_int_equal(cfg->n_scrub_env, 4);
+	assert_string_equal(cfg->scrub_env[0].source, "^STRIPE_");
+	assert_false(cfg->scrub_env[0].on_value);
+	assert_null(cfg->scrub_env[0].literal);
+	assert_string_equal(cfg->scrub_env[1].source, "(^|_)PAT$");
+	assert_non_null(cfg->scrub_env[1].literal);
+	assert_string_equal(cfg->scrub_env[2].source, "value:^sk_live_");
+	assert_true(cfg->scrub_env[2].on_value);
+	assert_null(cfg->scrub_env[2].literal);
+	assert_string_equal(cfg->scrub_env[3].source, "42");
+	dsb_config_free(cfg);
+
+	cfg = parse_ok("bash: {scrubEnv: []}\n");
+	assert_int_equal(cfg->n_scrub_env, 0);
+	dsb_config_free(cfg);
+
+	/* The rest of bash keeps its defaults, and the list its defaults without the key. */
+	cfg = parse_ok("bash: {graceMs: 7}\n");
+	assert_int_equal(cfg->n_scrub_env, ELEMENTSOF(default_scrub_env) - 1);
 	dsb_config_free(cfg);
 }
 
@@ -338,6 +395,31 @@ static void test_limits(void **state)
 					 "entries");
 	assert_string_equal(err.subject, "permission.presets");
 	free(doc);
+
+	/*
+	 * A scrubEnv expression of DSB_SCRUB_PATTERN_MAX_BYTES - 1 bytes (after "value:") is fine;
+	 * one byte more is refused, the reason kept after the shortened expression.
+	 */
+	char *pattern = malloc(DSB_SCRUB_PATTERN_MAX_BYTES + 1);
+	assert_non_null(pattern);
+	memset(pattern, 'a', DSB_SCRUB_PATTERN_MAX_BYTES);
+	pattern[DSB_SCRUB_PATTERN_MAX_BYTES - 1] = '\0';
+	assert_true(asprintf(&doc, "bash:\n  scrubEnv:\n    - value:%s\n", pattern) > 0);
+	cfg = parse_ok(doc);
+	assert_true(cfg->scrub_env[0].on_value);
+	dsb_config_free(cfg);
+	free(doc);
+	pattern[DSB_SCRUB_PATTERN_MAX_BYTES - 1] = 'a';
+	pattern[DSB_SCRUB_PATTERN_MAX_BYTES] = '\0';
+	assert_true(asprintf(&doc, "bash:\n  scrubEnv:\n    - %s\n", pattern) > 0);
+	err = parse_fail(doc, strlen(doc), "long.yaml");
+	assert_string_equal(err.message,
+			    "long.yaml:3:7: bash.scrubEnv: invalid regular expression "
+			    "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\": "
+			    "longer than 1023 bytes");
+	assert_string_equal(err.subject, "bash.scrubEnv");
+	free(doc);
+	free(pattern);
 
 	/* A raw NUL byte is not YAML at all: libyaml's reader refuses it, placed by offset. */
 	static const char raw_nul[] = "bash:\n  timeoutMs: 5\0000\n";
@@ -529,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_full_document),
 		cmocka_unit_test(test_partial_document),
+		cmocka_unit_test(test_scrub_env),
 		cmocka_unit_test(test_invalid_golden),
 		cmocka_unit_test(test_valid_files),
 		cmocka_unit_test(test_limits),

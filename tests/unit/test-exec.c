@@ -3,12 +3,15 @@
  * Unit tests of the executor (spec §6.2-6.5, §11.14-11.17) through dsb_exec_run(): outcomes,
  * timeouts and process-group kills, the post-exit pipe drain bound, output limits and spill
  * files, the environment, stdin, and classification (runner failure > denial > ordinary) on
- * both backends. Real processes; both backends must be usable here (never skipped).
+ * both backends. Real processes; both backends must be usable here (never skipped). The
+ * environment scrub (env_build() with src/policy/scrub.c: DSH's rule and bash.scrubEnv) is
+ * tested table by table without processes, its built-in matchers against their expressions.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -613,9 +616,350 @@ static void test_exit_125_from_the_command_is_ordinary(void **state)
 	dsb_run_result_done(&r);
 }
 
+/* --- the environment scrub ------------------------------------------------------------------- */
+
+typedef struct scrub_case {
+	const char *entry;
+	bool scrubbed;
+} scrub_case;
+
+/* Whether env_build() passes the parent's @entry through under @rules; overrides still apply. */
+static bool kept(const scrub_rule *rules, size_t n, const char *entry)
+{
+	char *parent[] = {(char *)entry, NULL};
+	char **env = env_build(parent, rules, n, NULL, NULL);
+	assert_non_null(env);
+	assert_true(strv_contains(env, "NO_COLOR=1") && strv_contains(env, "TERM=dumb") &&
+		    strv_contains(env, "PAGER=cat") && strv_contains(env, "GIT_PAGER=cat"));
+	bool found = strv_contains(env, entry);
+	strv_free(env);
+	return found;
+}
+
+static void check_cases(const scrub_rule *rules, size_t n, const scrub_case *cases, size_t n_cases,
+			const char *what)
+{
+	for (size_t i = 0; i < n_cases; i++)
+		if (kept(rules, n, cases[i].entry) == cases[i].scrubbed)
+			fail_msg("%s: %.80s%s should be %s", what, cases[i].entry,
+				 strlen(cases[i].entry) > 80 ? "..." : "",
+				 cases[i].scrubbed ? "scrubbed" : "kept");
+}
+
+static dsb_config *config_with(const char *yaml)
+{
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+	if (dsb_config_parse(yaml, strlen(yaml), "test.yaml", &cfg, &err) < 0)
+		fail_msg("%s", err.message);
+	return cfg;
+}
+
+/* A NAME=VALUE entry whose name is @pad_len copies of @pad followed by @tail. */
+static char *long_entry(char pad, size_t pad_len, const char *tail)
+{
+	char *e = NULL;
+	assert_true(asprintf(&e, "%*s%s=value", (int)pad_len, "", tail) > 0);
+	memset(e, pad, pad_len);
+	return e;
+}
+
+/* DSH's rule whatever the configuration: the default list, a custom one, and none at all. */
+static void test_scrub_floor(void **state)
+{
+	static const scrub_case cases[] = {
+		{"API_KEY=x", true},
+		{"my_password=x", true},
+		{"Client_Secret=x", true},
+		{"GH_TOKEN=x", true},
+		{"keyring=x", true},
+		{"DSH_HOME=/h", true},
+		{"dsh_private=x", true},
+		{"Dsh_=x", true},
+		{"D\xc5\xbfH_X=x", true}, /* "DſH_X".toUpperCase() is "DSH_X" */
+		{"DSH=x", false},
+		{"XDSH_Y=x", false},
+		{"DS_H=x", false},
+		{"PLAIN=has KEY and TOKEN in the value", false},
+		{"PATH=/usr/bin:/bin", false},
+		{"=empty name", false},
+	};
+	char *longs[] = {
+		/* Past the 256 bytes the scrub once copied names into. */
+		long_entry('A', 300, "TOKEN"),
+		long_entry('a', 299, "key"),
+		long_entry('x', 255, "_SECRET"),
+		long_entry('Q', 4096, "PassWord"),
+	};
+	char *long_plain = long_entry('A', 400, "");
+	const char *configs[] = {NULL, "bash: {scrubEnv: []}", "bash: {scrubEnv: ['^NOTHING$']}"};
+
+	for (size_t c = 0; c < ELEMENTSOF(configs); c++) {
+		dsb_config *cfg = configs[c] ? config_with(configs[c]) : dsb_config_new();
+		check_cases(cfg->scrub_env, cfg->n_scrub_env, cases, ELEMENTSOF(cases),
+			    configs[c] ? configs[c] : "defaults");
+		for (size_t i = 0; i < ELEMENTSOF(longs); i++)
+			assert_false(kept(cfg->scrub_env, cfg->n_scrub_env, longs[i]));
+		assert_true(kept(cfg->scrub_env, cfg->n_scrub_env, long_plain));
+		dsb_config_free(cfg);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(longs); i++)
+		free(longs[i]);
+	free(long_plain);
+}
+
+/* Each default rule with what it catches and its near misses; ordinary variables survive. */
+static void test_scrub_defaults(void **state)
+{
+	static const scrub_case cases[] = {
+		/* (^|_)PAT$ */
+		{"GITHUB_PAT=ghp_x", true},
+		{"AZURE_DEVOPS_EXT_PAT=x", true},
+		{"pat=x", true},
+		{"PATH=/bin", false},
+		{"GITHUB_PATH=/p", false},
+		{"SPAT=x", false},
+		/* (^|_)O?AUTH([NZ]|ORIZATION|ENTICATION)?(_|$) */
+		{"NPM_CONFIG__AUTH=x", true},
+		{"SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", true},
+		{"HTTP_AUTHORIZATION=Basic x", true},
+		{"OAuth_Client_Id=x", true},
+		{"AUTHZ_URL=x", true},
+		{"KRB_AUTHN=x", true},
+		{"AUTHENTICATION_MODE=x", true},
+		{"DOCKER_AUTH_CONFIG={}", true},
+		{"GIT_AUTHOR_NAME=A", false},
+		{"GIT_AUTHOR_EMAIL=a@b", false},
+		{"XAUTHORITY=/run/user/0/xauth", false},
+		{"AUTHORS=x", false},
+		{"GOAUTH=netrc", false},
+		{"AUTHORIZATIONS=x", false},
+		/* CREDENTIAL */
+		{"GOOGLE_APPLICATION_CREDENTIALS=/k.json", true},
+		{"AWS_SHARED_CREDENTIALS_FILE=/c", true},
+		{"CRED=x", false},
+		/* PRIVATE */
+		{"SIGNING_PRIVATE_PEM=x", true},
+		{"JWT_PRIVATE=x", true},
+		{"PRIV=x", false},
+		/* COOKIE */
+		{"SESSION_COOKIE=x", true},
+		{"COOKIE_JAR=/j", true},
+		{"COOKIECUTTER_CONFIG=/c", true}, /* a known false positive */
+		{"COOK=x", false},
+		/* PASSWD, PASSPHRASE */
+		{"HTPASSWD_FILE=x", true},
+		{"LDAP_BIND_PASSWD=x", true},
+		{"GPG_PASSPHRASE=x", true},
+		/* (^|_)PASS(_|$) */
+		{"DB_PASS=x", true},
+		{"SMTP_PASS=x", true},
+		{"RABBITMQ_DEFAULT_PASS=x", true},
+		{"PASS_FILE=x", true},
+		{"GIT_ASKPASS=/usr/bin/ask", false},
+		{"BYPASS_CACHE=1", false},
+		{"PASSTHROUGH=1", false},
+		{"PGPASSFILE=/p", false},
+		/* _PWD$ */
+		{"MYSQL_PWD=x", true},
+		{"DB_PWD=x", true},
+		{"PWD=/w", false},
+		{"OLDPWD=/w", false},
+		/* (^|_)DSN$ */
+		{"SENTRY_DSN=https://k@sentry.io/1", true},
+		{"DSN=x", true},
+		{"DATABASE_DSN=x", true},
+		{"DSNAME=x", false},
+		{"ODSN=x", false},
+		/* WEBHOOK */
+		{"SLACK_WEBHOOK_URL=https://hooks.slack.com/x", true},
+		{"WEB_HOOK=x", false},
+		/* CONNECTION_?STRING */
+		{"AZURE_STORAGE_CONNECTION_STRING=AccountKey=x", true},
+		{"ConnectionStrings__Default=x", true},
+		{"CONNECTION_TIMEOUT=5", false},
+		/* value:[a-z][a-z0-9+.-]*://[^/?#@:]*:[^/?#@]*@ */
+		{"DATABASE_URL=postgres://app:pw@db:5432/x", true},
+		{"REDIS_URL=redis://:pw@cache:6379", true},
+		{"JDBC=jdbc:mysql://u:p@h/d", true},
+		{"HTTPS_PROXY=HTTP://u:p@proxy:3128", true},
+		{"MIRRORS=a b git+ssh://u:p@h/r", true},
+		{"HTTP_PROXY=http://proxy:3128", false},
+		{"GIT_URL=ssh://git@github.com/x", false},
+		{"REPO=https://user@host/x", false},
+		{"DOC=https://example.org/a:b@c", false},
+		{"ODD=1://u:p@h", false},
+		{"IPV6=http://[::1]:8080/", false},
+		/* Ordinary variables. */
+		{"HOME=/root", false},
+		{"LANG=C.UTF-8", false},
+		{"LC_ALL=C", false},
+		{"USER=root", false},
+		{"SHELL=/bin/bash", false},
+		{"HOSTNAME=box", false},
+		{"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus", false},
+		{"XDG_RUNTIME_DIR=/run/user/0", false},
+		{"DISPLAY=:0", false},
+		{"WAYLAND_DISPLAY=wayland-0", false},
+		{"LOGNAME=root", false},
+		{"PWD=/w", false},
+		{"GIT_COMMITTER_NAME=C", false},
+		{"AWS_REGION=eu-west-1", false},
+		{"NO_PROXY=localhost", false},
+		{"EDITOR=vi", false},
+		{"KUBECONFIG=/k", false},
+		{"AWS_PROFILE=dev", false},
+		{"SSH_ASKPASS=/usr/bin/ask", false},
+		{"LS_COLORS=rs=0:di=01;34:ln=01;36", false},
+	};
+	dsb_config *cfg = dsb_config_new();
+	check_cases(cfg->scrub_env, cfg->n_scrub_env, cases, ELEMENTSOF(cases), "defaults");
+	dsb_config_free(cfg);
+
+	/* With no extension (scrubEnv: []), each of those is DSH's business alone. */
+	cfg = config_with("bash: {scrubEnv: []}");
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_true(kept(cfg->scrub_env, cfg->n_scrub_env, cases[i].entry));
+	dsb_config_free(cfg);
+}
+
+/* A configured list replaces the defaults; name rules see the name only, value rules the value. */
+static void test_scrub_configured(void **state)
+{
+	static const scrub_case cases[] = {
+		{"STRIPE_ACCOUNT=x", true},
+		{"stripe_=x", true},
+		{"MY_STRIPE_X=x", false},
+		{"NOTE=STRIPE_x", false},
+		{"MY_ACCOUNT=1", true},
+		{"ACCOUNT_ID=ACCOUNT", false}, /* $ is the end of the name, not of the entry */
+		{"PAYMENT=sk_live_abc", true},
+		{"PAYMENT=test sk_live_abc", false},
+		{"GITHUB_PAT=x", false},		    /* the default list is gone */
+		{"DATABASE_URL=postgres://a:b@h/d", false}, /* ... its value rule too */
+		{"SENTRY_DSN=x", true},			    /* a default spelled out stays */
+		{"API_KEY=x", true},			    /* DSH's rule stays */
+		{"DSH_X=x", true},
+	};
+	dsb_config *cfg = config_with("bash:\n"
+				      "  scrubEnv: ['^STRIPE_', 'ACCOUNT$', 'value:^sk_live_',\n"
+				      "             '(^|_)DSN$']\n");
+	check_cases(cfg->scrub_env, cfg->n_scrub_env, cases, ELEMENTSOF(cases), "configured");
+
+	/* Names and values past any fixed buffer, matched by regexec() in place. */
+	char *name = long_entry('x', 300, "_ACCOUNT");
+	assert_false(kept(cfg->scrub_env, cfg->n_scrub_env, name));
+	free(name);
+	char *value = NULL;
+	assert_true(asprintf(&value, "V=%0300d", 0) > 0);
+	assert_true(kept(cfg->scrub_env, cfg->n_scrub_env, value));
+	free(value);
+	dsb_config_free(cfg);
+}
+
+/* Only the parent is scrubbed: overrides, the request's env and DSH_* env pass, later winning. */
+static void test_scrub_order(void **state)
+{
+	char *parent[] = {(char *)"TERM=xterm", (char *)"GITHUB_PAT=parent", (char *)"A=1", NULL};
+	char *extra[] = {(char *)"GITHUB_PAT=given", (char *)"A=2", NULL};
+	char *dsh[] = {(char *)"DSH_HOME=/h", (char *)"A=3", NULL};
+	dsb_config *cfg = dsb_config_new();
+	char **env = env_build(parent, cfg->scrub_env, cfg->n_scrub_env, extra, dsh);
+	static const char *const expected[] = {"TERM=dumb",  "A=3",	      "NO_COLOR=1",
+					       "PAGER=cat",  "GIT_PAGER=cat", "GITHUB_PAT=given",
+					       "DSH_HOME=/h"};
+	assert_non_null(env);
+	assert_int_equal(strv_length(env), ELEMENTSOF(expected));
+	for (size_t i = 0; i < ELEMENTSOF(expected); i++)
+		assert_string_equal(env[i], expected[i]);
+	strv_free(env);
+	dsb_config_free(cfg);
+}
+
+/*
+ * Each default's built-in matcher agrees with its expression, compiled as a configured rule
+ * would be, on every string of up to three pieces and on 200000 random ones of up to eight.
+ */
+static const char *const pieces[] = {
+	"",	   "_",		 "A",	   "o",		"O",	      "PAT",  "AUTH",
+	"auth",	   "N",		 "z",	   "ORIZATION", "ENTICATION", "OR",   "CREDENTIAL",
+	"PRIVATE", "cookie",	 "PASS",   "WD",	"PHRASE",     "PWD",  "DSN",
+	"WEBHOOK", "CONNECTION", "STRING", "x",		"://",	      "/",    ":",
+	"@",	   "?",		 "#",	   "1",		"+",	      "http", "\xc5",
+};
+
+/* Through scrub_check() with the one rule, so its letter prefilter counts too. */
+static void agree(const dsb_config *cfg, const regex_t *re, const char *s)
+{
+	char name_entry[600], value_entry[600];
+	size_t n = strlen(s);
+	(void)snprintf(name_entry, sizeof(name_entry), "%s=v", s);
+	(void)snprintf(value_entry, sizeof(value_entry), "V=%s", s);
+	bool floor = scrub_check(NULL, 0, name_entry);
+
+	for (size_t r = 0; r < cfg->n_scrub_env; r++) {
+		const scrub_rule *rule = &cfg->scrub_env[r];
+		if (floor && !rule->on_value)
+			continue; /* DSH's rule takes the name whatever this one says */
+		regmatch_t range = {.rm_so = 0, .rm_eo = (regoff_t)n};
+		bool expected = regexec(&re[r], s, 1, &range, REG_STARTEND) == 0;
+		bool got = scrub_check(rule, 1, rule->on_value ? value_entry : name_entry);
+		if (got != expected)
+			fail_msg("%s on \"%s\": the built-in says %d, the expression %d",
+				 rule->source, s, got, expected);
+	}
+}
+
+static void test_scrub_builtins_match_their_expressions(void **state)
+{
+	dsb_config *cfg = dsb_config_new();
+	regex_t *re = calloc(cfg->n_scrub_env, sizeof(*re));
+	char buf[512];
+
+	assert_non_null(re);
+	for (size_t r = 0; r < cfg->n_scrub_env; r++) {
+		const char *text = cfg->scrub_env[r].source;
+		if (cfg->scrub_env[r].on_value)
+			text += strlen("value:");
+		assert_int_equal(regcomp(&re[r], text, REG_EXTENDED | REG_ICASE | REG_NOSUB), 0);
+	}
+
+	const size_t np = ELEMENTSOF(pieces);
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = 0; b < np; b++)
+			for (size_t c = 0; c < np; c++) {
+				(void)snprintf(buf, sizeof(buf), "%s%s%s", pieces[a], pieces[b],
+					       pieces[c]);
+				agree(cfg, re, buf);
+			}
+	uint32_t seed = 42;
+	for (int i = 0; i < 200000; i++) {
+		size_t len = 0;
+		buf[0] = '\0';
+		seed = seed * 1103515245u + 12345u;
+		for (uint32_t k = (seed >> 16) % 9; k > 0; k--) {
+			seed = seed * 1103515245u + 12345u;
+			const char *p = pieces[(seed >> 16) % np];
+			memcpy(buf + len, p, strlen(p) + 1);
+			len += strlen(p);
+		}
+		agree(cfg, re, buf);
+	}
+
+	for (size_t r = 0; r < cfg->n_scrub_env; r++)
+		regfree(&re[r]);
+	free(re);
+	dsb_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scrub_floor),
+		cmocka_unit_test(test_scrub_defaults),
+		cmocka_unit_test(test_scrub_configured),
+		cmocka_unit_test(test_scrub_order),
+		cmocka_unit_test(test_scrub_builtins_match_their_expressions),
 		cmocka_unit_test_setup_teardown(test_outcomes_and_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_kills_the_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_term_trapping_descendant_still_dies, setup,
