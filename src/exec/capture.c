@@ -258,9 +258,7 @@ static int spill_dir_ensure(spill_dir *d)
 	 * The checks keep the output private: a directory of ours, that nobody else can read.
 	 */
 	fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		r = -errno;
-	else if (fstat(fd, &st) < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		r = -errno;
 	else if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
 		r = -EPERM;
