@@ -75,10 +75,12 @@ unsigned harden_drop_caps(void)
 	 */
 	bool bounding = true;
 	for (int cap = 0; cap < 64; cap++) {
-		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0L, 0L, 0L) < 0)
+		/* Each drop commits new credentials (measured: most of this function's cost). */
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0L, 0L, 0L) == 0)
+			continue;
+		if (errno == EINVAL)
 			break; /* past the kernel's last capability */
-		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0L, 0L, 0L) < 0)
-			bounding = false;
+		bounding = false;
 	}
 	if (bounding)
 		done |= HARDEN_BOUNDING;

@@ -140,7 +140,9 @@ static void kill_children(pid_t leader)
 			;
 		pid_t pids[512];
 		int n = list_children(pids, (int)ELEMENTSOF(pids));
-		if (n <= 0) {
+		if (n < 0)
+			return; /* no /proc to list them: the group kill above is all we can do */
+		if (n == 0) {
 			/* Nothing listed: done once nothing is left to reap either. */
 			if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
 				return;
