@@ -201,30 +201,17 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	child_fail(rep, c->backend != NULL, e, msg);
 }
 
-/* A pipe holding the filter program, its read end at 3 or above; -errno. */
-static int filter_pipe(const confine_plan *plan)
+/* The filter program for the runner to read, on a descriptor at 3 or above; -errno. */
+static int filter_fd_for(const confine_plan *plan)
 {
-	const seccomp_program *prog = seccomp_program_for(plan->filter_flags);
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return -errno;
-	size_t n = prog->len * sizeof(prog->insns[0]);
-	/* A few hundred instructions: far below the pipe's capacity, so this cannot block. */
-	ssize_t k = write(fds[1], prog->insns, n);
-	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
-	(void)close(fds[1]);
-	if (r >= 0 && fds[0] < 3) {
-		int high = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
-		r = high < 0 ? -errno : 0;
-		(void)close(fds[0]);
-		fds[0] = high;
-	}
-	if (r < 0) {
-		if (fds[0] >= 0)
-			(void)close(fds[0]);
-		return r;
-	}
-	return fds[0];
+	int fd = seccomp_program_memfd(seccomp_program_for(plan->filter_flags));
+	if (fd < 0 || fd >= 3)
+		return fd;
+	/* Our stdio was closed: keep it clear of the child's 0, 1 and 2. */
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int r = high < 0 ? -errno : high;
+	(void)close(fd);
+	return r;
 }
 
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
@@ -239,7 +226,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	const confine_plan *plan = confined_plan(c);
 	_cleanup_close_ int filter_read = -1;
 	if (plan && plan->filter_fd >= 0) {
-		filter_read = filter_pipe(plan);
+		filter_read = filter_fd_for(plan);
 		if (filter_read < 0)
 			return policy_fail_unavailable(reterr, mode,
 						       "cannot pass the system-call filter");
