@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The executor's overhead, as ratios measured in one run (medians of interleaved runs):
-# the library path against plain fork/exec; the CLI against the floor of any CLI wrapper (a
+# the library path against plain fork/exec; what the hardening of a Landlock child costs a spawn; the CLI against the floor of any CLI wrapper (a
 # program that only execs its arguments) and against the raw bwrap profile; `bash`, reported;
 # and the dsh-sandbox process's peak RSS.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 [ -f build-bench/build.ninja ] || meson setup build-bench -Dbuildtype=release -Dtests=false >/dev/null
-ninja -C build-bench dsh-sandbox bench/cmdbench bench/execwrap bench/exec-bench >/dev/null
+ninja -C build-bench dsh-sandbox bench/cmdbench bench/execwrap bench/exec-bench \
+	bench/harden-bench >/dev/null
 store=$(mktemp -d "${TMPDIR:-/tmp}/dsb-bench.XXXXXX")
 trap 'rm -rf "$store"' EXIT
 export DSH_SANDBOX_STORE=$store
@@ -19,6 +20,7 @@ BWRAP=$(command -v bwrap)
 "$D" exec --backend bwrap --mode read-only -- true
 
 build-bench/bench/exec-bench "${ROUNDS:-201}"
+build-bench/bench/harden-bench "${ROUNDS:-201}"
 echo "CLI, ${ROUNDS:-101} interleaved rounds, medians:"
 build-bench/bench/cmdbench "${ROUNDS:-101}" "wrapper" \
 	"plain=bash -c true" \

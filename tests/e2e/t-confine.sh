@@ -221,6 +221,20 @@ test_fail_closed_matrix() {
 		[ ! -e "ws/marker$i" ] || fail "[$c] the command ran"
 	done
 
+	# Without a system-call filter neither backend gives what "confined" promises: with bwrap
+	# on PATH and Landlock in the kernel, that is still no backend at all.
+	rm -rf own-store
+	rc=0
+	"$SHIM" --no-seccomp -- "$DSB" exec --mode workspace-write --workspace "$PWD/ws" -- \
+		touch "$PWD/ws/marker-no-seccomp" 2>err.txt || rc=$?
+	[ "$rc" -eq 125 ] || fail "[--no-seccomp] exit $rc, expected 125"
+	assert_file_has_content err.txt 'no sandbox backend is usable on this host; refusing to run the command unconfined.'
+	[ ! -e ws/marker-no-seccomp ] || fail "[--no-seccomp] the command ran"
+	"$SHIM" --no-seccomp -- "$DSB" probe --fresh >probe.txt
+	assert_file_has_content probe.txt "^bwrap: unusable: the probe exited with status 1: bwrap: "
+	assert_file_has_content probe.txt "^landlock: unusable: landlock-run: cannot install the system-call filter"
+	assert_file_has_content probe.txt "selected: none"
+
 	# A cached verdict that went stale can only fail closed: Landlock's in-process failure
 	# comes back out of band as SANDBOX_UNAVAILABLE; bwrap refuses to start the command.
 	rm -rf own-store

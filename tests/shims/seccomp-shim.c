@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] -- ARGV...
+ * seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] [--no-seccomp] -- ARGV...
  *
  * Runs ARGV as if the kernel lacked a feature, to test that dsh-sandbox fails closed (crun's
  * no_openat2 idea): --no-landlock makes the landlock_* system calls fail with ENOSYS, as on a
  * kernel built without Landlock; --no-namespaces makes unshare(2) and clone(2) with namespace
  * flags fail with EPERM, as where user namespaces are refused, so bwrap cannot start (clone3's
  * flags sit in memory seccomp cannot read, so clone3 reports ENOSYS and libc falls back);
- * --no-openat2 makes openat2(2) fail with ENOSYS, as on kernels before 5.6.
+ * --no-openat2 makes openat2(2) fail with ENOSYS, as on kernels before 5.6. --no-seccomp makes
+ * installing a seccomp filter fail (seccomp(2) ENOSYS, PR_SET_SECCOMP EINVAL), as on a kernel
+ * without CONFIG_SECCOMP_FILTER; the shim's own filter is installed before.
  */
 #include <errno.h>
 #include <linux/audit.h>
@@ -66,7 +68,7 @@ static int install(const struct sock_filter *insns, size_t n)
 
 int main(int argc, char **argv)
 {
-	int no_landlock = 0, no_namespaces = 0, no_openat2 = 0, i = 1;
+	int no_landlock = 0, no_namespaces = 0, no_openat2 = 0, no_seccomp = 0, i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--no-landlock") == 0)
 			no_landlock = 1;
@@ -74,6 +76,8 @@ int main(int argc, char **argv)
 			no_namespaces = 1;
 		else if (strcmp(argv[i], "--no-openat2") == 0)
 			no_openat2 = 1;
+		else if (strcmp(argv[i], "--no-seccomp") == 0)
+			no_seccomp = 1;
 		else {
 			fprintf(stderr, "seccomp-shim: unknown option %s\n", argv[i]);
 			return 2;
@@ -81,7 +85,8 @@ int main(int argc, char **argv)
 	}
 	if (i + 1 >= argc) {
 		fprintf(stderr,
-			"usage: seccomp-shim [--no-landlock] [--no-namespaces] -- ARGV...\n");
+			"usage: seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] "
+			"[--no-seccomp] -- ARGV...\n");
 		return 2;
 	}
 
@@ -104,6 +109,14 @@ int main(int argc, char **argv)
 	static const struct sock_filter openat2[] = {
 		DENY(__NR_openat2, ENOSYS),
 	};
+	/* As a kernel without CONFIG_SECCOMP_FILTER: seccomp(2) ENOSYS, PR_SET_SECCOMP EINVAL. */
+	static const struct sock_filter seccomp[] = {
+		DENY(__NR_seccomp, ENOSYS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_SECCOMP, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+	};
 	static const struct sock_filter tail[] = {
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -122,6 +135,8 @@ int main(int argc, char **argv)
 		APPEND(namespaces);
 	if (no_openat2)
 		APPEND(openat2);
+	if (no_seccomp)
+		APPEND(seccomp);
 	APPEND(tail);
 
 	if (install(prog, n)) {
