@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The executor's overhead, as ratios measured in one run (medians of interleaved runs):
-# the library path against plain fork/exec; what the hardening of a Landlock child costs a spawn; the CLI against the floor of any CLI wrapper (a
-# program that only execs its arguments) and against the raw bwrap profile; `bash`, reported;
-# and the dsh-sandbox process's peak RSS.
+# the library path against plain fork/exec; what the hardening of a Landlock child costs a
+# spawn; the CLI against the floor of any CLI wrapper (a program that only execs its arguments)
+# and against the raw bwrap profile; `bash`, reported; and the dsh-sandbox process's peak RSS.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
