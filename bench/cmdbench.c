@@ -14,18 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static double run_once(char **argv)
 {
@@ -85,7 +74,7 @@ int main(int argc, char **argv)
 
 	double base = 0, median[32];
 	for (int i = 0; i < n; i++) {
-		qsort(times[i], (size_t)rounds, sizeof(double), cmp);
+		qsort(times[i], (size_t)rounds, sizeof(double), cmp_double);
 		median[i] = times[i][rounds / 2];
 		if (strcmp(labels[i], baseline) == 0)
 			base = median[i];

@@ -17,6 +17,7 @@
 
 #include <dsb/dsb.h>
 
+#include "timing.h"
 #include "src/exec/exec.h"
 #include "src/policy/policy.h"
 
@@ -116,19 +117,6 @@ static char **old_env_build(void)
 	return env;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int rounds = 201;
 #define BATCH 200
 
@@ -157,7 +145,7 @@ static void measure(variant *v, size_t n)
 			t[k * (size_t)rounds + (size_t)r] = (now() - t0) / BATCH;
 		}
 	for (size_t k = 0; k < n; k++) {
-		qsort(t + k * (size_t)rounds, (size_t)rounds, sizeof(double), cmp);
+		qsort(t + k * (size_t)rounds, (size_t)rounds, sizeof(double), cmp_double);
 		v[k].us = t[k * (size_t)rounds + (size_t)rounds / 2] * 1e6;
 		printf("  %-48s %8.2f\n", v[k].label, v[k].us);
 	}
@@ -233,7 +221,7 @@ static void measure_cold(const char *const *labels, const char *const *yaml, siz
 		for (size_t k = 0; k < n; k++)
 			t[k * (size_t)rounds + (size_t)r] = once(yaml[k]);
 	for (size_t k = 0; k < n; k++) {
-		qsort(t + k * (size_t)rounds, (size_t)rounds, sizeof(double), cmp);
+		qsort(t + k * (size_t)rounds, (size_t)rounds, sizeof(double), cmp_double);
 		printf("  %-48s %8.2f\n", labels[k],
 		       t[k * (size_t)rounds + (size_t)rounds / 2] * 1e6);
 	}

@@ -10,20 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 #include <dsb/dsb.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static char *const bash_true[] = {(char *)"bash", (char *)"-c", (char *)"true", NULL};
 
@@ -88,9 +77,9 @@ int main(int argc, char **argv)
 		tl[i] = confined(ll, lcfg, &pol);
 		tb[i] = confined(bw, bcfg, &pol);
 	}
-	qsort(tp, (size_t)rounds, sizeof(double), cmp);
-	qsort(tl, (size_t)rounds, sizeof(double), cmp);
-	qsort(tb, (size_t)rounds, sizeof(double), cmp);
+	qsort(tp, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(tl, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(tb, (size_t)rounds, sizeof(double), cmp_double);
 	double p = tp[rounds / 2], l = tl[rounds / 2], b = tb[rounds / 2];
 	printf("library path, %d interleaved rounds, medians:\n", rounds);
 	printf("  plain fork/exec bash -c true     %7.2f ms  1.00x\n", p * 1e3);

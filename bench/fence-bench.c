@@ -12,20 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 #include <dsb/dsb.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static const char content[] = "a small file, as an agent writes many of them\n";
 
@@ -80,8 +69,8 @@ int main(int argc, char **argv)
 		tp[i] = plain(dir);
 		tf[i] = fenced(&pol, dir);
 	}
-	qsort(tp, (size_t)rounds, sizeof(double), cmp);
-	qsort(tf, (size_t)rounds, sizeof(double), cmp);
+	qsort(tp, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(tf, (size_t)rounds, sizeof(double), cmp_double);
 	double p = tp[rounds / 2], f = tf[rounds / 2];
 	printf("small-file write, %d interleaved rounds, medians (both fsync and rename):\n",
 	       rounds);

@@ -11,20 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
 #include "src/confine/confine.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static double spawn_true(bool harden)
 {
@@ -63,8 +51,8 @@ int main(int argc, char **argv)
 		off[i] = spawn_true(false);
 		on[i] = spawn_true(true);
 	}
-	qsort(off, (size_t)rounds, sizeof(double), cmp);
-	qsort(on, (size_t)rounds, sizeof(double), cmp);
+	qsort(off, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(on, (size_t)rounds, sizeof(double), cmp_double);
 	double a = off[rounds / 2], b = on[rounds / 2];
 	printf("Landlock child, %d interleaved rounds, medians:\n", rounds);
 	printf("  spawn + wait of /bin/true, Landlock only      %7.3f ms  1.00x\n", a * 1e3);

@@ -15,26 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
 #include "src/confine/seccomp.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp);
-	return v[n / 2];
-}
 
 /* Forks a child that installs @prog (unless NULL) and execs /bin/true; returns the wall time. */
 static double exec_trip(const seccomp_program *prog)
@@ -129,7 +111,7 @@ int main(int argc, char **argv)
 		plain[i] = round_trip(NULL, NULL);
 		filtered[i] = round_trip(all, NULL);
 	}
-	double p = median(plain, rounds), f = median(filtered, rounds);
+	double p = median(plain, (size_t)rounds), f = median(filtered, (size_t)rounds);
 	printf("fork+exit+wait            %8.1f us (median of %d)\n", p * 1e6, rounds);
 	printf("fork+install+exit+wait    %8.1f us (all flags)\n", f * 1e6);
 	printf("install cost              %8.1f us\n", (f - p) * 1e6);
@@ -138,8 +120,8 @@ int main(int argc, char **argv)
 		plain[i] = exec_trip(NULL);
 		filtered[i] = exec_trip(all);
 	}
-	p = median(plain, rounds);
-	f = median(filtered, rounds);
+	p = median(plain, (size_t)rounds);
+	f = median(filtered, (size_t)rounds);
 	printf("fork+exec true            %8.1f us\n", p * 1e6);
 	printf("fork+install+exec true    %8.1f us (+%.1f us, %+.1f%%)\n", f * 1e6, (f - p) * 1e6,
 	       (f / p - 1) * 100);
@@ -150,7 +132,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < rounds; i++)
 			(void)round_trip(prog, &inside[i]);
 		printf("  flags 0x%x  %3u insns  %6.1f us\n", flags, prog->len,
-		       median(inside, rounds) * 1e6);
+		       median(inside, (size_t)rounds) * 1e6);
 	}
 
 	/* The toll per system call: in a child, so the filter does not stay on this process. */

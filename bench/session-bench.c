@@ -21,20 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 #include <dsb/dsb.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void die(const char *what, const dsb_error *err)
 {

@@ -214,6 +214,21 @@ static int filter_fd_for(const confine_plan *plan)
 	return r;
 }
 
+/*
+ * vfork in a frame of its own, where nothing changes once it has returned twice. The child
+ * writes @rep through our memory: reached only through this call (never inlined), the record
+ * is read afresh by the caller, which would otherwise keep the zeroed one in registers.
+ */
+static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
+						   const dsb_spawn_options *o, unsigned flags,
+						   int filter_fd, child_report *rep)
+{
+	pid_t pid = vfork();
+	if (pid == 0)
+		child_run(c, o, flags, filter_fd, rep);
+	return pid;
+}
+
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		   unsigned flags, pid_t *ret_pid, unsigned *ret_achieved, dsb_error *reterr)
 {
@@ -243,20 +258,11 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	sigset_t all, old;
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	/*
-	 * The child writes @rep through our memory. Let the compiler see its address escape
-	 * before vfork and everything be rewritten after: otherwise, with the child's code
-	 * inlined, it may keep the zeroed record in registers and miss a failure.
-	 */
-	__asm__ __volatile__("" : : "r"(&rep) : "memory");
-	pid_t pid = vfork();
-	if (pid == 0)
-		child_run(c, opts, flags, filter_read, &rep);
+	pid_t pid = vfork_child(c, opts, flags, filter_read, &rep);
 	int fork_errno = errno;
 	if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != dumpable)
 		(void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0L, 0L, 0L);
 	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	__asm__ __volatile__("" : : "r"(&rep) : "memory");
 	if (pid < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, fork_errno, "cannot fork");
 

@@ -37,9 +37,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,10 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1013,21 +1008,6 @@ static void test_identity_anchor(void **state)
 /* --- the kernel's own refusals -----------------------------------------------------------------
  */
 
-/* Forks, runs @fn in the child, returns its exit status. The child reports on stderr. */
-static int run_in_child(int (*fn)(const fixture *), const fixture *fx)
-{
-	int status;
-	pid_t pid;
-
-	(void)fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(fx) & 0xff);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 #define CHILD_EXPECT(cond)                                                                      \
 	do {                                                                                    \
 		if (!(cond)) {                                                                  \
@@ -1037,8 +1017,9 @@ static int run_in_child(int (*fn)(const fixture *), const fixture *fx)
 		}                                                                               \
 	} while (0)
 
-static int child_permission(const fixture *fx)
+static int child_permission(void *arg)
 {
+	const fixture *fx = arg;
 	dsb_exec_policy p = policy_of(fx, WW);
 	dsb_error err = {0};
 	char want[PATH_MAX * 2];
@@ -1095,41 +1076,13 @@ static void test_permission_denied(void **state)
 	put(fx, "@/ws/locked/ro.txt", "ro", 0444);
 	char *locked = expand(fx, "@/ws/locked");
 	assert_int_equal(chmod(locked, 0555), 0);
-	int status = run_in_child(child_permission, fx);
+	int status = dsb_test_run_in_child(child_permission, (void *)fx);
 	assert_int_equal(chmod(locked, 0755), 0);
 	free(locked);
 	assert_int_equal(status, 0);
 	assert_absent(fx, "@/ws/locked/x.txt");
 	assert_absent(fx, "@/ws/locked/dir");
 	assert_content(fx, "@/ws/locked/ro.txt", "ro");
-}
-
-#if defined(__x86_64__)
-#define TEST_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define TEST_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-/* Installs a seccomp filter that refuses openat2 with @err, as an old kernel or Docker would. */
-static int hide_openat2(int err)
-{
-#ifdef TEST_ARCH
-	struct sock_filter insns[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {.len = sizeof(insns) / sizeof(insns[0]), .filter = insns};
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-#else
-	(void)err;
-	return -1;
-#endif
 }
 
 /* What a kernel without openat2 must give: the fenced mutations fail closed, nothing else. */
@@ -1154,18 +1107,20 @@ static int expect_fail_closed(const fixture *fx)
 
 static int child_no_openat2(const fixture *fx, int hidden_with)
 {
-	if (hide_openat2(hidden_with))
+	if (dsb_test_hide_openat2(hidden_with))
 		return 2;
 	return expect_fail_closed(fx);
 }
 
-static int child_enosys(const fixture *fx)
+static int child_enosys(void *arg)
 {
+	const fixture *fx = arg;
 	return child_no_openat2(fx, ENOSYS);
 }
 
-static int child_eperm(const fixture *fx)
+static int child_eperm(void *arg)
 {
+	const fixture *fx = arg;
 	return child_no_openat2(fx, EPERM);
 }
 
@@ -1174,10 +1129,10 @@ static void test_fence_unavailable(void **state)
 {
 	const fixture *fx = *state;
 
-#ifndef TEST_ARCH
-	skip();
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	skip(); /* dsb_test_hide_openat2() knows these architectures only */
 #endif
-	assert_int_equal(run_in_child(child_enosys, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_enosys, (void *)fx), 0);
 	assert_absent(fx, "@/ws/nested");
 	assert_content(fx, "@/ws/file.txt", "original\n");
 	assert_content(fx, "@/ws/dfa.txt", "d");
@@ -1185,7 +1140,7 @@ static void test_fence_unavailable(void **state)
 	assert_int_equal(unlink(dfa), 0);
 	free(dfa);
 	/* a filter that answers EPERM (Docker before 20.10) is recognised as the same */
-	assert_int_equal(run_in_child(child_eperm, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_eperm, (void *)fx), 0);
 	assert_absent(fx, "@/ws/nested");
 	assert_content(fx, "@/ws/file.txt", "original\n");
 }

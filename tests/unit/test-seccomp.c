@@ -527,21 +527,6 @@ static void test_programs(void **state)
 /* --- the kernel takes them: forked children, since installing is irreversible ----------------
  */
 
-/* Forks, runs @fn in the child, returns its exit status. The child reports on stderr. */
-static int run_in_child(int (*fn)(void))
-{
-	int status;
-	pid_t pid;
-
-	(void)fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn() & 0xff);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 #define CHILD_EXPECT(cond)                                                                     \
 	do {                                                                                   \
 		if (!(cond)) {                                                                 \
@@ -559,8 +544,9 @@ static void *thread_main(void *arg)
 	return arg;
 }
 
-static int child_all(void)
+static int child_all(void *arg)
 {
+	(void)arg;
 	int fds[2];
 	pthread_t t;
 	void *res = NULL;
@@ -595,12 +581,13 @@ static int child_all(void)
 static void test_install_all(void **state)
 {
 	(void)state;
-	assert_int_equal(run_in_child(child_all), 0);
+	assert_int_equal(dsb_test_run_in_child(child_all, NULL), 0);
 }
 
 /* The base program alone: keyrings refused, SysV IPC and clone3 left to the kernel. */
-static int child_base(void)
+static int child_base(void *arg)
 {
+	(void)arg;
 	CHILD_EXPECT(seccomp_install(seccomp_program_for(0)) == 0);
 	CHILD_EXPECT(ERRNO_OF(syscall(SYS_keyctl, 0, -3, 0)) == EPERM);
 	CHILD_EXPECT(ERRNO_OF(syscall(SYS_clone3, NULL, 0)) != ENOSYS);
@@ -613,12 +600,13 @@ static int child_base(void)
 static void test_install_base(void **state)
 {
 	(void)state;
-	assert_int_equal(run_in_child(child_base), 0);
+	assert_int_equal(dsb_test_run_in_child(child_base, NULL), 0);
 }
 
 /* Ordinary tools run under the strictest variant, and the filter survives execve. */
-static int child_exec(void)
+static int child_exec(void *arg)
 {
+	(void)arg;
 	static char *const argv[] = {
 		(char *)"bash", (char *)"-c",
 		(char *)"grep -q '^Seccomp:[[:space:]]*2' /proc/self/status && ls / >/dev/null && "
@@ -634,7 +622,7 @@ static int child_exec(void)
 static void test_install_exec(void **state)
 {
 	(void)state;
-	assert_int_equal(run_in_child(child_exec), 7);
+	assert_int_equal(dsb_test_run_in_child(child_exec, NULL), 7);
 }
 
 static void test_install_invalid(void **state)
