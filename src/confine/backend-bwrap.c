@@ -10,12 +10,8 @@
  * only a bwrap found where nobody but root or the user could have put it.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
 
@@ -39,118 +35,9 @@ int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv)
 	return r;
 }
 
-/* Whether @path is inside the canonical directory @dir. */
-static bool is_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
-}
-
-/*
- * Nobody but root or us can have written @canon or any directory above it: each is owned by
- * root or our uid and writable by neither group nor others (a root-owned sticky directory
- * excepted).
- */
-static bool trusted_file(const char *canon, char *why, size_t why_size)
-{
-	char path[PATH_MAX];
-	uid_t me = geteuid();
-	(void)snprintf(path, sizeof(path), "%s", canon);
-	for (;;) {
-		struct stat st;
-		if (stat(path, &st) < 0) {
-			(void)snprintf(why, why_size, "%s: %s", path, strerror(errno));
-			return false;
-		}
-		/* A root-owned sticky directory (/var/tmp) lets nobody else replace our entries. */
-		bool sticky = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
-		if ((st.st_uid != 0 && st.st_uid != me) ||
-		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky)) {
-			(void)snprintf(why, why_size,
-				       "%s is writable by others than root and uid %u, so %s is "
-				       "not trusted",
-				       path, (unsigned)me, canon);
-			return false;
-		}
-		char *slash = strrchr(path, '/');
-		if (!slash || slash == path) {
-			if (strcmp(path, "/") == 0)
-				return true;
-			path[1] = '\0';
-			continue;
-		}
-		*slash = '\0';
-	}
-}
-
-/* @candidate, canonical, when it is a trusted bwrap; else false with @why. */
-static bool try_candidate(const char *candidate, char *out, size_t size, char *why, size_t why_size)
-{
-	char canon[PATH_MAX];
-	struct stat st;
-	if (!realpath(candidate, canon) || stat(canon, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    access(canon, X_OK) < 0) {
-		(void)snprintf(why, why_size, "%s: not an executable file", candidate);
-		return false;
-	}
-	/* Where a workspace-write command writes (the workspace is checked per call). */
-	_cleanup_free_ char *tmp = NULL;
-	char tmp_canon[PATH_MAX];
-	if (is_under(canon, "/tmp") ||
-	    (tmpdir_get(&tmp) >= 0 && realpath(tmp, tmp_canon) && is_under(canon, tmp_canon))) {
-		(void)snprintf(why, why_size, "%s lies in a temporary directory", canon);
-		return false;
-	}
-	if (!trusted_file(canon, why, why_size))
-		return false;
-	(void)snprintf(out, size, "%s", canon);
-	return true;
-}
-
 int bwrap_find(char *out, size_t size, char *why, size_t why_size)
 {
-	const char *name = DSB_BWRAP_PATH;
-	char first_why[512] = "";
-
-	why[0] = '\0';
-	if (strchr(name, '/')) {
-		if (name[0] != '/') {
-			(void)snprintf(why, why_size, "bwrap_path '%s' is not absolute", name);
-			return -ENOENT;
-		}
-		return try_candidate(name, out, size, why, why_size) ? 0 : -ENOENT;
-	}
-
-	/*
-	 * PATH, as DSH's spawn would search it, but never an empty or relative entry (they name
-	 * the caller's current directory, often the workspace).
-	 */
-	const char *path = getenv("PATH");
-	_cleanup_free_ char *dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!dirs)
-		return -ENOMEM;
-	for (char *d = dirs, *next; d; d = next) {
-		next = strchr(d, ':');
-		if (next)
-			*next++ = '\0';
-		if (d[0] != '/')
-			continue;
-		char candidate[PATH_MAX];
-		if ((size_t)snprintf(candidate, sizeof(candidate), "%s/%s", d, name) >=
-		    sizeof(candidate))
-			continue;
-		if (access(candidate, F_OK) < 0)
-			continue;
-		if (try_candidate(candidate, out, size, why, why_size))
-			return 0;
-		if (!first_why[0])
-			(void)snprintf(first_why, sizeof(first_why), "%s", why);
-	}
-	(void)snprintf(why, why_size, "no trusted %s on PATH%s%s", name, first_why[0] ? ": " : "",
-		       first_why);
-	return -ENOENT;
+	return trusted_program(DSB_BWRAP_PATH, out, size, why, why_size) < 0 ? -ENOENT : 0;
 }
 
 static int bwrap_identity(dsb_provider *p, strbuf *sb)
@@ -222,7 +109,7 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 			 dsb_confined *c, char *why, size_t why_size)
 {
 	/* A bwrap the command could have replaced is no sandbox (the verdict may predate it). */
-	if (is_under(p->bwrap, policy->workspace_root)) {
+	if (path_is_under(p->bwrap, policy->workspace_root)) {
 		(void)snprintf(why, why_size, "bwrap at %s lies in the workspace", p->bwrap);
 		return -EPERM;
 	}

@@ -406,6 +406,23 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 		c->denial_signatures = strv_of(denial);
 		if (!c->backend || !c->argv || !c->denial_signatures)
 			return -ENOMEM;
+		/*
+		 * Only a runner the command cannot have replaced (trust.c), by its absolute path.
+		 * None at all reads as DSH's spawn failure would.
+		 */
+		char path[4096], untrusted[512];
+		r = trusted_program(c->argv[0], path, sizeof(path), untrusted, sizeof(untrusted));
+		if (r == -ENOENT)
+			(void)snprintf(why, why_size, "Error: spawn %s ENOENT", c->argv[0]);
+		else if (r < 0)
+			(void)snprintf(why, why_size, "%s", untrusted);
+		else if (path_is_under(path, policy->workspace_root))
+			(void)snprintf(why, why_size, "the runner %s lies in the workspace", path);
+		if (r < 0 || why[0])
+			return r == -ENOMEM ? r : -EPERM;
+		free(c->argv[0]);
+		if (!(c->argv[0] = strdup(path)))
+			return -ENOMEM;
 		r = bwrap_profile(policy->mode, policy->workspace_root, &c->argv);
 		if (r >= 0)
 			r = push_command(&c->argv, argv);

@@ -197,6 +197,18 @@ int push_command(char ***io, char *const *argv);
 /* A new plan for @c (zeroed, no filter descriptor). -ENOMEM. */
 int plan_new(dsb_confined *c, confine_plan **ret);
 
+/* --- trust.c ------------------------------------------------------------------------------- */
+
+/*
+ * Finds the program @name (absolute, or searched on PATH) that is safe to run outside the
+ * sandbox: see trust.c. Fills @out with its canonical path. -ENOENT: there is none; -EPERM:
+ * there are only untrusted ones; both with the reason in @why.
+ */
+int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
+
+/* Whether the canonical @path is @dir or lies below it. */
+bool path_is_under(const char *path, const char *dir);
+
 /* --- backend-bwrap.c ------------------------------------------------------------------------ */
 
 /* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
@@ -211,12 +223,7 @@ int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
  */
 int bwrap_hardening(int filter_fd, char ***io_argv);
 
-/*
- * Finds the bwrap to trust: -Dbwrap_path when the build set an absolute one, else the first
- * `bwrap` on PATH, skipping empty and relative entries, /tmp and the temp dir, and any file
- * or directory on its path that someone but root or us could have written. Fills @out with
- * its canonical path, or @why and -ENOENT.
- */
+/* The bwrap to trust (trusted_program() of -Dbwrap_path, "bwrap" by default): 0 or -ENOENT. */
 int bwrap_find(char *out, size_t size, char *why, size_t why_size);
 
 /* --- spawn.c -------------------------------------------------------------------------------- */

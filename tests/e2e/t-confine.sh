@@ -293,17 +293,25 @@ test_probe_caches_and_reports() {
 
 test_custom_runner() {
 	setup
-	cat >fake-runner <<-'RUNNER'
+	# Outside any temp dir and the workspace, or it is not trusted (a command could replace it).
+	local runner=$OUT/fake-runner
+	cat >"$runner" <<-'RUNNER'
 		#!/bin/sh
 		printf '%s\n' "$@" > "$(dirname "$0")/runner-argv"
 		exit 0
 	RUNNER
-	chmod +x fake-runner
+	chmod +x "$runner"
 	printf 'sandbox-local: { runnerCommand: [%s], runnerFailureSignatures: ["fake-runner: "] }\n' \
-		"$PWD/fake-runner" >runner.yaml
+		"$runner" >runner.yaml
 	run --config runner.yaml exec --mode workspace-write --workspace "$PWD/ws" -- echo hi
 	assert_rc 0
-	assert_streq "$(tr '\n' ' ' <runner-argv)" "--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --tmpfs /tmp --bind $PWD/ws $PWD/ws -- echo hi "
+	assert_streq "$(tr '\n' ' ' <"$OUT/runner-argv")" "--ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --tmpfs /tmp --bind $PWD/ws $PWD/ws -- echo hi "
+	# The same runner inside the workspace is refused: nothing runs.
+	cp "$runner" ws/fake-runner
+	printf 'sandbox-local: { runnerCommand: [%s] }\n' "$PWD/ws/fake-runner" >ws-runner.yaml
+	run --config ws-runner.yaml exec --mode workspace-write --workspace "$PWD/ws" -- touch "$PWD/ws/ran"
+	assert_rc 125
+	[ ! -e ws/ran ] || fail "an untrusted runner ran"
 	run --config runner.yaml probe
 	assert_contains "$out" "selected: runner"
 }

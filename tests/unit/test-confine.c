@@ -139,12 +139,20 @@ static void test_landlock_grants_per_mode(void **state)
 static void test_custom_runner_skips_the_chain(void **state)
 {
 	(void)state;
-	dsb_provider *p = provider_with(DSB_BACKEND_BWRAP, "fake-runner");
+	/* A trusted runner (root's /usr/bin/env stands in), run by its canonical path. */
+	char env[4096], why[512];
+	assert_int_equal(trusted_program("env", env, sizeof(env), why, sizeof(why)), 0);
+	dsb_provider *p = provider_with(DSB_BACKEND_BWRAP, "env");
 	dsb_exec_policy ro = {.mode = DSB_MODE_READ_ONLY, .workspace_root = (char *)"/ws"};
 	dsb_confined c = {0};
 	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, NULL), 0);
-	assert_strv(c.argv, "fake-runner --ro-bind / / --dev /dev --unshare-pid --proc /proc "
-			    "--die-with-parent -- bash -c echo hi");
+	char expected[8192];
+	(void)snprintf(
+		expected, sizeof(expected),
+		"%s --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- "
+		"bash -c echo hi",
+		env);
+	assert_strv(c.argv, expected);
 	assert_int_equal(c.enforcement, DSB_ENFORCEMENT_FULL);
 	assert_strv(c.denial_signatures, "read-only file system permission denied");
 	assert_int_equal(c.n_rules, 1);
@@ -153,6 +161,46 @@ static void test_custom_runner_skips_the_chain(void **state)
 	assert_int_equal(dsb_provider_probe(p, false, &rep, NULL), 0);
 	assert_true(rep.custom_runner);
 	dsb_confined_done(&c);
+	dsb_provider_free(p);
+}
+
+/* A runner nobody can find reads as DSH's spawn failure; one a command could replace is refused. */
+static void test_custom_runner_must_be_trusted(void **state)
+{
+	(void)state;
+	dsb_exec_policy ro = {.mode = DSB_MODE_READ_ONLY, .workspace_root = (char *)"/usr"};
+	dsb_confined c = {0};
+	dsb_error err;
+	dsb_provider *p = provider_with(DSB_BACKEND_BWRAP, "dsb-no-such-runner");
+	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(
+		strstr(err.message, " Runner failure: Error: spawn dsb-no-such-runner ENOENT"));
+	dsb_provider_free(p);
+
+	/* In the workspace (here /usr): a previous call could have written it. */
+	p = provider_with(DSB_BACKEND_BWRAP, "env");
+	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "lies in the workspace"));
+	dsb_provider_free(p);
+
+	/* In a temp dir, and by a relative name: never. */
+	p = provider_with(DSB_BACKEND_BWRAP, "/tmp/dsb-runner-in-tmp");
+	FILE *f = fopen("/tmp/dsb-runner-in-tmp", "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(chmod("/tmp/dsb-runner-in-tmp", 0755), 0);
+	ro.workspace_root = (char *)"/ws";
+	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "lies in a temporary directory"));
+	(void)unlink("/tmp/dsb-runner-in-tmp");
+	dsb_provider_free(p);
+	p = provider_with(DSB_BACKEND_BWRAP, "./runner");
+	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "is not an absolute path"));
 	dsb_provider_free(p);
 }
 
@@ -342,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_bwrap_in_the_workspace_is_refused),
 		cmocka_unit_test(test_landlock_grants_per_mode),
 		cmocka_unit_test(test_custom_runner_skips_the_chain),
+		cmocka_unit_test(test_custom_runner_must_be_trusted),
 		cmocka_unit_test(test_full_access_is_never_confined),
 		cmocka_unit_test(test_spawn_failures_come_back_out_of_band),
 		cmocka_unit_test(test_a_command_cannot_fake_a_runner_failure),

@@ -597,9 +597,14 @@ static void test_runner_failures_outrank_denials(void **state)
 					    "ENOENT"));
 	dsb_provider_free(p);
 
-	/* A runner whose fatal line shows up: SANDBOX_UNAVAILABLE with that line, not a denial. */
+	/*
+	 * A runner whose fatal line shows up: SANDBOX_UNAVAILABLE with that line, not a denial.
+	 * It lives outside any temp dir, where a runner must be to be trusted.
+	 */
+	char dir[] = "/var/tmp/dsb-runner.XXXXXX";
+	assert_non_null(mkdtemp(dir));
 	char *runner = NULL;
-	assert_true(asprintf(&runner, "%s/fake-runner", f->dir) > 0);
+	assert_true(asprintf(&runner, "%s/fake-runner", dir) > 0);
 	const char script[] = "#!/bin/sh\necho 'Read-only file system' >&2\n"
 			      "echo 'fake-runner: profile rejected' >&2\nexit 1\n";
 	dsb_test_write_file(runner, script, sizeof(script) - 1);
@@ -610,6 +615,8 @@ static void test_runner_failures_outrank_denials(void **state)
 	assert_int_equal(dsb_exec_run(p, cfg, &pol, &req, &r, &err), -DSB_E_SANDBOX_UNAVAILABLE);
 	assert_non_null(strstr(err.message, "Runner failure: fake-runner: profile rejected"));
 	dsb_provider_free(p);
+	(void)unlink(runner);
+	(void)rmdir(dir);
 	dsb_config_free(cfg);
 }
 
