@@ -3,9 +3,9 @@
  * Landlock, against the running kernel (spec §5.6): what landlock_restrict() really denies, with
  * the errno the kernel gives, and what it does not. Gated: when the kernel has no Landlock the
  * binary prints why and exits 77 (meson: SKIP); it never skips when the kernel has it. Every
- * restriction is irreversible, so it runs in a forked child (run_in_child()); the child reports
- * through its exit status and a line on stderr, never through cmocka asserts. The negotiation
- * table is pure and runs in the parent.
+ * restriction is irreversible, so it runs in a forked child (dsb_test_run_in_child()); the child
+ * reports through its exit status and a line on stderr, never through cmocka asserts. The
+ * negotiation table is pure and runs in the parent.
  *
  * Fixture tree made per test under a private temp dir T (TMPDIR, else /tmp):
  *
@@ -59,26 +59,6 @@ typedef struct fixture {
 } fixture;
 
 /* --- running in a child -------------------------------------------------------------------- */
-
-/*
- * Forks, runs @fn(@arg) in the child and returns its exit status (128 + signal when killed).
- * The child leaves with _exit(), so nothing buffered in the parent is written twice.
- */
-static int run_in_child(int (*fn)(const fixture *), const fixture *arg)
-{
-	int status;
-	pid_t pid;
-
-	(void)fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(fn(arg) & 0xff);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
 
 static const char *errname(int e)
 {
@@ -315,8 +295,9 @@ static char *slurp(const char *path)
 
 /* --- cases ---------------------------------------------------------------------------------- */
 
-static int child_ws_write_lands(const fixture *fx)
+static int child_ws_write_lands(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_create(at(fx, "ws/new")), 0);
 	EXPECT(probe_write(at(fx, "ws/inside")), 0);
@@ -333,15 +314,16 @@ static void test_ws_write_lands(void **state)
 	fixture *fx = *state;
 	char *s;
 
-	assert_int_equal(run_in_child(child_ws_write_lands, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_ws_write_lands, (void *)fx), 0);
 	assert_true(exists(at(fx, "ws/new")));
 	s = slurp(at(fx, "ws/inside"));
 	assert_string_equal(s, "inside\nx");
 	free(s);
 }
 
-static int child_outside_denied(const fixture *fx)
+static int child_outside_denied(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_create(at(fx, "outside/new")), EACCES);
 	EXPECT(probe_write(at(fx, "outside/file")), EACCES);
@@ -363,7 +345,7 @@ static void test_create_outside_denied(void **state)
 	fixture *fx = *state;
 	char *s;
 
-	assert_int_equal(run_in_child(child_outside_denied, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_outside_denied, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/new")));
 	assert_false(exists(at(fx, "beside")));
 	assert_true(exists(at(fx, "outside/dir")));
@@ -372,8 +354,9 @@ static void test_create_outside_denied(void **state)
 	free(s);
 }
 
-static int child_dotdot(const fixture *fx)
+static int child_dotdot(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_create(at(fx, "ws/../outside/new")), EACCES);
 	EXPECT(probe_create(at(fx, "ws/sub/../../outside/new")), EACCES);
@@ -389,14 +372,15 @@ static void test_dotdot_traversal_out_of_ws_denied(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_dotdot, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_dotdot, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/new")));
 	assert_false(exists(at(fx, "new")));
 	assert_true(exists(at(fx, "ws/new-rel")));
 }
 
-static int child_symlink(const fixture *fx)
+static int child_symlink(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	/* Landlock checks the path the lookup ends on, not the one spelled. */
 	EXPECT(probe_write(at(fx, "ws/out-link")), EACCES);
@@ -413,15 +397,16 @@ static void test_symlink_out_of_ws_denied(void **state)
 	fixture *fx = *state;
 	char *s;
 
-	assert_int_equal(run_in_child(child_symlink, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_symlink, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/new")));
 	s = slurp(at(fx, "outside/file"));
 	assert_string_equal(s, "outside\n");
 	free(s);
 }
 
-static int child_hard_link(const fixture *fx)
+static int child_hard_link(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	/*
 	 * Linking an outside file into WS would reparent it: the source hierarchy lacks REFER, so
@@ -440,13 +425,14 @@ static void test_hard_link_from_ws_to_outside_denied(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_hard_link, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_hard_link, (void *)fx), 0);
 	assert_false(exists(at(fx, "ws/new-hard")));
 	assert_false(exists(at(fx, "outside/new-hard")));
 }
 
-static int child_preexisting_hard_link(const fixture *fx)
+static int child_preexisting_hard_link(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_write(at(fx, "outside/hard-src")), EACCES);
 	EXPECT(probe_write(at(fx, "ws/hard")), 0);
@@ -463,14 +449,15 @@ static void test_preexisting_hard_link_in_ws_is_writable_kernel_behaviour(void *
 	fixture *fx = *state;
 	char *s;
 
-	assert_int_equal(run_in_child(child_preexisting_hard_link, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_preexisting_hard_link, (void *)fx), 0);
 	s = slurp(at(fx, "outside/hard-src"));
 	assert_string_equal(s, "hard\nx");
 	free(s);
 }
 
-static int child_rename(const fixture *fx)
+static int child_rename(void *arg)
 {
+	const fixture *fx = arg;
 	/* Below ABI 2 every cross-directory rename is EXDEV; from 2 on, the missing REMOVE_FILE
 	 * (into WS) or MAKE_REG (out of it) is EACCES, which the kernel reports before EXDEV. */
 	int want = kernel_abi >= 2 ? EACCES : EXDEV;
@@ -490,7 +477,7 @@ static void test_rename_into_or_out_of_ws_denied(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_rename, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_rename, (void *)fx), 0);
 	assert_true(exists(at(fx, "outside/file")));
 	assert_true(exists(at(fx, "outside/dir")));
 	assert_false(exists(at(fx, "ws/moved-in")));
@@ -498,8 +485,9 @@ static void test_rename_into_or_out_of_ws_denied(void **state)
 	assert_false(exists(at(fx, "outside/sub-out")));
 }
 
-static int child_truncate(const fixture *fx)
+static int child_truncate(void *arg)
 {
+	const fixture *fx = arg;
 	/* TRUNCATE exists from ABI 3; below it truncate(2) is not restricted at all. */
 	int want = kernel_abi >= 3 ? EACCES : 0;
 
@@ -519,7 +507,7 @@ static void test_truncate_outside_denied(void **state)
 	if (kernel_abi < 3)
 		print_message("ABI %d has no TRUNCATE right: asserting it is not restricted\n",
 			      kernel_abi);
-	assert_int_equal(run_in_child(child_truncate, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_truncate, (void *)fx), 0);
 	if (kernel_abi >= 3) {
 		s = slurp(at(fx, "outside/file"));
 		assert_string_equal(s, "outside\n");
@@ -527,8 +515,9 @@ static void test_truncate_outside_denied(void **state)
 	}
 }
 
-static int child_special_files(const fixture *fx)
+static int child_special_files(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_rc(mkfifo(at(fx, "outside/fifo"), 0644)), EACCES);
 	/* The Landlock hook runs before the CAP_MKNOD check: EACCES, even unprivileged. */
@@ -546,7 +535,7 @@ static void test_mkfifo_mknod_bind_outside_denied(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_special_files, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_special_files, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/fifo")));
 	assert_false(exists(at(fx, "outside/chr")));
 	assert_false(exists(at(fx, "outside/reg")));
@@ -554,8 +543,9 @@ static void test_mkfifo_mknod_bind_outside_denied(void **state)
 	assert_true(exists(at(fx, "ws/sock")));
 }
 
-static int child_proc_magic(const fixture *fx)
+static int child_proc_magic(void *arg)
 {
+	const fixture *fx = arg;
 	char path[PATH_MAX + 32];
 	int dirfd = open(fx->outside, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -576,12 +566,13 @@ static void test_proc_self_root_write_outside_denied(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_proc_magic, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_proc_magic, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/new")));
 }
 
-static int child_dev_shm(const fixture *fx)
+static int child_dev_shm(void *arg)
 {
+	const fixture *fx = arg;
 	char path[64];
 
 	RESTRICT_WS(fx, 0);
@@ -599,11 +590,12 @@ static void test_dev_shm_write_denied(void **state)
 
 	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
 		skip(); /* no /dev/shm on this machine: nothing to prove */
-	assert_int_equal(run_in_child(child_dev_shm, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_dev_shm, (void *)fx), 0);
 }
 
-static int child_metadata(const fixture *fx)
+static int child_metadata(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_rc(chmod(at(fx, "outside/file"), 0600)), 0);
 	EXPECT(probe_rc(utimensat(AT_FDCWD, at(fx, "outside/file"), NULL, 0)), 0);
@@ -621,7 +613,7 @@ static void test_chmod_outside_succeeds_landlock_ignores_metadata(void **state)
 	fixture *fx = *state;
 	struct stat st;
 
-	assert_int_equal(run_in_child(child_metadata, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_metadata, (void *)fx), 0);
 	assert_int_equal(stat(at(fx, "outside/file"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
@@ -640,8 +632,9 @@ static int grandchild_write(const fixture *fx)
 	return WEXITSTATUS(status);
 }
 
-static int child_inherited(const fixture *fx)
+static int child_inherited(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT_INT(grandchild_write(fx), 0);
 	/* --ro / keeps execution: an exec'd program runs, still confined (see the e2e tests). */
@@ -653,12 +646,13 @@ static void test_descendants_are_confined_and_can_exec(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_inherited, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_inherited, (void *)fx), 0);
 	assert_false(exists(at(fx, "outside/new")));
 }
 
-static int child_ioctl_dev(const fixture *fx)
+static int child_ioctl_dev(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	/* /dev/zero is read-only through --ro /, without IOCTL_DEV (ABI 5); /dev/null is --rw. */
 	EXPECT(probe_ioctl_tcgets("/dev/zero"), kernel_abi >= 5 ? EACCES : ENOTTY);
@@ -668,11 +662,12 @@ static int child_ioctl_dev(const fixture *fx)
 
 static void test_ioctl_on_read_only_device_denied(void **state)
 {
-	assert_int_equal(run_in_child(child_ioctl_dev, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_ioctl_dev, (void *)*state), 0);
 }
 
-static int child_empty_plan(const fixture *fx)
+static int child_empty_plan(void *arg)
 {
+	const fixture *fx = arg;
 	int r = restrict_to(NULL, NULL, 0);
 
 	if (r != 0)
@@ -686,11 +681,12 @@ static int child_empty_plan(const fixture *fx)
 
 static void test_empty_plan_denies_everything(void **state)
 {
-	assert_int_equal(run_in_child(child_empty_plan, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_empty_plan, (void *)*state), 0);
 }
 
-static int child_file_rules(const fixture *fx)
+static int child_file_rules(void *arg)
 {
+	const fixture *fx = arg;
 	char ro_file[PATH_MAX], rw_file[PATH_MAX];
 	char *ro[] = {ro_file, NULL};
 	char *rw[] = {rw_file, NULL};
@@ -712,11 +708,12 @@ static int child_file_rules(const fixture *fx)
 
 static void test_rules_on_files(void **state)
 {
-	assert_int_equal(run_in_child(child_file_rules, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_file_rules, (void *)*state), 0);
 }
 
-static int child_scope_signal(const fixture *fx)
+static int child_scope_signal(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, LL_SCOPE_SIGNAL);
 	/* The parent is outside the child's domain: signalling it needs the scope's leave. */
 	EXPECT(probe_rc(kill(getppid(), 0)), kernel_abi >= 6 ? EPERM : 0);
@@ -724,8 +721,9 @@ static int child_scope_signal(const fixture *fx)
 	return 0;
 }
 
-static int child_no_scope_signal(const fixture *fx)
+static int child_no_scope_signal(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_rc(kill(getppid(), 0)), 0);
 	return 0;
@@ -736,21 +734,23 @@ static void test_scope_signal(void **state)
 	if (kernel_abi < 6)
 		print_message("ABI %d has no scopes: asserting signals stay unrestricted\n",
 			      kernel_abi);
-	assert_int_equal(run_in_child(child_scope_signal, *state), 0);
-	assert_int_equal(run_in_child(child_no_scope_signal, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_scope_signal, (void *)*state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_no_scope_signal, (void *)*state), 0);
 }
 
 static char abstract_name[64];
 
-static int child_scope_abstract(const fixture *fx)
+static int child_scope_abstract(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, LL_SCOPE_ABSTRACT_UNIX_SOCKET);
 	EXPECT(probe_connect_abstract(abstract_name), kernel_abi >= 6 ? EPERM : 0);
 	return 0;
 }
 
-static int child_no_scope_abstract(const fixture *fx)
+static int child_no_scope_abstract(void *arg)
 {
+	const fixture *fx = arg;
 	RESTRICT_WS(fx, 0);
 	EXPECT(probe_connect_abstract(abstract_name), 0);
 	return 0;
@@ -768,13 +768,14 @@ static void test_scope_abstract_unix_socket(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(bind(fd, (const struct sockaddr *)&sa, len), 0);
 	assert_int_equal(listen(fd, 8), 0);
-	assert_int_equal(run_in_child(child_scope_abstract, *state), 0);
-	assert_int_equal(run_in_child(child_no_scope_abstract, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_scope_abstract, (void *)*state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_no_scope_abstract, (void *)*state), 0);
 	(void)close(fd);
 }
 
-static int child_missing_path(const fixture *fx)
+static int child_missing_path(void *arg)
 {
+	const fixture *fx = arg;
 	char root[] = "/", missing[PATH_MAX], ws[PATH_MAX], want[PATH_MAX + 128];
 	char *ro[] = {root, missing, NULL};
 	char *rw[] = {ws, NULL};
@@ -815,13 +816,14 @@ static void test_restrict_missing_path_fails_closed_unrestricted(void **state)
 {
 	fixture *fx = *state;
 
-	assert_int_equal(run_in_child(child_missing_path, fx), 0);
+	assert_int_equal(dsb_test_run_in_child(child_missing_path, (void *)fx), 0);
 	assert_true(exists(at(fx, "outside/new")));
 	assert_true(exists(at(fx, "outside/new2")));
 }
 
-static int child_status(const fixture *fx)
+static int child_status(void *arg)
 {
+	const fixture *fx = arg;
 	char root[] = "/";
 	char *ro[] = {root, NULL};
 	landlock_plan plan = {.ro = ro, .rw = NULL, .scope = LL_SCOPE_SIGNAL};
@@ -842,11 +844,12 @@ static int child_status(const fixture *fx)
 
 static void test_restrict_reports_negotiated_status(void **state)
 {
-	assert_int_equal(run_in_child(child_status, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_status, (void *)*state), 0);
 }
 
-static int child_abi_max(const fixture *fx)
+static int child_abi_max(void *arg)
 {
+	const fixture *fx = arg;
 	char root[] = "/", dev_null[] = "/dev/null", ws[PATH_MAX];
 	char *ro[] = {root, NULL};
 	char *rw[] = {dev_null, ws, NULL};
@@ -870,7 +873,7 @@ static int child_abi_max(const fixture *fx)
 /* An explicit degrade (landlockAbiMax = 2) builds the rule set at that ABI, reported partial. */
 static void test_restrict_abi_max_degrades_explicitly(void **state)
 {
-	assert_int_equal(run_in_child(child_abi_max, *state), 0);
+	assert_int_equal(dsb_test_run_in_child(child_abi_max, (void *)*state), 0);
 }
 
 /* --- negotiation: pure ---------------------------------------------------------------------- */
