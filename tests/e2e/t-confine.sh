@@ -205,6 +205,17 @@ test_fail_closed_matrix() {
 	"$SHIM" --no-namespaces -- "$DSB" probe --fresh >probe.txt
 	assert_file_has_content probe.txt "selected: landlock"
 	assert_file_has_content probe.txt "bwrap: unusable: the probe exited with status 1: bwrap: "
+	# Without namespaces Landlock still runs, and says how it keeps host IPC out of reach: the
+	# filter. A host message queue made outside cannot be removed from inside.
+	assert_file_has_content probe.txt "  hardening: .*no-new-privs, seccomp, stdio-only, reaped, ipc-filtered"
+	local q
+	q=$(ipcmk -Q | grep -o '[0-9]*$')
+	rc=0
+	"$SHIM" --no-namespaces -- "$DSB" exec --backend landlock --mode read-only -- \
+		ipcrm -q "$q" 2>err.txt || rc=$?
+	ipcs -q -i "$q" >/dev/null 2>&1 || fail "the filter let a host queue be removed"
+	ipcrm -q "$q"
+	[ "$rc" -ne 0 ] || fail "ipcrm succeeded inside"
 
 	# ...and both together fail closed: nothing runs.
 	local combos=("--no-landlock --no-namespaces" "--no-landlock")
@@ -261,6 +272,9 @@ test_older_abi_is_partial_with_notice() {
 	assert_contains "$out" "landlock: usable, partial enforcement"
 	assert_contains "$out" "ABI: 3 (the kernel has"
 	[[ "$out" != *ioctl_dev* ]] || fail "ABI 3 must not govern ioctl_dev"
+	# No scopes below ABI 6: probe says what that leaves open.
+	assert_contains "$out" "  not governed: chmod, chown, utimes, xattr, network, abstract-unix-socket, signals, survivors"
+	assert_contains "$out" "  scoped: none"
 	run --config old.yaml exec --mode workspace-write --workspace "$PWD/ws" -- bash -c 'echo hi'
 	assert_rc 0
 	assert_streq "$out" "hi"
