@@ -13,10 +13,13 @@
 #include "../confine/confine.h"
 #include "cli.h"
 
-static const struct {
+/* A bit and the name `probe` prints for it. */
+typedef struct named_bit {
 	uint64_t bit;
 	const char *name;
-} fs_rights[] = {
+} named_bit;
+
+static const named_bit fs_rights[] = {
 	{LL_EXECUTE, "execute"},     {LL_WRITE_FILE, "write_file"}, {LL_READ_FILE, "read_file"},
 	{LL_READ_DIR, "read_dir"},   {LL_REMOVE_DIR, "remove_dir"}, {LL_REMOVE_FILE, "remove_file"},
 	{LL_MAKE_CHAR, "make_char"}, {LL_MAKE_DIR, "make_dir"},	    {LL_MAKE_REG, "make_reg"},
@@ -25,18 +28,12 @@ static const struct {
 	{LL_IOCTL_DEV, "ioctl_dev"},
 };
 
-static const struct {
-	uint64_t bit;
-	const char *name;
-} scopes[] = {
+static const named_bit scopes[] = {
 	{LL_SCOPE_SIGNAL, "signal"},
 	{LL_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket"},
 };
 
-static const struct {
-	uint64_t bit;
-	const char *name;
-} hardening[] = {
+static const named_bit hardening[] = {
 	{DSB_HARDEN_CAPABILITIES, "capabilities"},
 	{DSB_HARDEN_BOUNDING_SET, "bounding-set"},
 	{DSB_HARDEN_NO_NEW_PRIVS, "no-new-privs"},
@@ -55,33 +52,32 @@ static const struct {
 
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
  * ABI (spec §5.6 caveats): those four names. */
-static const struct {
-	uint64_t bit;
-	const char *name;
-} ungoverned[] = {
+static const named_bit ungoverned[] = {
 	{DSB_UNGOVERNED_METADATA, "chmod"},  {DSB_UNGOVERNED_METADATA, "chown"},
 	{DSB_UNGOVERNED_METADATA, "utimes"}, {DSB_UNGOVERNED_METADATA, "xattr"},
 	{DSB_UNGOVERNED_NETWORK, "network"}, {DSB_UNGOVERNED_ABSTRACT_UNIX, "abstract-unix-socket"},
 	{DSB_UNGOVERNED_SIGNALS, "signals"}, {DSB_UNGOVERNED_SURVIVORS, "survivors"},
 };
 
-/* Appends the names of the bits of @mask in @table as a JSON array or a comma list. */
-#define PUT_NAMES(sb, table, mask, json)                                      \
-	do {                                                                  \
-		bool first_ = true;                                           \
-		for (size_t i_ = 0; i_ < ELEMENTSOF(table); i_++) {           \
-			if (!((mask) & (table)[i_].bit))                      \
-				continue;                                     \
-			(void)strbuf_printf(sb, (json) ? "%s\"%s\"" : "%s%s", \
-					    first_   ? ""                     \
-					    : (json) ? ","                    \
-						     : ", ",                  \
-					    (table)[i_].name);                \
-			first_ = false;                                       \
-		}                                                             \
-		if (first_ && !(json))                                        \
-			(void)strbuf_puts(sb, "none");                        \
-	} while (0)
+/* Appends the names of the bits of @mask in @table as a JSON array's items or a comma list. */
+static void put_names(strbuf *sb, const named_bit *table, size_t n, uint64_t mask, bool json)
+{
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!(mask & table[i].bit))
+			continue;
+		(void)strbuf_printf(sb, json ? "%s\"%s\"" : "%s%s",
+				    first  ? ""
+				    : json ? ","
+					   : ", ",
+				    table[i].name);
+		first = false;
+	}
+	if (first && !json)
+		(void)strbuf_puts(sb, "none");
+}
+
+#define PUT_NAMES(sb, table, mask, json) put_names(sb, table, ELEMENTSOF(table), mask, json)
 
 static void render_text(strbuf *sb, const dsb_probe_report *rep)
 {
