@@ -45,6 +45,33 @@ typedef enum dsb_backend {
 	_DSB_BACKEND_INVALID = -1,
 } dsb_backend;
 
+/*
+ * Why a path is protected (beyond DSH; docs/design/protected-paths.md). The kinds before
+ * DSB_PROTECT_GIT bear the policy itself: where one cannot be enforced, the call fails closed.
+ * The others are enforced wherever the backend can, and reported where it cannot.
+ */
+typedef enum dsb_protect_kind {
+	DSB_PROTECT_STORE,     /* the session store */
+	DSB_PROTECT_CONFIG,    /* the configuration file, or the directory it is looked for in */
+	DSB_PROTECT_ANSWERER,  /* the approval answerer's program and script */
+	DSB_PROTECT_RUNNER,    /* the runnerCommand program */
+	DSB_PROTECT_SPILL,     /* the call's spill directory */
+	DSB_PROTECT_GIT,       /* a checkout's .git hooks, config and info (protectGit) */
+	DSB_PROTECT_LISTED,    /* sandbox-policy.protectedPaths */
+	DSB_PROTECT_DENY_READ, /* sandbox-policy.denyRead: hidden, not just read-only */
+	_DSB_PROTECT_MAX,
+	_DSB_PROTECT_INVALID = -1,
+} dsb_protect_kind;
+
+/* "store", "config", "answerer", "runner", "spill", "git", "listed", "deny-read"; else NULL. */
+DSB_API const char *dsb_protect_kind_to_string(dsb_protect_kind kind);
+
+/* Why a path of @kind is protected, one sentence without a final period, for the model. */
+DSB_API const char *dsb_protect_kind_reason(dsb_protect_kind kind);
+
+/* Whether a path of @kind must be enforced or the call fails closed (store .. spill). */
+DSB_API bool dsb_protect_kind_required(dsb_protect_kind kind);
+
 /* "read-only", "workspace-write", "danger-full-access"; NULL outside the enum. */
 DSB_API const char *dsb_mode_to_string(dsb_mode mode);
 
@@ -106,6 +133,9 @@ DSB_API dsb_mode dsb_config_mode(const dsb_config *cfg);
 /* The configured approval policy (approval.policy; ask by default). */
 DSB_API dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg);
 
+/* The file the configuration was loaded from, canonical, or NULL. */
+DSB_API const char *dsb_config_file(const dsb_config *cfg);
+
 /* The configured workspace root as spelled, or NULL (then the process cwd). */
 DSB_API const char *dsb_config_workspace_root(const dsb_config *cfg);
 
@@ -127,6 +157,16 @@ DSB_API dsb_mode dsb_policy_default_mode(const dsb_policy *policy);
 /* The canonical fallback workspace root. Owned by @policy. */
 DSB_API const char *dsb_policy_workspace_root(const dsb_policy *policy);
 
+/*
+ * Adds @path (absolute; it need not exist yet) as protected for every call resolved from now
+ * on, as @kind (store, config, answerer, runner, spill or listed). The configuration already
+ * protects itself when loaded from a file, its answerer and its runner; a caller adds the store
+ * it opens and, when it loaded no file, the directory a configuration would be looked for in.
+ * Copies @path.
+ */
+DSB_API int dsb_policy_protect(dsb_policy *policy, dsb_protect_kind kind, const char *path,
+			       dsb_error *reterr);
+
 /* What one call knows when it asks for its policy (spec §2.2). */
 typedef struct dsb_resolve_request {
 	dsb_mode mode;		 /* an explicit (approved) mode, or _DSB_MODE_INVALID */
@@ -141,11 +181,22 @@ typedef struct dsb_resolve_request {
 		.session_cwd = NULL,                                                              \
 	}
 
+/* One protected path of a call. */
+typedef struct dsb_protected {
+	char *path; /* canonical, absolute */
+	dsb_protect_kind kind;
+	bool directory; /* a directory (or one to be made: a missing hooks or store directory) */
+	bool exists;	/* false: made empty before the call so that it cannot be created inside */
+} dsb_protected;
+
 /* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */
 typedef struct dsb_exec_policy {
 	dsb_mode mode;
 	char *workspace_root; /* canonical, absolute */
 	char *session_id;     /* NULL for an agentless call */
+	/* Beyond DSH: what no confined command nor the fence may change, in resolve() order. */
+	dsb_protected *protected;
+	size_t n_protected;
 } dsb_exec_policy;
 
 /*
@@ -158,6 +209,21 @@ DSB_API int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_reque
 
 /* Releases what @p holds and zeroes it (mode becomes read-only). NULL is fine. */
 DSB_API void dsb_exec_policy_done(dsb_exec_policy *p);
+
+/*
+ * Adds one protected path to a resolved policy (the executor adds the call's spill directory).
+ * Copies @path, which must be canonical and absolute.
+ */
+DSB_API int dsb_exec_policy_protect(dsb_exec_policy *p, dsb_protect_kind kind, const char *path,
+				    bool directory, dsb_error *reterr);
+
+/*
+ * The protected path that @path (canonical, absolute) lies in or is, for a write (any kind) or
+ * a read (deny-read only); NULL when none. Borrows both.
+ */
+DSB_API const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy *p,
+							  const char *path, bool write);
+
 
 /*
  * The writable roots of spec §4.1: empty unless workspace-write, else the canonical workspace

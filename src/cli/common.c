@@ -65,6 +65,19 @@ int cli_option_error(const cli_command *cmd, int c, char **argv)
 	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
+/* The directory a default configuration file is looked for in, or NULL (no HOME). */
+static char *default_config_dir(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	char *path = NULL;
+	if (xdg && xdg[0] == '/')
+		return asprintf(&path, "%s/dsh-sandbox", xdg) < 0 ? NULL : path;
+	if (home && home[0] == '/')
+		return asprintf(&path, "%s/.config/dsh-sandbox", home) < 0 ? NULL : path;
+	return NULL;
+}
+
 /* The default configuration file, or NULL when there is none to read. */
 static char *default_config_path(void)
 {
@@ -158,6 +171,21 @@ int cli_flush_stdout(void)
 	return 0;
 }
 
+/*
+ * What the CLI adds to the policy's protected paths: the store it uses and, when no
+ * configuration file was loaded, the directory where one would be found (so that a command
+ * cannot plant one there for the next call).
+ */
+static int cli_protect(dsb_policy *policy, const dsb_config *cfg, const dsb_store *store,
+		       dsb_error *err)
+{
+	int r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_store_root(store), err);
+	if (r < 0 || dsb_config_file(cfg))
+		return r;
+	_cleanup_free_ char *dir = default_config_dir();
+	return dir ? dsb_policy_protect(policy, DSB_PROTECT_CONFIG, dir, err) : 0;
+}
+
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
 		       dsb_exec_policy *ret_policy, dsb_store **ret_store,
 		       dsb_session **ret_session, dsb_error *err)
@@ -175,10 +203,12 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 		r = dsb_config_set_workspace_root(cfg, args->workspace, err);
 	if (r >= 0)
 		r = dsb_policy_new(cfg, &policy, err);
-	if (r >= 0 && args->session) {
+	if (r >= 0)
 		r = dsb_store_open(global->store_path, &store, err);
-		if (r >= 0)
-			r = dsb_session_open(store, args->session, &session, err);
+	if (r >= 0)
+		r = cli_protect(policy, cfg, store, err);
+	if (r >= 0 && args->session) {
+		r = dsb_session_open(store, args->session, &session, err);
 		if (r >= 0)
 			r = dsb_session_resolve(session, policy, mode, ret_policy, err);
 	} else if (r >= 0) {

@@ -105,6 +105,24 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 	strv_free(argv);
 }
 
+/*
+ * Protected paths as binds after the writable ones. Only the workspace is the host's and
+ * writable here; the host's /tmp is not even shown in workspace-write (a private tmpfs).
+ */
+static int bwrap_protect(const dsb_exec_policy *policy, char ***io_argv, char *why,
+			 size_t why_size)
+{
+	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
+	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
+	_cleanup_(protect_ops_done) protect_ops o = {0};
+	int r = protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o);
+	if (r >= 0 && o.n > 0 && writable)
+		r = protect_make_missing(policy, ws, why, why_size);
+	if (r >= 0)
+		r = protect_bwrap_args(&o, io_argv);
+	return r;
+}
+
 static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
 			 dsb_confined *c, char *why, size_t why_size)
 {
@@ -120,6 +138,8 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	plan->filter_fd = BWRAP_FILTER_FD;
 	plan->contained = true;
 	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
+	if (r >= 0)
+		r = bwrap_protect(policy, &c->argv, why, why_size);
 	if (r >= 0)
 		r = push_command(&c->argv, argv);
 	return r;

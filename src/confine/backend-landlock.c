@@ -36,6 +36,8 @@ static unsigned hardening_of(unsigned achieved)
 		h |= DSB_HARDEN_USER_NAMESPACE;
 	if (achieved & HARDEN_UTS_NS)
 		h |= DSB_HARDEN_UTS_NAMESPACE;
+	if (achieved & HARDEN_MNT_NS)
+		h |= DSB_HARDEN_MOUNT_NAMESPACE;
 	h |= achieved & HARDEN_IPC_NS ? DSB_HARDEN_IPC_NAMESPACE : DSB_HARDEN_IPC_FILTERED;
 	return h;
 }
@@ -80,6 +82,7 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 		.harden = true,
 		.filter_flags = LANDLOCK_FILTER,
 		.filter_fd = -1,
+		.mount_ns = true, /* can protected paths be enforced here? */
 	};
 	landlock_status st;
 	landlock_negotiate(&plan.landlock, out->landlock_abi_used, &st);
@@ -92,6 +95,30 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 		out->enforcement = st.partial ? DSB_ENFORCEMENT_PARTIAL : DSB_ENFORCEMENT_FULL;
 		out->hardening |= hardening_of(achieved);
 	}
+}
+
+/*
+ * Protected paths inside the writable roots (the workspace, /tmp, the temp dir: all the host's
+ * here) become mounts in the child's own mount namespace. Where the probe could make none, the
+ * policy-bearing ones refuse the call and the rest go unprotected (reported by `policy`).
+ */
+static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy,
+			    confine_plan *plan, char *why, size_t why_size)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+	if (dsb_policy_writable_roots(policy, &roots, NULL) < 0)
+		return -ENOMEM;
+	int r = protect_ops_build(policy, roots, NULL, &plan->mounts);
+	if (r < 0 || plan->mounts.n == 0)
+		return r;
+	if (!(p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE)) {
+		r = protect_refuse(&plan->mounts, "no mount namespace can be made here to protect it",
+				   why, why_size);
+		protect_ops_done(&plan->mounts);
+		return r;
+	}
+	plan->mounts_required = protect_ops_required(&plan->mounts);
+	return protect_make_missing(policy, roots, why, why_size);
 }
 
 static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
@@ -115,6 +142,8 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 		if (r >= 0)
 			r = strv_push(&ll->rw, policy->workspace_root);
 	}
+	if (r >= 0)
+		r = landlock_protect(p, policy, plan, why, why_size);
 	if (r >= 0)
 		c->argv = strv_copy(argv);
 	return r < 0 ? r : c->argv ? 0 : -ENOMEM;

@@ -187,7 +187,8 @@ static char *cache_key(dsb_provider *p)
 		return NULL;
 
 	strbuf sb = STRBUF_INIT;
-	int r = strbuf_printf(&sb, "kernel=%s %s|uid=%u|chain=", u.release, u.version,
+	/* v2: the probe also tries a mount namespace (protected paths). */
+	int r = strbuf_printf(&sb, "v2|kernel=%s %s|uid=%u|chain=", u.release, u.version,
 			      (unsigned)geteuid());
 	/* Each backend's own parts (bwrap: which binary, by path and identity). */
 	for (size_t i = 0; r >= 0 && i < p->n_chain; i++) {
@@ -350,6 +351,7 @@ void dsb_confined_done(dsb_confined *c)
 		confine_plan *plan = c->plan;
 		strv_free(plan->landlock.ro);
 		strv_free(plan->landlock.rw);
+		protect_ops_done(&plan->mounts);
 		free(plan);
 	}
 	*c = (dsb_confined){0};
@@ -391,6 +393,29 @@ int plan_new(dsb_confined *c, confine_plan **ret)
 	return 0;
 }
 
+static int runner_refuse_protected(const dsb_exec_policy *policy, char *why, size_t why_size)
+{
+	_cleanup_strv_free_ char **roots = NULL;
+	protect_ops o = {0};
+	if (dsb_policy_writable_roots(policy, &roots, NULL) < 0 ||
+	    protect_ops_build(policy, roots, NULL, &o) < 0)
+		return -ENOMEM;
+	int r = protect_refuse(&o, "runnerCommand cannot protect it", why, why_size);
+	protect_ops_done(&o);
+	return r;
+}
+
+bool provider_protects(dsb_provider *p)
+{
+	if (p->runner_command[0])
+		return false;
+	verdict_get(p);
+	if (p->v.selected < 0)
+		return false;
+	return p->chain[p->v.selected] != DSB_BACKEND_LANDLOCK ||
+	       (p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE);
+}
+
 static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
 			dsb_confined *c, char *why, size_t why_size)
 {
@@ -423,6 +448,10 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 		free(c->argv[0]);
 		if (!(c->argv[0] = strdup(path)))
 			return -ENOMEM;
+		/* DSH's profile is the runner's contract: it cannot be told what to protect. */
+		r = runner_refuse_protected(policy, why, why_size);
+		if (r < 0)
+			return r;
 		r = bwrap_profile(policy->mode, policy->workspace_root, &c->argv);
 		if (r >= 0)
 			r = push_command(&c->argv, argv);

@@ -100,15 +100,17 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 #define HARDEN_IPC_NS	(1u << 3) /* a new IPC namespace */
 #define HARDEN_UTS_NS	(1u << 4) /* a new UTS namespace */
 #define HARDEN_USER_NS	(1u << 5) /* a user namespace (what made the two above possible) */
+#define HARDEN_MNT_NS	(1u << 6) /* a mount namespace (for protected paths) */
 #define HARDEN_FAILED	(1u << 31)
 
 /*
  * New IPC and UTS namespaces for the calling thread where the kernel allows them: directly when
  * privileged, else inside a new user namespace that maps the caller's uid and gid to
- * themselves. Returns the HARDEN_*_NS bits made (0: none; the caller falls back to the filter),
+ * themselves; with @mounts a mount namespace too where possible (HARDEN_MNT_NS says whether).
+ * Returns the HARDEN_*_NS bits made (0: none; the caller falls back to the filter),
  * or HARDEN_FAILED when a user namespace was made but could not be mapped. No allocation.
  */
-unsigned harden_namespaces(void);
+unsigned harden_namespaces(bool mounts);
 
 /*
  * Empties every capability set of the calling thread, the bounding set where it may (needs
@@ -116,6 +118,60 @@ unsigned harden_namespaces(void);
  * HARDEN_BOUNDING when the bounding set is empty, or HARDEN_FAILED. No allocation.
  */
 unsigned harden_drop_caps(void);
+
+/* --- protect.c: protected paths as mounts ----------------------------------------------------- */
+
+typedef enum protect_op {
+	PROTECT_PIN,	   /* bound onto itself, writable: cannot be renamed or replaced */
+	PROTECT_READ_ONLY, /* bound onto itself, read-only */
+	PROTECT_HIDE_DIR,  /* an empty, mode 000, read-only tmpfs over it */
+	PROTECT_HIDE_FILE, /* /dev/null over it */
+} protect_op;
+
+typedef struct protect_mount {
+	protect_op op;
+	char *path;
+	dsb_protect_kind kind; /* of the protected path (pins: meaningless) */
+} protect_mount;
+
+typedef struct protect_ops {
+	protect_mount *v; /* pins first, then the rest; parents first in each */
+	size_t n;
+} protect_ops;
+
+/*
+ * The mounts that enforce @policy's protected paths for a backend whose writable roots are
+ * @visible, and which shows the command nothing of the host under @unseen (bwrap's private
+ * /tmp). Fills *@ret (release with protect_ops_done()). -ENOMEM.
+ */
+int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char *const *unseen,
+		      protect_ops *ret);
+void protect_ops_done(protect_ops *o);
+
+/* Whether @o holds a policy-bearing path (store .. spill), which must be enforced. */
+bool protect_ops_required(const protect_ops *o);
+
+/*
+ * -EPERM with "the KIND PATH lies in a writable root and @cannot; FIX" in @why when @o holds a
+ * policy-bearing path; else 0.
+ */
+int protect_refuse(const protect_ops *o, const char *cannot, char *why, size_t why_size);
+
+/*
+ * Makes each missing protected path of @policy inside @roots, empty, beneath its root and
+ * through no symlink. -EPERM with the reason in @why when a policy-bearing one cannot be made.
+ */
+int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char *why,
+			 size_t why_size);
+
+/* Appends @o as bwrap arguments. -ENOMEM. */
+int protect_bwrap_args(const protect_ops *o, char ***io_argv);
+
+/*
+ * In a child in its own mount namespace: makes every mount a slave (nothing propagates back
+ * to the host), then applies @v. -errno with the launcher-style line in @msg. No allocation.
+ */
+int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size);
 
 /* --- the plan a backend hands the spawner ---------------------------------------------------- */
 
@@ -126,6 +182,9 @@ typedef struct confine_plan {
 	unsigned filter_flags;	/* SECCOMP_DENY_*: the filter's variant */
 	int filter_fd;		/* >= 0: the runner reads the filter from this descriptor */
 	bool contained;		/* the backend ends every process when the command ends */
+	protect_ops mounts;	/* Landlock: applied in a new mount namespace before restricting */
+	bool mounts_required;	/* mounts hold a policy-bearing path: no namespace, no run */
+	bool mount_ns;		/* make a mount namespace even without mounts (the probe) */
 } confine_plan;
 
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */
@@ -194,6 +253,12 @@ char **strv_of(const char *const *words);
 /* Appends "--" and @argv to *@io. -ENOMEM. */
 int push_command(char ***io, char *const *argv);
 
+/*
+ * Whether the backend @p confines with can enforce protected paths (a mount namespace): bwrap,
+ * Landlock where the probe made one; never a runnerCommand. Probes on first use.
+ */
+bool provider_protects(dsb_provider *p);
+
 /* A new plan for @c (zeroed, no filter descriptor). -ENOMEM. */
 int plan_new(dsb_confined *c, confine_plan **ret);
 
@@ -205,9 +270,6 @@ int plan_new(dsb_confined *c, confine_plan **ret);
  * there are only untrusted ones; both with the reason in @why.
  */
 int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
-
-/* Whether the canonical @path is @dir or lies below it. */
-bool path_is_under(const char *path, const char *dir);
 
 /* --- backend-bwrap.c ------------------------------------------------------------------------ */
 

@@ -31,21 +31,13 @@ static int write_proc(const char *path, const char *text)
 	return r;
 }
 
-unsigned harden_namespaces(void)
+/* A new user namespace with the caller's uid and gid mapped to themselves. */
+static unsigned user_namespace(int flags)
 {
-	/*
-	 * Root (in its own user namespace) may make them directly. Anyone else needs a user
-	 * namespace first; the kernel owns the new IPC and UTS namespaces by it. The identity is
-	 * mapped to itself, so files keep their owners and the command its uid and gid.
-	 */
-	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS) == 0)
-		return HARDEN_IPC_NS | HARDEN_UTS_NS;
-
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	if (unshare(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
-		return 0; /* no namespaces here (disabled, or a container's filter): the seccomp
-			   * filter then refuses IPC, see harden_filter_flags() */
+	if (unshare(CLONE_NEWUSER | flags) < 0)
+		return 0;
 	char map[64];
 	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
 	int r = write_proc("/proc/self/uid_map", map);
@@ -58,9 +50,34 @@ unsigned harden_namespaces(void)
 	}
 	/* Unmapped, the process would run as the overflow uid: better without the namespaces
 	 * (the caller cannot tell which half failed, so this cannot be undone; fail). */
-	if (r < 0)
-		return HARDEN_FAILED;
-	return HARDEN_USER_NS | HARDEN_IPC_NS | HARDEN_UTS_NS;
+	return r < 0 ? HARDEN_FAILED : HARDEN_USER_NS;
+}
+
+unsigned harden_namespaces(bool mounts)
+{
+	/*
+	 * Root (in its own user namespace) may make them directly. Anyone else needs a user
+	 * namespace first; the kernel owns the new namespaces by it. The identity is mapped to
+	 * itself, so files keep their owners and the command its uid and gid. A mount namespace
+	 * is wanted only for protected paths (copying the mount table costs); where it cannot be
+	 * made the others still are, and the caller decides.
+	 */
+	const int base = CLONE_NEWIPC | CLONE_NEWUTS;
+	const unsigned made = HARDEN_IPC_NS | HARDEN_UTS_NS;
+	if (mounts && unshare(base | CLONE_NEWNS) == 0)
+		return made | HARDEN_MNT_NS;
+	if (!mounts && unshare(base) == 0)
+		return made;
+	unsigned user = mounts ? user_namespace(base | CLONE_NEWNS) : 0;
+	if (user)
+		return user & HARDEN_FAILED ? user : user | made | HARDEN_MNT_NS;
+	if (mounts && unshare(base) == 0)
+		return made;
+	user = user_namespace(base);
+	if (!user)
+		return 0; /* no namespaces here (disabled, or a container's filter): the seccomp
+			   * filter then refuses IPC, see harden_filter_flags() */
+	return user & HARDEN_FAILED ? user : user | made;
 }
 
 unsigned harden_drop_caps(void)

@@ -98,7 +98,8 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 		 */
 		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
 			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
-		unsigned ns = harden_namespaces();
+		const protect_ops *m = &plan->mounts;
+		unsigned ns = harden_namespaces(m->n > 0 || plan->mount_ns);
 		if (ns & HARDEN_FAILED) {
 			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
 			return -EPERM;
@@ -107,6 +108,22 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 		/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
 		if (!(ns & HARDEN_IPC_NS))
 			filter_flags |= SECCOMP_DENY_IPC;
+		/*
+		 * Protected paths, before Landlock forbids mounting. Without a mount namespace
+		 * the policy-bearing ones fail the call (the provider refuses earlier when the
+		 * probe saw none); .git and listed paths then go unprotected, as `policy` and
+		 * `probe` report.
+		 */
+		if (m->n > 0 && (ns & HARDEN_MNT_NS)) {
+			int r = protect_apply_mounts(m->v, m->n, msg, size);
+			if (r < 0)
+				return r;
+		} else if (m->n > 0 && plan->mounts_required) {
+			(void)snprintf(msg, size,
+				       "landlock-run: cannot protect %s: no mount namespace here",
+				       m->v[m->n - 1].path);
+			return -EPERM;
+		}
 	}
 
 	landlock_status st;
@@ -161,12 +178,6 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	}
 	confine_cloexec_from(keep);
 
-	if (o->cwd && chdir(o->cwd) < 0) {
-		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s': %s", o->cwd,
-			       strerror(errno));
-		child_fail(rep, 0, errno, msg);
-	}
-
 	if (plan && c->landlock) {
 		bool partial = false;
 		int r = confine_self(plan, &rep->achieved, &partial, msg, sizeof(msg));
@@ -178,6 +189,13 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 				write(2, LL_PARTIAL_NOTICE "\n", sizeof(LL_PARTIAL_NOTICE));
 			(void)ignored;
 		}
+	}
+
+	/* After the mounts: a directory entered before them would bypass them. */
+	if (o->cwd && chdir(o->cwd) < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s': %s", o->cwd,
+			       strerror(errno));
+		child_fail(rep, 0, errno, msg);
 	}
 
 	(void)sigemptyset(&none);

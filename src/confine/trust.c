@@ -17,15 +17,6 @@
 
 #include "confine.h"
 
-/* Whether @path is inside the canonical directory @dir. */
-bool path_is_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
-}
-
 /*
  * Nobody but root or us can have written @canon or any directory above it: each is owned by
  * root or our uid and writable by neither group nor others (a root-owned sticky directory

@@ -6,6 +6,7 @@
 #ifndef DSB_CORE_CLEANUP_H
 #define DSB_CORE_CLEANUP_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,15 @@ static inline void fclosep(FILE **f)
 	if (*f) {
 		int saved = errno;
 		(void)fclose(*f);
+		errno = saved;
+	}
+}
+
+static inline void closedirp(DIR **d)
+{
+	if (*d) {
+		int saved = errno;
+		(void)closedir(*d);
 		errno = saved;
 	}
 }

@@ -92,6 +92,9 @@ int path_canonical(const char *path, char **ret_path);
  */
 int path_resolve_root(const char *path, char **ret_path);
 
+/* Whether the canonical @path is the canonical directory @dir or lies inside it. */
+bool path_is_under(const char *path, const char *dir);
+
 /* fsync(2) of a directory, so an entry just made in it survives a crash. -errno. */
 int fsync_dir(const char *dir);
 

@@ -137,3 +137,11 @@ int mkdir_p(const char *path, mode_t mode, bool sync)
 		*slash = '/';
 	}
 }
+
+bool path_is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+}

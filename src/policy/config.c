@@ -101,10 +101,14 @@ dsb_config *dsb_config_new(void)
 	cfg->runner_command = calloc(1, sizeof(char *));
 	cfg->runner_failure_signatures = calloc(1, sizeof(char *));
 	cfg->answerer = calloc(1, sizeof(char *));
+	cfg->protected_paths = calloc(1, sizeof(char *));
+	cfg->deny_read = calloc(1, sizeof(char *));
+	cfg->protect_git = true;
 	cfg->n_presets = ELEMENTSOF(default_presets);
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
+	    !cfg->protected_paths || !cfg->deny_read ||
 	    !cfg->presets || scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
@@ -115,6 +119,9 @@ dsb_config *dsb_config_free(dsb_config *cfg)
 	if (!cfg)
 		return NULL;
 	free(cfg->workspace_root);
+	strv_free(cfg->protected_paths);
+	strv_free(cfg->deny_read);
+	free(cfg->file);
 	strv_free(cfg->runner_command);
 	strv_free(cfg->runner_failure_signatures);
 	strv_free(cfg->answerer);
@@ -179,4 +186,9 @@ dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg)
 const char *dsb_config_workspace_root(const dsb_config *cfg)
 {
 	return cfg ? cfg->workspace_root : NULL;
+}
+
+const char *dsb_config_file(const dsb_config *cfg)
+{
+	return cfg ? cfg->file : NULL;
 }

@@ -541,6 +541,71 @@ static int parse_strv(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
+/* A boolean: true or false as YAML 1.2's core schema spells them, plain. */
+static int parse_bool(struct parser *p, const struct field *f, void *base)
+{
+	const char *s;
+	if (p->event.type != YAML_SCALAR_EVENT || scalar_kind(&p->event) != SCALAR_PLAIN)
+		return fail_type(p, "true or false");
+	s = scalar(p);
+	bool *t = target(f, base);
+	if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
+		*t = true;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
+		*t = false;
+	else
+		return fail_type(p, "true or false");
+	return 0;
+}
+
+/* Whether @s has a ".." component. */
+static bool has_dotdot(const char *s)
+{
+	for (const char *c = s; (c = strstr(c, "..")); c += 2)
+		if ((c == s || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+			return true;
+	return false;
+}
+
+/*
+ * sandbox-policy.protectedPaths (beyond DSH): glob patterns relative to each writable root,
+ * never climbing out of it.
+ */
+static int parse_protected_paths(struct parser *p, const struct field *f, void *base)
+{
+	int r = parse_strv(p, f, base);
+	if (r < 0)
+		return r;
+	for (char **e = *(char ***)target(f, base); *e; e++) {
+		if ((*e)[0] == '/' || (*e)[0] == '~' || has_dotdot(*e))
+			return fail_at(p, here(p),
+				       "\"%s\": entries are relative to each writable root and "
+				       "stay inside it (no leading / or ~, no ..)",
+				       show(p, *e));
+		if (strlen(*e) >= DSB_PATH_MAX)
+			return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
+	}
+	return 0;
+}
+
+/* sandbox-policy.denyRead (beyond DSH): absolute paths, or ~ and ~/... for the home. */
+static int parse_deny_read(struct parser *p, const struct field *f, void *base)
+{
+	int r = parse_strv(p, f, base);
+	if (r < 0)
+		return r;
+	for (char **e = *(char ***)target(f, base); *e; e++) {
+		bool home = (*e)[0] == '~' && ((*e)[1] == '\0' || (*e)[1] == '/');
+		if ((*e)[0] != '/' && !home)
+			return fail_at(p, here(p),
+				       "\"%s\": entries are absolute paths or start with ~/",
+				       show(p, *e));
+		if (strlen(*e) >= DSB_PATH_MAX)
+			return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
+	}
+	return 0;
+}
+
 struct scrub_rules {
 	scrub_rule *v;
 	size_t n;
@@ -822,6 +887,11 @@ static const struct field policy_fields[] = {
 	{.key = "mode",          .parse = parse_mode,   .offset = offsetof(dsb_config, mode)},
 	{.key = "workspaceRoot", .parse = parse_string, .offset = offsetof(dsb_config, workspace_root),
 	 .nonempty = true, .max = DSB_PATH_MAX},
+	{.key = "protectedPaths", .parse = parse_protected_paths,
+	 .offset = offsetof(dsb_config, protected_paths), .nonempty = true},
+	{.key = "protectGit",    .parse = parse_bool,   .offset = offsetof(dsb_config, protect_git)},
+	{.key = "denyRead",      .parse = parse_deny_read, .offset = offsetof(dsb_config, deny_read),
+	 .nonempty = true},
 };
 
 static const struct field local_fields[] = {
@@ -1004,5 +1074,16 @@ int dsb_config_load_file(const char *path, dsb_config **ret_cfg, dsb_error *rete
 			break;
 		len += (size_t)n;
 	}
-	return dsb_config_parse(buf, len, path, ret_cfg, reterr);
+	dsb_config *cfg = NULL;
+	int r = dsb_config_parse(buf, len, path, &cfg, reterr);
+	if (r < 0)
+		return r;
+	/* The file that sets the policy is protected from the commands it confines. */
+	cfg->file = realpath(path, NULL);
+	if (!cfg->file) {
+		dsb_config_free(cfg);
+		return fail_file(reterr, path, errno, "cannot resolve");
+	}
+	*ret_cfg = cfg;
+	return 0;
 }

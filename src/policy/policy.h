@@ -63,6 +63,10 @@ struct dsb_config {
 	/* sandbox-policy */
 	dsb_mode mode;
 	char *workspace_root; /* as configured; NULL = the process cwd */
+	char **protected_paths; /* never NULL: patterns relative to each writable root */
+	bool protect_git;	/* .git hooks, config and info of each writable root */
+	char **deny_read;	/* never NULL: absolute, or ~/... */
+	char *file;		/* the file loaded, canonical; NULL for none */
 
 	/* sandbox-local */
 	dsb_backend backends[_DSB_BACKEND_MAX]; /* the chain, in order, no repeats */
@@ -91,6 +95,29 @@ struct dsb_config {
 	size_t n_presets;
 	char *default_preset; /* NULL = inferred from the composed defaults (spec §8.6) */
 };
+
+/* A path the service protects in every call (dsb_policy_protect(), or the configuration's). */
+typedef struct policy_source {
+	dsb_protect_kind kind;
+	char *path; /* absolute */
+} policy_source;
+
+struct dsb_policy {
+	dsb_mode default_mode;
+	char *workspace_root; /* canonical: resolveWorkspaceRoot(configured root ?? cwd) */
+	policy_source *sources;
+	size_t n_sources;
+	char **protected_paths; /* sandbox-policy.protectedPaths */
+	bool protect_git;
+	char **deny_read;
+};
+
+/* protect.c: the service's sources and each call's protected paths. */
+int policy_source_add(dsb_policy *policy, dsb_protect_kind kind, const char *path);
+int policy_source_add_argv(dsb_policy *policy, dsb_protect_kind kind, char *const *argv);
+/* Fills p->protected for @p's mode and roots. -DSB_E_NO_MEMORY. */
+int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_error *reterr);
+void policy_protected_free(dsb_protected *v, size_t n);
 
 /* config.c: preset tables, deep-copied and freed as a whole. */
 dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n);

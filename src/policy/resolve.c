@@ -5,15 +5,12 @@
  * session's fold and header cwd arrive in the request, read from the session's log.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "policy.h"
-
-struct dsb_policy {
-	dsb_mode default_mode;
-	char *workspace_root; /* canonical: resolveWorkspaceRoot(configured root ?? cwd) */
-};
 
 /* resolveWorkspaceRoot() with its errors named after @what. */
 static int resolve_root(const char *path, const char *what, char **ret_root, dsb_error *reterr)
@@ -40,11 +37,28 @@ int dsb_policy_new(const dsb_config *cfg, dsb_policy **ret_policy, dsb_error *re
 	if (!p)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
 	p->default_mode = cfg->mode;
+	p->protect_git = cfg->protect_git;
 
 	int r = resolve_root(cfg->workspace_root ? cfg->workspace_root : ".", "workspace root",
 			     &p->workspace_root, reterr);
-	if (r < 0)
+	if (r < 0) {
+		dsb_policy_free(TAKE_PTR(p));
 		return r;
+	}
+	/* The configuration protects itself, its answerer and its runner. */
+	p->protected_paths = strv_copy(cfg->protected_paths);
+	p->deny_read = strv_copy(cfg->deny_read);
+	r = p->protected_paths && p->deny_read ? 0 : -ENOMEM;
+	if (r >= 0 && cfg->file)
+		r = policy_source_add(p, DSB_PROTECT_CONFIG, cfg->file);
+	if (r >= 0)
+		r = policy_source_add_argv(p, DSB_PROTECT_ANSWERER, cfg->answerer);
+	if (r >= 0)
+		r = policy_source_add_argv(p, DSB_PROTECT_RUNNER, cfg->runner_command);
+	if (r < 0) {
+		dsb_policy_free(TAKE_PTR(p));
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+	}
 	*ret_policy = TAKE_PTR(p);
 	return 0;
 }
@@ -53,6 +67,11 @@ dsb_policy *dsb_policy_free(dsb_policy *policy)
 {
 	if (policy) {
 		free(policy->workspace_root);
+		for (size_t i = 0; i < policy->n_sources; i++)
+			free(policy->sources[i].path);
+		free(policy->sources);
+		strv_free(policy->protected_paths);
+		strv_free(policy->deny_read);
 		free(policy);
 	}
 	return NULL;
@@ -66,6 +85,51 @@ dsb_mode dsb_policy_default_mode(const dsb_policy *policy)
 const char *dsb_policy_workspace_root(const dsb_policy *policy)
 {
 	return policy ? policy->workspace_root : NULL;
+}
+
+/*
+ * A session's root is the directory its header recorded, canonical then (getcwd). If that path
+ * now leads through a symlink that sits in a temp dir (a writable root of every workspace-write
+ * call, on the host under Landlock), a confined command may have renamed the real directory
+ * away and planted the link to widen the next call's root, to "/" say: refuse (@mode names the
+ * mode asked for). A link elsewhere was put there by someone a command cannot impersonate.
+ */
+static int check_root_identity(const char *recorded, const char *canonical, dsb_mode mode,
+			       dsb_error *reterr)
+{
+	_cleanup_free_ char *lexical = NULL, *tmpdir = NULL, *tmp = NULL, *tmp_real = NULL;
+	if (path_lexical_resolve("/", recorded, &lexical) < 0 || strcmp(lexical, canonical) == 0)
+		return 0;
+	if (tmpdir_get(&tmpdir) < 0 || path_canonical(tmpdir, &tmp) < 0 ||
+	    path_canonical("/tmp", &tmp_real) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+
+	for (char *slash = lexical + 1;; slash++) {
+		slash = strchrnul(slash, '/');
+		char saved = *slash;
+		*slash = '\0';
+		struct stat st;
+		bool link = lstat(lexical, &st) == 0 && S_ISLNK(st.st_mode);
+		if (link) {
+			_cleanup_free_ char *parent = NULL, *real_parent = NULL;
+			if (path_lexical_resolve(lexical, "..", &parent) < 0 ||
+			    path_canonical(parent, &real_parent) < 0)
+				return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+			if (path_is_under(real_parent, tmp) || path_is_under(real_parent, tmp_real)) {
+				char detail[2 * DSB_PATH_MAX + 200];
+				(void)snprintf(detail, sizeof(detail),
+					       "the session's workspace root %s now leads through the "
+					       "symlink %s in a writable temp dir (to %s): it was "
+					       "swapped, so nothing runs; start a new session from the "
+					       "real directory",
+					       recorded, lexical, canonical);
+				return policy_fail_unavailable(reterr, mode, detail);
+			}
+		}
+		*slash = saved;
+		if (!saved)
+			return 0;
+	}
 }
 
 static bool mode_valid_or_unset(dsb_mode m)
@@ -96,6 +160,11 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 			     "workspace root", &root, reterr);
 	if (r < 0)
 		return r;
+	if (req->session_id && req->session_cwd && req->session_cwd[0] == '/') {
+		r = check_root_identity(req->session_cwd, root, mode, reterr);
+		if (r < 0)
+			return r;
+	}
 
 	_cleanup_free_ char *session_id = NULL;
 	if (req->session_id) {
@@ -104,11 +173,17 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 			return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
 	}
 
-	*ret_policy = (dsb_exec_policy){
+	dsb_exec_policy out = {
 		.mode = mode,
 		.workspace_root = TAKE_PTR(root),
 		.session_id = TAKE_PTR(session_id),
 	};
+	r = policy_protect_resolve(policy, &out, reterr);
+	if (r < 0) {
+		dsb_exec_policy_done(&out);
+		return r;
+	}
+	*ret_policy = out;
 	return 0;
 }
 
@@ -118,5 +193,6 @@ void dsb_exec_policy_done(dsb_exec_policy *p)
 		return;
 	free(p->workspace_root);
 	free(p->session_id);
+	policy_protected_free(p->protected, p->n_protected);
 	*p = (dsb_exec_policy){0};
 }

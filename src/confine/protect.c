@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protected paths as mounts (docs/design/protected-paths.md). A backend turns a call's
+ * protected paths (policy/protect.c) into mount operations in the command's own mount
+ * namespace: bwrap as arguments after its writable binds, Landlock in the child before it
+ * restricts itself (Landlock grants rights to whole subtrees and cannot take a subtree back, so
+ * a read-only bind is what subtracts one).
+ *
+ *   read-only  the path bound onto itself read-only: nothing in it changes, and being a mount
+ *              point it cannot be renamed, removed or replaced either;
+ *   pin        a directory between a writable root and a protected path bound onto itself,
+ *              writable: the command cannot rename it away and put its own in its place (a
+ *              mount point cannot be renamed in its namespace), so the protected path stays
+ *              where the harness and git will look;
+ *   hide       a denyRead directory gets an empty, unreadable (mode 000), read-only tmpfs over
+ *              it, a file /dev/null (reads as empty).
+ *
+ * Pins come first, then the rest, each group parents first: a read-only bind of a directory
+ * then covers any pin below it, and a read-only file inside a pinned directory stays so.
+ *
+ * A protected path that does not exist is made, empty, before the call (beneath its root, no
+ * symlink followed), so that there is something to bind and the command cannot create it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+static const char *root_of(char *const *roots, const char *path)
+{
+	for (char *const *r = roots; r && *r; r++)
+		if (path_is_under(path, *r))
+			return *r;
+	return NULL;
+}
+
+static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_kind kind)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->v[i].path, path) == 0) {
+			/* A read-only or hidden path needs no pin of its own. */
+			if (o->v[i].op == PROTECT_PIN && op != PROTECT_PIN) {
+				o->v[i].op = op;
+				o->v[i].kind = kind;
+			}
+			return 0;
+		}
+	protect_mount *v = reallocarray(o->v, o->n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	o->v = v;
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	v[o->n++] = (protect_mount){.op = op, .path = copy, .kind = kind};
+	return 0;
+}
+
+/* Pins every directory strictly between @root and @path. */
+static int pin_between(protect_ops *o, const char *root, const char *path)
+{
+	size_t n = strlen(root);
+	if (n == 1)
+		n = 0;
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	int r = 0;
+	for (char *s = p + n + 1; r >= 0 && (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		r = ops_add(o, PROTECT_PIN, p, DSB_PROTECT_GIT);
+		*s = '/';
+	}
+	return r;
+}
+
+static int by_op_then_path(const void *a, const void *b)
+{
+	const protect_mount *x = a, *y = b;
+	if ((x->op == PROTECT_PIN) != (y->op == PROTECT_PIN))
+		return x->op == PROTECT_PIN ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+void protect_ops_done(protect_ops *o)
+{
+	for (size_t i = 0; o && i < o->n; i++)
+		free(o->v[i].path);
+	if (o)
+		free(o->v);
+	if (o)
+		*o = (protect_ops){0};
+}
+
+int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char *const *unseen,
+		      protect_ops *ret)
+{
+	protect_ops o = {0};
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < policy->n_protected; i++) {
+		const dsb_protected *e = &policy->protected[i];
+		const char *root = root_of(visible, e->path);
+		bool hide = e->kind == DSB_PROTECT_DENY_READ;
+		/* Outside every writable root a path is read-only already; hidden it still must
+		 * be, unless the backend does not show it at all (bwrap's private /tmp). */
+		if (!root && (!hide || root_of(unseen, e->path)))
+			continue;
+		if (root)
+			r = pin_between(&o, root, e->path);
+		if (r >= 0)
+			r = ops_add(&o,
+				    hide ? (e->directory ? PROTECT_HIDE_DIR : PROTECT_HIDE_FILE)
+					 : PROTECT_READ_ONLY,
+				    e->path, e->kind);
+	}
+	/* A workspace inside another writable root (/tmp/ws) is pinned too: not swappable. */
+	const char *outer = NULL;
+	for (char *const *v = visible; r >= 0 && o.n > 0 && v && *v; v++)
+		if (strcmp(*v, policy->workspace_root) != 0 &&
+		    path_is_under(policy->workspace_root, *v))
+			outer = *v;
+	if (r >= 0 && outer) {
+		r = pin_between(&o, outer, policy->workspace_root);
+		if (r >= 0)
+			r = ops_add(&o, PROTECT_PIN, policy->workspace_root, DSB_PROTECT_GIT);
+	}
+	if (r < 0) {
+		protect_ops_done(&o);
+		return r;
+	}
+	if (o.n > 1)
+		qsort(o.v, o.n, sizeof(*o.v), by_op_then_path);
+	*ret = o;
+	return 0;
+}
+
+/* --- missing protected paths ------------------------------------------------------------------ */
+
+/*
+ * Makes @path (inside @root) as an empty directory or file, with its missing parents,
+ * beneath @root and through no symlink: a command may have planted one on the way to point
+ * this (unconfined) step elsewhere. An entry that exists now is left as it is. -errno.
+ */
+static int make_missing(const char *root, const char *path, bool directory, mode_t mode)
+{
+	int dfd = open_dir_no_symlinks(root);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_free_ char *rel = strdup(path + strlen(root) + (strcmp(root, "/") != 0));
+	if (!rel) {
+		(void)close(dfd);
+		return -ENOMEM;
+	}
+	int r = 0;
+	for (char *name = rel; r >= 0;) {
+		char *slash = strchr(name, '/');
+		bool last = !slash;
+		if (slash)
+			*slash = '\0';
+		if (last && !directory) {
+			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					mode);
+			r = fd >= 0 || errno == EEXIST ? 0 : -errno;
+			if (fd >= 0)
+				(void)close(fd);
+			break;
+		}
+		if (mkdirat(dfd, name, last ? mode : 0755) < 0 && errno != EEXIST)
+			r = -errno;
+		int next = r < 0 ? -1
+				 : openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (r >= 0 && next < 0)
+			r = -errno;
+		(void)close(dfd);
+		dfd = next;
+		if (last || r < 0)
+			break;
+		name = slash + 1;
+	}
+	if (dfd >= 0)
+		(void)close(dfd);
+	return r;
+}
+
+int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char *why,
+			 size_t why_size)
+{
+	for (size_t i = 0; i < policy->n_protected; i++) {
+		const dsb_protected *e = &policy->protected[i];
+		const char *root = root_of(roots, e->path);
+		if (e->exists || !root)
+			continue;
+		bool private = e->kind == DSB_PROTECT_STORE || e->kind == DSB_PROTECT_SPILL;
+		int r = make_missing(root, e->path, e->directory,
+				     private ? 0700 : e->directory ? 0755 : 0644);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0 && dsb_protect_kind_required(e->kind)) {
+			(void)snprintf(why, why_size, "cannot make the protected %s %s: %s",
+				       dsb_protect_kind_to_string(e->kind), e->path, strerror(-r));
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/* How to fix a policy-bearing path a backend cannot protect. */
+static const char *fix_for(dsb_protect_kind kind)
+{
+	switch (kind) {
+	case DSB_PROTECT_STORE:
+		return "move the store out of the writable roots (--store or DSH_SANDBOX_STORE)";
+	case DSB_PROTECT_CONFIG:
+		return "move the configuration out of the writable roots";
+	case DSB_PROTECT_ANSWERER:
+		return "move the answerer out of the writable roots";
+	case DSB_PROTECT_RUNNER:
+		return "move the runner out of the writable roots";
+	case DSB_PROTECT_SPILL:
+		return "point TMPDIR out of the writable roots";
+	case DSB_PROTECT_GIT:
+	case DSB_PROTECT_LISTED:
+	case DSB_PROTECT_DENY_READ:
+	case _DSB_PROTECT_MAX:
+	case _DSB_PROTECT_INVALID:
+		break;
+	}
+	return "";
+}
+
+int protect_refuse(const protect_ops *o, const char *cannot, char *why, size_t why_size)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].op != PROTECT_PIN && dsb_protect_kind_required(o->v[i].kind)) {
+			(void)snprintf(why, why_size,
+				       "the %s %s lies in a writable root and %s; %s",
+				       dsb_protect_kind_to_string(o->v[i].kind), o->v[i].path,
+				       cannot, fix_for(o->v[i].kind));
+			return -EPERM;
+		}
+	return 0;
+}
+
+bool protect_ops_required(const protect_ops *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].op != PROTECT_PIN && dsb_protect_kind_required(o->v[i].kind))
+			return true;
+	return false;
+}
+
+/* --- bwrap ---------------------------------------------------------------------------------- */
+
+int protect_bwrap_args(const protect_ops *o, char ***io_argv)
+{
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < o->n; i++) {
+		const char *p = o->v[i].path;
+		switch (o->v[i].op) {
+		case PROTECT_PIN:
+			r = strv_push(io_argv, "--bind");
+			break;
+		case PROTECT_READ_ONLY:
+			r = strv_push(io_argv, "--ro-bind");
+			break;
+		case PROTECT_HIDE_FILE:
+			r = strv_push(io_argv, "--ro-bind");
+			if (r >= 0)
+				r = strv_push(io_argv, "/dev/null");
+			if (r >= 0)
+				r = strv_push(io_argv, p);
+			continue;
+		case PROTECT_HIDE_DIR: {
+			const char *a[] = {"--perms", "0000", "--tmpfs", p, "--remount-ro", p};
+			for (size_t k = 0; r >= 0 && k < ELEMENTSOF(a); k++)
+				r = strv_push(io_argv, a[k]);
+			continue;
+		}
+		}
+		if (r >= 0)
+			r = strv_push(io_argv, p);
+		if (r >= 0)
+			r = strv_push(io_argv, p);
+	}
+	return r;
+}
+
+/* --- Landlock: in the child, before landlock_restrict() ------------------------------------- */
+
+/* The mount flags a read-only remount must keep (locked ones may not be dropped in a user
+ * namespace). */
+static unsigned long kept_flags(const char *path)
+{
+	struct statfs sfs;
+	unsigned long keep = 0;
+	if (statfs(path, &sfs) < 0)
+		return 0;
+	if (sfs.f_flags & ST_NOSUID)
+		keep |= MS_NOSUID;
+	if (sfs.f_flags & ST_NODEV)
+		keep |= MS_NODEV;
+	if (sfs.f_flags & ST_NOEXEC)
+		keep |= MS_NOEXEC;
+	if (sfs.f_flags & ST_NOATIME)
+		keep |= MS_NOATIME;
+	if (sfs.f_flags & ST_NODIRATIME)
+		keep |= MS_NODIRATIME;
+	if (sfs.f_flags & ST_RELATIME)
+		keep |= MS_RELATIME;
+	return keep;
+}
+
+int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
+{
+	/* Nothing done here may reach the host's mount table. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		(void)snprintf(msg, size, "landlock-run: cannot make the mounts private: %s",
+			       strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].path;
+		int r = 0;
+		switch (v[i].op) {
+		case PROTECT_PIN:
+			r = mount(p, p, NULL, MS_BIND, NULL);
+			break;
+		case PROTECT_READ_ONLY:
+		case PROTECT_HIDE_FILE: {
+			const char *src = v[i].op == PROTECT_HIDE_FILE ? "/dev/null" : p;
+			/* Not MS_REC: a pin below stays out of the read-only view. */
+			r = mount(src, p, NULL, MS_BIND, NULL);
+			if (r == 0)
+				r = mount(NULL, p, NULL,
+					  MS_REMOUNT | MS_BIND | MS_RDONLY | kept_flags(p), NULL);
+			break;
+		}
+		case PROTECT_HIDE_DIR:
+			r = mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "mode=000,size=4k");
+			break;
+		}
+		if (r < 0) {
+			int e = errno;
+			(void)snprintf(msg, size, "landlock-run: cannot protect %s: %s", p,
+				       strerror(e));
+			return -e;
+		}
+	}
+	/* A working directory entered before the mounts would still see under them. */
+	char cwd[4096];
+	if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0) {
+		int e = errno;
+		(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
+		return -e;
+	}
+	return 0;
+}

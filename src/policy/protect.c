@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protected paths (beyond DSH; docs/design/protected-paths.md): what a confined command must not
+ * change although it lies inside a writable root, because it bears the policy (the session
+ * store, the configuration, the answerer and runner programs, the spill directory) or runs
+ * later outside the sandbox (a checkout's .git hooks and config, sandbox-policy.protectedPaths);
+ * and what it must not read at all (sandbox-policy.denyRead).
+ *
+ * resolve() lists them per call, canonical, in the order found: a read-only or hidden path
+ * outside every writable root needs nothing (the backends keep it read-only anyway), so only
+ * the ones inside one are listed, plus denyRead wherever it points. A protected path that does
+ * not exist yet is listed too: the confinement makes it, empty, before the command starts, so
+ * that the command cannot create it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy.h"
+
+static const char *const kind_names[_DSB_PROTECT_MAX] = {
+	[DSB_PROTECT_STORE] = "store",	   [DSB_PROTECT_CONFIG] = "config",
+	[DSB_PROTECT_ANSWERER] = "answerer", [DSB_PROTECT_RUNNER] = "runner",
+	[DSB_PROTECT_SPILL] = "spill",	   [DSB_PROTECT_GIT] = "git",
+	[DSB_PROTECT_LISTED] = "listed",   [DSB_PROTECT_DENY_READ] = "deny-read",
+};
+
+static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
+	[DSB_PROTECT_STORE] = "the session store holds this session's mode and approvals",
+	[DSB_PROTECT_CONFIG] = "the configuration sets the sandbox policy",
+	[DSB_PROTECT_ANSWERER] = "the approval answerer decides escalations",
+	[DSB_PROTECT_RUNNER] = "the runner confines every command",
+	[DSB_PROTECT_SPILL] = "the spill directory holds the output the model is shown",
+	[DSB_PROTECT_GIT] = "git runs hooks and reads its config outside the sandbox",
+	[DSB_PROTECT_LISTED] = "sandbox-policy.protectedPaths lists it",
+	[DSB_PROTECT_DENY_READ] = "sandbox-policy.denyRead hides it",
+};
+
+const char *dsb_protect_kind_to_string(dsb_protect_kind kind)
+{
+	return kind >= 0 && kind < _DSB_PROTECT_MAX ? kind_names[kind] : NULL;
+}
+
+const char *dsb_protect_kind_reason(dsb_protect_kind kind)
+{
+	return kind >= 0 && kind < _DSB_PROTECT_MAX ? kind_reasons[kind] : NULL;
+}
+
+bool dsb_protect_kind_required(dsb_protect_kind kind)
+{
+	return kind >= DSB_PROTECT_STORE && kind <= DSB_PROTECT_SPILL;
+}
+
+/* --- the service's sources -------------------------------------------------------------------- */
+
+int policy_source_add(dsb_policy *policy, dsb_protect_kind kind, const char *path)
+{
+	policy_source *v = reallocarray(policy->sources, policy->n_sources + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	policy->sources = v;
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	v[policy->n_sources++] = (policy_source){.kind = kind, .path = copy};
+	return 0;
+}
+
+int dsb_policy_protect(dsb_policy *policy, dsb_protect_kind kind, const char *path,
+		       dsb_error *reterr)
+{
+	if (!policy || !path || kind < 0 || kind >= _DSB_PROTECT_MAX ||
+	    kind == DSB_PROTECT_GIT || kind == DSB_PROTECT_DENY_READ)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_protect: invalid argument");
+	if (path[0] != '/')
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"protected path '%s': not an absolute path", path);
+	if (strlen(path) >= DSB_PATH_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"protected path '%s': longer than %d bytes", path,
+				DSB_PATH_MAX - 1);
+	if (policy_source_add(policy, kind, path) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+	return 0;
+}
+
+/* @name as the program a runner or answerer argv starts: a path, or the first on PATH. */
+static char *program_path(const char *name)
+{
+	if (strchr(name, '/'))
+		return strdup(name);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *end = strchrnul(p, ':');
+		char *candidate = NULL;
+		if (end > p && p[0] == '/' &&
+		    asprintf(&candidate, "%.*s/%s", (int)(end - p), p, name) >= 0) {
+			if (access(candidate, X_OK) == 0)
+				return candidate;
+			free(candidate);
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/*
+ * An answerer's or runner's argv: its program, and every argument naming an existing regular
+ * file (`python3 approve.py`), each as an absolute path.
+ */
+int policy_source_add_argv(dsb_policy *policy, dsb_protect_kind kind, char *const *argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++) {
+		_cleanup_free_ char *path = i == 0 ? program_path(argv[i]) : NULL;
+		struct stat st;
+		if (i > 0 && (stat(argv[i], &st) < 0 || !S_ISREG(st.st_mode)))
+			continue;
+		_cleanup_free_ char *absolute = NULL;
+		int r = path_resolve_root(path ? path : argv[i], &absolute);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			continue;
+		if (policy_source_add(policy, kind, absolute) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- one call's list ------------------------------------------------------------------------ */
+
+typedef struct plist {
+	dsb_protected *v;
+	size_t n, cap;
+} plist;
+
+static void plist_done(plist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	*l = (plist){0};
+}
+
+/* Adds @path (taking it) unless it is listed already. -ENOMEM. */
+static int plist_take(plist *l, char *path, dsb_protect_kind kind, bool directory, bool exists)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].path, path) == 0) {
+			free(path);
+			return 0;
+		}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		dsb_protected *v = reallocarray(l->v, cap, sizeof(*v));
+		if (!v) {
+			free(path);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (dsb_protected){
+		.path = path, .kind = kind, .directory = directory, .exists = exists};
+	return 0;
+}
+
+/*
+ * @path (absolute) with every symlink of its existing part resolved: realpath of the longest
+ * prefix that exists, plus the rest as spelled. *@ret_exists says whether all of it exists.
+ */
+static int canonical_nearest(const char *path, char **ret, bool *ret_exists)
+{
+	_cleanup_free_ char *lexical = NULL;
+	int r = path_lexical_resolve("/", path, &lexical);
+	if (r < 0)
+		return r;
+	size_t cut = strlen(lexical);
+	for (;;) {
+		char saved = lexical[cut];
+		lexical[cut] = '\0';
+		char *real = realpath(cut ? lexical : "/", NULL);
+		lexical[cut] = saved;
+		if (real) {
+			*ret_exists = saved == '\0';
+			if (saved == '\0') {
+				*ret = real;
+				return 0;
+			}
+			r = asprintf(ret, "%s%s", strcmp(real, "/") == 0 ? "" : real, lexical + cut);
+			free(real);
+			return r < 0 ? -ENOMEM : 0;
+		}
+		if (errno == ENOMEM)
+			return -ENOMEM;
+		if (cut == 0)
+			return -ENOENT;
+		while (cut > 0 && lexical[--cut] != '/')
+			;
+	}
+}
+
+/* The writable root holding @path, or NULL. */
+static const char *root_of(char *const *roots, const char *path)
+{
+	for (char *const *r = roots; r && *r; r++)
+		if (path_is_under(path, *r))
+			return *r;
+	return NULL;
+}
+
+/*
+ * Lists @path as @kind when it lies strictly inside a writable root. A missing one is listed
+ * (to be made empty) when @make_missing; @directory says what it would be.
+ */
+static int protect_path(plist *l, char *const *roots, const char *path, dsb_protect_kind kind,
+			bool directory, bool make_missing)
+{
+	_cleanup_free_ char *canon = NULL;
+	bool exists = false;
+	int r = canonical_nearest(path, &canon, &exists);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || (!exists && !make_missing))
+		return 0;
+	const char *root = root_of(roots, canon);
+	/* A whole writable root is not "inside" one: protecting it would undo the mode. */
+	if (!root || strcmp(root, canon) == 0 || strv_contains(roots, canon))
+		return 0;
+	struct stat st;
+	if (exists && stat(canon, &st) == 0)
+		directory = S_ISDIR(st.st_mode);
+	return plist_take(l, TAKE_PTR(canon), kind, directory, exists);
+}
+
+/* Reads the first line of the small file @dir/@name, "" when absent. -errno. */
+static int read_line(const char *dir, const char *name, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	return 0;
+}
+
+/* @rel resolved against the directory @base, unless absolute. */
+static int join(const char *base, const char *rel, char **ret)
+{
+	return path_lexical_resolve(base, rel, ret);
+}
+
+#define GIT_MAX_DEPTH 4 /* nested submodules followed, modules/ levels searched */
+
+static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth);
+
+/* The gitdirs of submodules below @dir (a gitdir's modules/), their names possibly nested. */
+static int protect_modules(plist *l, char *const *roots, const char *dir, int depth)
+{
+	if (depth > GIT_MAX_DEPTH)
+		return 0;
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int r = 0;
+	while (r >= 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		_cleanup_free_ char *sub = NULL;
+		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0)
+			return -ENOMEM;
+		_cleanup_free_ char *head = NULL;
+		if (asprintf(&head, "%s/HEAD", sub) < 0)
+			return -ENOMEM;
+		r = access(head, F_OK) == 0 ? protect_gitdir(l, roots, sub, depth + 1)
+					    : protect_modules(l, roots, sub, depth + 1);
+	}
+	return r;
+}
+
+/* What a linked worktree's gitdir holds that git follows: commondir, config.worktree. */
+static int protect_worktrees(plist *l, char *const *roots, const char *dir)
+{
+	_cleanup_(closedirp) DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int r = 0;
+	while (r >= 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		static const char *const names[] = {"commondir", "config.worktree", "gitdir"};
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {
+			_cleanup_free_ char *p = NULL;
+			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, names[i]) < 0)
+				return -ENOMEM;
+			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, false);
+		}
+	}
+	return r;
+}
+
+/*
+ * One gitdir: hooks and info (made empty when missing, which git does not mind), config and
+ * config.worktree, the commondir file and the common gitdir it names, and the gitdirs of its
+ * submodules and linked worktrees. The rest (objects, refs, index, HEAD) stays writable so
+ * that add, commit, fetch and worktree add work.
+ */
+static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth)
+{
+	static const struct {
+		const char *name;
+		bool directory, make;
+	} parts[] = {
+		{"hooks", true, true},		 {"info", true, true},
+		{"config", false, false},	 {"config.worktree", false, false},
+		{"commondir", false, false},
+	};
+	if (depth > GIT_MAX_DEPTH || !root_of(roots, gitdir))
+		return 0;
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(parts); i++) {
+		_cleanup_free_ char *p = NULL;
+		if (asprintf(&p, "%s/%s", gitdir, parts[i].name) < 0)
+			return -ENOMEM;
+		r = protect_path(l, roots, p, DSB_PROTECT_GIT, parts[i].directory, parts[i].make);
+	}
+
+	char line[DSB_PATH_MAX];
+	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && line[0]) {
+		_cleanup_free_ char *common = NULL, *canon = NULL;
+		bool exists = false;
+		if (join(gitdir, line, &common) < 0)
+			return -ENOMEM;
+		r = canonical_nearest(common, &canon, &exists);
+		if (r == -ENOMEM)
+			return r;
+		r = exists && strcmp(canon, gitdir) != 0 ? protect_gitdir(l, roots, canon, depth + 1)
+							 : 0;
+	}
+	_cleanup_free_ char *modules = NULL, *worktrees = NULL;
+	if (asprintf(&modules, "%s/modules", gitdir) < 0 ||
+	    asprintf(&worktrees, "%s/worktrees", gitdir) < 0)
+		return -ENOMEM;
+	if (r >= 0)
+		r = protect_modules(l, roots, modules, depth);
+	if (r >= 0)
+		r = protect_worktrees(l, roots, worktrees);
+	return r;
+}
+
+/*
+ * The git set of one writable root: its .git directory, or the .git file of a linked worktree
+ * or submodule (itself protected, so that it cannot be pointed elsewhere) and the gitdir it
+ * names.
+ */
+static int protect_git(plist *l, char *const *roots, const char *root)
+{
+	_cleanup_free_ char *dotgit = NULL;
+	if (asprintf(&dotgit, "%s/.git", root) < 0)
+		return -ENOMEM;
+	struct stat st;
+	if (lstat(dotgit, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return protect_gitdir(l, roots, dotgit, 0);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+
+	int r = protect_path(l, roots, dotgit, DSB_PROTECT_GIT, false, false);
+	char line[DSB_PATH_MAX];
+	if (r < 0 || read_line(root, ".git", line, sizeof(line)) < 0 ||
+	    strncmp(line, "gitdir: ", 8) != 0)
+		return r;
+	_cleanup_free_ char *gitdir = NULL, *canon = NULL;
+	bool exists = false;
+	if (join(root, line + 8, &gitdir) < 0)
+		return -ENOMEM;
+	r = canonical_nearest(gitdir, &canon, &exists);
+	if (r == -ENOMEM)
+		return r;
+	return exists ? protect_gitdir(l, roots, canon, 0) : 0;
+}
+
+static bool has_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* sandbox-policy.protectedPaths below one writable root. */
+static int protect_listed(plist *l, char *const *roots, const char *root, char *const *patterns,
+			  bool make_missing)
+{
+	int r = 0;
+	for (char *const *pat = patterns; r >= 0 && pat && *pat; pat++) {
+		_cleanup_free_ char *full = NULL;
+		if (asprintf(&full, "%s/%s", root, *pat) < 0)
+			return -ENOMEM;
+		bool dir = full[strlen(full) - 1] == '/';
+		if (!has_glob(*pat)) {
+			r = protect_path(l, roots, full, DSB_PROTECT_LISTED, dir, make_missing);
+			continue;
+		}
+		glob_t g = {0};
+		int k = glob(full, GLOB_NOSORT, NULL, &g);
+		if (k == GLOB_NOSPACE)
+			r = -ENOMEM;
+		for (size_t i = 0; k == 0 && r >= 0 && i < g.gl_pathc; i++)
+			r = protect_path(l, roots, g.gl_pathv[i], DSB_PROTECT_LISTED, dir, false);
+		globfree(&g);
+	}
+	return r;
+}
+
+/* sandbox-policy.denyRead: wherever it points, when it exists. */
+static int protect_deny_read(plist *l, char *const *entries)
+{
+	const char *home = getenv("HOME");
+	int r = 0;
+	for (char *const *e = entries; r >= 0 && e && *e; e++) {
+		_cleanup_free_ char *full = NULL;
+		if ((*e)[0] == '~') {
+			if (!home || home[0] != '/')
+				continue;
+			if (asprintf(&full, "%s%s", home, *e + 1) < 0)
+				return -ENOMEM;
+		} else if (!(full = strdup(*e)))
+			return -ENOMEM;
+		_cleanup_free_ char *canon = NULL;
+		bool exists = false;
+		r = canonical_nearest(full, &canon, &exists);
+		if (r == -ENOMEM)
+			return r;
+		struct stat st;
+		r = 0;
+		if (!exists || stat(canon, &st) < 0 || strcmp(canon, "/") == 0)
+			continue;
+		r = plist_take(l, TAKE_PTR(canon), DSB_PROTECT_DENY_READ, S_ISDIR(st.st_mode),
+			       true);
+	}
+	return r;
+}
+
+int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_error *reterr)
+{
+	_cleanup_(plist_done) plist l = {0};
+	_cleanup_strv_free_ char **roots = NULL;
+	int r = 0;
+
+	/* Full access is unconfined: nothing is enforced, so nothing is listed. */
+	if (p->mode == DSB_MODE_DANGER_FULL_ACCESS)
+		return 0;
+	if (dsb_policy_writable_roots(p, &roots, reterr) < 0)
+		return -DSB_E_NO_MEMORY;
+
+	for (size_t i = 0; r >= 0 && i < policy->n_sources; i++) {
+		const policy_source *s = &policy->sources[i];
+		bool dir = s->kind == DSB_PROTECT_STORE || s->kind == DSB_PROTECT_SPILL;
+		if (s->kind == DSB_PROTECT_CONFIG) {
+			struct stat st;
+			dir = stat(s->path, &st) < 0 || S_ISDIR(st.st_mode);
+		}
+		r = protect_path(&l, roots, s->path, s->kind, dir, true);
+		/* A configuration file's directory too, unless it holds a writable root. */
+		if (r >= 0 && s->kind == DSB_PROTECT_CONFIG && !dir) {
+			_cleanup_free_ char *parent = NULL;
+			r = join(s->path, "..", &parent);
+			bool holds_root = false;
+			for (char **root = roots; r >= 0 && *root; root++)
+				holds_root |= path_is_under(*root, parent);
+			if (r >= 0 && !holds_root)
+				r = protect_path(&l, roots, parent, s->kind, true, false);
+		}
+	}
+	for (char **root = roots; r >= 0 && *root; root++) {
+		bool workspace = strcmp(*root, p->workspace_root) == 0;
+		if (policy->protect_git)
+			r = protect_git(&l, roots, *root);
+		if (r >= 0)
+			r = protect_listed(&l, roots, *root, policy->protected_paths, workspace);
+	}
+	if (r >= 0)
+		r = protect_deny_read(&l, policy->deny_read);
+	if (r < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "protected paths: out of memory");
+
+	p->protected = TAKE_PTR(l.v);
+	p->n_protected = l.n;
+	l = (plist){0};
+	return 0;
+}
+
+void policy_protected_free(dsb_protected *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+int dsb_exec_policy_protect(dsb_exec_policy *p, dsb_protect_kind kind, const char *path,
+			    bool directory, dsb_error *reterr)
+{
+	if (!p || !path || path[0] != '/' || kind < 0 || kind >= _DSB_PROTECT_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_exec_policy_protect: invalid argument");
+	plist l = {.v = p->protected, .n = p->n_protected, .cap = p->n_protected};
+	char *copy = strdup(path);
+	int r = copy ? plist_take(&l, copy, kind, directory, true) : -ENOMEM;
+	p->protected = l.v;
+	p->n_protected = l.n;
+	if (r < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "protected paths: out of memory");
+	return 0;
+}
+
+const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy *p, const char *path,
+						  bool write)
+{
+	for (size_t i = 0; p && path && i < p->n_protected; i++) {
+		const dsb_protected *e = &p->protected[i];
+		if ((write || e->kind == DSB_PROTECT_DENY_READ) && path_is_under(path, e->path))
+			return e;
+	}
+	return NULL;
+}
