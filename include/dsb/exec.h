@@ -39,6 +39,12 @@ typedef struct dsb_run_result {
 	bool denied;
 	bool has_enforcement; /* false for danger-full-access */
 	dsb_enforcement enforcement;
+	/*
+	 * Beyond DSH: after a denial, one "[sandbox: PATH is protected: REASON]" line per
+	 * protected path the command's stderr names (newline-separated), else NULL. Rendered
+	 * after DSH's markers, never instead of them.
+	 */
+	char *protected_note;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

@@ -144,6 +144,9 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	}
 	if (r >= 0)
 		r = landlock_protect(p, policy, plan, why, why_size);
+	/* A protected path refuses with EROFS, as under bwrap: that is a denial here too. */
+	if (r >= 0 && plan->mounts.n > 0)
+		r = strv_push(&c->denial_signatures, "read-only file system");
 	if (r >= 0)
 		c->argv = strv_copy(argv);
 	return r < 0 ? r : c->argv ? 0 : -ENOMEM;

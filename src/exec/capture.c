@@ -87,6 +87,7 @@ void spill_dir_done(spill_dir *d)
 	}
 	free(d->path);
 	free(d->tmpdir);
+	free(d->protected_path);
 	*d = (spill_dir){0};
 }
 
@@ -208,7 +209,7 @@ static int random_dir_name(char name[sizeof("dsh-subprocess-XXXXXX")])
  * Landlock's workspace-write): a path the caller resolved again and again would go wherever
  * the command last pointed it.
  */
-static int spill_dir_ensure(spill_dir *d)
+int spill_dir_ensure(spill_dir *d)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_free_ char *path = NULL;
@@ -221,6 +222,8 @@ static int spill_dir_ensure(spill_dir *d)
 
 	if (d->path)
 		return 0;
+	if (d->off)
+		return -EPERM;
 	if (!base) {
 		r = tmpdir_get(&tmp);
 		if (r < 0)

@@ -11,7 +11,9 @@
  * byte) survives UTF-8 decoding unchanged, so working on the raw bytes decides exactly as DSH
  * does on the decoded text; only the detail returned is decoded, as DSH's would be.
  */
+#include <ctype.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exec.h"
 
@@ -136,4 +138,55 @@ bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
 		if (contains_folded(stderr_text, stderr_len, *s, strlen(*s)))
 			return true;
 	return false;
+}
+
+/* Whether @hay (@n bytes) holds @needle as a path: not inside a longer name on either side. */
+static bool names_path(const char *hay, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	for (const char *p = hay; k > 0 && (size_t)(p - hay) + k <= n;) {
+		const char *hit = memmem(p, n - (size_t)(p - hay), needle, k);
+		if (!hit)
+			return false;
+		char before = hit > hay ? hit[-1] : ' ';
+		char after = (size_t)(hit - hay) + k < n ? hit[k] : ' ';
+		if (before != '/' && !isalnum((unsigned char)before) && before != '.' &&
+		    before != '_' && before != '-' &&
+		    (after == '/' || !(isalnum((unsigned char)after) || after == '.' ||
+				       after == '_' || after == '-')))
+			return true;
+		p = hit + 1;
+	}
+	return false;
+}
+
+int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exec_policy *p,
+		       const char *workdir, char **ret_note)
+{
+	*ret_note = NULL;
+	if (!stderr_text || !p || p->n_protected == 0)
+		return 0;
+	_cleanup_free_ char *cwd = workdir ? NULL : getcwd(NULL, 0);
+	_cleanup_free_ char *base = NULL;
+	if ((workdir || cwd) && path_canonical(workdir ? workdir : cwd, &base) < 0)
+		return -ENOMEM;
+
+	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < p->n_protected; i++) {
+		const dsb_protected *e = &p->protected[i];
+		/* As spelled from the working directory too: "cannot create .git/hooks/x". */
+		const char *rel = NULL;
+		size_t n = base ? strlen(base) : 0;
+		if (base && path_is_under(e->path, base) && e->path[n])
+			rel = e->path + n + (n > 1);
+		if (!names_path(stderr_text, stderr_len, e->path) &&
+		    !(rel && names_path(stderr_text, stderr_len, rel)))
+			continue;
+		if (strbuf_printf(&sb, "%s[sandbox: %s is protected: %s]", sb.len ? "\n" : "",
+				  e->path, dsb_protect_kind_reason(e->kind)) < 0)
+			return -ENOMEM;
+	}
+	if (sb.len && !(*ret_note = strbuf_take(&sb)))
+		return -ENOMEM;
+	return 0;
 }

@@ -54,7 +54,15 @@ typedef struct spill_dir {
 	ino_t ino;
 	int base_fd; /* TMPDIR: O_PATH, opened with no symlink on its path */
 	int fd;	     /* the spill directory */
+	bool off;    /* no spill in this run: it could not be protected */
+	char *protected_path; /* path, canonical, as the confinement protects it; or NULL */
 } spill_dir;
+
+/*
+ * Makes the spill directory now (the collectors make it on the first spill otherwise). 0, or
+ * -errno (then there is no spill in this run); -EPERM when @d->off.
+ */
+int spill_dir_ensure(spill_dir *d);
 
 /*
  * Removes the spill directory if it is still empty and still ours at its name, closes its
@@ -93,6 +101,14 @@ char *classify_runner_failure(int exit_code, const char *stderr_text, size_t std
 /* matchesSignature (spec §6.5): non-zero exit and the whole stderr contains a signature. */
 bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
 		     char *const *signatures);
+
+/*
+ * After a denial: one "[sandbox: PATH is protected: REASON]" line for each protected path of
+ * @p that @stderr_text names, absolute or relative to @workdir (NULL: the process's), in
+ * *@ret_note; NULL when none. -ENOMEM.
+ */
+int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exec_policy *p,
+		       const char *workdir, char **ret_note);
 
 /* --- render.c ------------------------------------------------------------------------------ */
 

@@ -34,6 +34,7 @@ void dsb_run_result_done(dsb_run_result *r)
 	free(r->out.spill_path);
 	free(r->err.text);
 	free(r->err.spill_path);
+	free(r->protected_note);
 	*r = (dsb_run_result){0};
 }
 
@@ -214,6 +215,37 @@ static int check_request(const dsb_config *cfg, const dsb_run_request *req, uint
 	return 0;
 }
 
+/*
+ * The spill directory lies in a writable root (TMPDIR) in workspace-write, and the model reads
+ * what it holds: it is made before the command starts, so that the confinement can keep it
+ * read-only, and listed in a copy of the policy (@local, its array in *@ret_more). Where the
+ * backend cannot enforce that, or the directory cannot be made, there is no spill file (the
+ * result says so) rather than one the command could write. -ENOMEM.
+ */
+static int spill_protect(dsb_provider *provider, spill_dir *spill, dsb_exec_policy *local,
+			 dsb_protected **ret_more)
+{
+	if (!provider_protects(provider) || spill_dir_ensure(spill) < 0) {
+		spill->off = true;
+		return 0;
+	}
+	_cleanup_free_ char *canon = NULL;
+	if (path_lexical_resolve("/", spill->path, &canon) < 0)
+		return -ENOMEM;
+	dsb_protected *v = calloc(local->n_protected + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (local->n_protected)
+		memcpy(v, local->protected, local->n_protected * sizeof(*v));
+	v[local->n_protected] = (dsb_protected){
+		.path = canon, .kind = DSB_PROTECT_SPILL, .directory = true, .exists = true};
+	local->protected = v;
+	local->n_protected++;
+	*ret_more = v;
+	spill->protected_path = TAKE_PTR(canon);
+	return 0;
+}
+
 int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
 		 const dsb_run_request *req, dsb_run_result *ret, dsb_error *reterr)
 {
@@ -234,15 +266,24 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		argv = x.bash_argv;
 	}
 
+	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
+
 	/* danger-full-access never reaches the provider (spec §1.1, §6.5). */
 	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS) {
 		x.confined.argv = strv_copy(argv);
 		if (!x.confined.argv)
 			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	} else
-		r = dsb_provider_confine(provider, policy, argv, &x.confined, reterr);
+	} else {
+		_cleanup_free_ dsb_protected *more = NULL;
+		dsb_exec_policy local = *policy;
+		if (spill_cap > 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
+			r = spill_protect(provider, &x.spill, &local, &more);
+		if (r >= 0)
+			r = dsb_provider_confine(provider, &local, argv, &x.confined, reterr);
+		else
+			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
 
-	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;
 	if (r >= 0) {
 		x.env = env_build(environ, cfg->scrub_env, cfg->n_scrub_env, req->env,
@@ -338,6 +379,13 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		}
 		res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
 					     x.confined.denial_signatures);
+		if (res.denied &&
+		    classify_protected(res.err.text, res.err.len, policy, req->workdir,
+				       &res.protected_note) < 0) {
+			run_done(&x);
+			dsb_run_result_done(&res);
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		}
 		res.has_enforcement = true;
 		res.enforcement = x.confined.enforcement;
 	}

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -267,6 +268,7 @@ static int join(const char *base, const char *rel, char **ret)
 #define GIT_MAX_DEPTH 4 /* nested submodules followed, modules/ levels searched */
 
 static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth);
+static int protect_submodule_checkout(plist *l, char *const *roots, const char *gitdir);
 
 /* The gitdirs of submodules below @dir (a gitdir's modules/), their names possibly nested. */
 static int protect_modules(plist *l, char *const *roots, const char *dir, int depth)
@@ -287,8 +289,11 @@ static int protect_modules(plist *l, char *const *roots, const char *dir, int de
 		_cleanup_free_ char *head = NULL;
 		if (asprintf(&head, "%s/HEAD", sub) < 0)
 			return -ENOMEM;
-		r = access(head, F_OK) == 0 ? protect_gitdir(l, roots, sub, depth + 1)
-					    : protect_modules(l, roots, sub, depth + 1);
+		bool gitdir = access(head, F_OK) == 0;
+		r = gitdir ? protect_gitdir(l, roots, sub, depth + 1)
+			   : protect_modules(l, roots, sub, depth + 1);
+		if (r >= 0 && gitdir)
+			r = protect_submodule_checkout(l, roots, sub);
 	}
 	return r;
 }
@@ -311,8 +316,42 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir)
 				return -ENOMEM;
 			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, false);
 		}
+		/* The worktree's own .git file, which names this gitdir: not to be repointed. */
+		_cleanup_free_ char *w = NULL;
+		char line[DSB_PATH_MAX];
+		if (asprintf(&w, "%s/%s", dir, e->d_name) < 0)
+			return -ENOMEM;
+		if (r >= 0 && read_line(w, "gitdir", line, sizeof(line)) == 0 && line[0] == '/')
+			r = protect_path(l, roots, line, DSB_PROTECT_GIT, false, false);
 	}
 	return r;
+}
+
+/* A submodule's checkout: core.worktree in its gitdir's config. Its .git file is protected. */
+static int protect_submodule_checkout(plist *l, char *const *roots, const char *gitdir)
+{
+	_cleanup_free_ char *config = NULL;
+	if (asprintf(&config, "%s/config", gitdir) < 0)
+		return -ENOMEM;
+	_cleanup_fclose_ FILE *f = fopen(config, "re");
+	if (!f)
+		return 0;
+	char line[DSB_PATH_MAX];
+	while (fgets(line, sizeof(line), f)) {
+		char *v = line + strspn(line, " \t");
+		if (strncmp(v, "worktree", 8) != 0)
+			continue;
+		v += 8 + strspn(v + 8, " \t");
+		if (*v++ != '=')
+			continue;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\r\n")] = '\0';
+		_cleanup_free_ char *checkout = NULL, *dotgit = NULL;
+		if (join(gitdir, v, &checkout) < 0 || asprintf(&dotgit, "%s/.git", checkout) < 0)
+			return -ENOMEM;
+		return protect_path(l, roots, dotgit, DSB_PROTECT_GIT, false, false);
+	}
+	return 0;
 }
 
 /*
