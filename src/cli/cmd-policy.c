@@ -100,13 +100,15 @@ static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected 
 	const char *done = hide ? "hidden" : "read-only";
 	if (!en->backend)
 		return "unavailable";
-	if (strcmp(en->backend, "bwrap") == 0) {
+	if (strcmp(en->backend, "bwrap") == 0 || strcmp(en->backend, "runner") == 0) {
 		bool private_tmp = p->mode == DSB_MODE_WORKSPACE_WRITE &&
 				   !path_is_under(e->path, p->workspace_root) &&
 				   path_is_under(e->path, "/tmp");
-		return private_tmp ? "private-tmp" : done;
-	}
-	if (strcmp(en->backend, "landlock") == 0 && en->mount_ns)
+		if (private_tmp)
+			return "private-tmp";
+		if (strcmp(en->backend, "bwrap") == 0)
+			return done;
+	} else if (strcmp(en->backend, "landlock") == 0 && en->mount_ns)
 		return done;
 	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
 }
@@ -135,8 +137,10 @@ static void print_protected(const dsb_exec_policy *p, const enforcer *en)
 	printf("protectedPaths:\n");
 	for (size_t i = 0; i < p->n_protected; i++) {
 		const dsb_protected *e = &p->protected[i];
-		printf("  %s (%s, %s%s)\n", e->path, dsb_protect_kind_to_string(e->kind),
-		       enforcement_of(p, e, en), e->exists ? "" : ", made empty before each call");
+		const char *how = enforcement_of(p, e, en);
+		bool made = !e->exists && (strcmp(how, "read-only") == 0);
+		printf("  %s (%s, %s%s)\n", e->path, dsb_protect_kind_to_string(e->kind), how,
+		       made ? ", made empty before the call" : "");
 	}
 }
 

@@ -109,8 +109,7 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
  * Protected paths as binds after the writable ones. Only the workspace is the host's and
  * writable here; the host's /tmp is not even shown in workspace-write (a private tmpfs).
  */
-static int bwrap_protect(const dsb_exec_policy *policy, char ***io_argv, char *why,
-			 size_t why_size)
+static int bwrap_protect(const dsb_exec_policy *policy, char ***io_argv, char *why, size_t why_size)
 {
 	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
 	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;

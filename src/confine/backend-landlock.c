@@ -112,8 +112,9 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 	if (r < 0 || plan->mounts.n == 0)
 		return r;
 	if (!(p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE)) {
-		r = protect_refuse(&plan->mounts, "no mount namespace can be made here to protect it",
-				   why, why_size);
+		r = protect_refuse(&plan->mounts,
+				   "no mount namespace can be made here to protect it", why,
+				   why_size);
 		protect_ops_done(&plan->mounts);
 		return r;
 	}

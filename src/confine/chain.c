@@ -393,12 +393,17 @@ int plan_new(dsb_confined *c, confine_plan **ret)
 	return 0;
 }
 
+/*
+ * A runner gets DSH's bwrap profile and nothing else: it cannot be told to protect a path.
+ * What it shows the command writable is the workspace (its /tmp is private): a policy-bearing
+ * path in there refuses the call.
+ */
 static int runner_refuse_protected(const dsb_exec_policy *policy, char *why, size_t why_size)
 {
-	_cleanup_strv_free_ char **roots = NULL;
+	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
+	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
 	protect_ops o = {0};
-	if (dsb_policy_writable_roots(policy, &roots, NULL) < 0 ||
-	    protect_ops_build(policy, roots, NULL, &o) < 0)
+	if (protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o) < 0)
 		return -ENOMEM;
 	int r = protect_refuse(&o, "runnerCommand cannot protect it", why, why_size);
 	protect_ops_done(&o);

@@ -166,8 +166,8 @@ static int make_missing(const char *root, const char *path, bool directory, mode
 		if (slash)
 			*slash = '\0';
 		if (last && !directory) {
-			int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-					mode);
+			int fd = openat(dfd, name,
+					O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 			r = fd >= 0 || errno == EEXIST ? 0 : -errno;
 			if (fd >= 0)
 				(void)close(fd);
@@ -200,7 +200,9 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 			continue;
 		bool private = e->kind == DSB_PROTECT_STORE || e->kind == DSB_PROTECT_SPILL;
 		int r = make_missing(root, e->path, e->directory,
-				     private ? 0700 : e->directory ? 0755 : 0644);
+				     private	    ? 0700
+				     : e->directory ? 0755
+						    : 0644);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0 && dsb_protect_kind_required(e->kind)) {

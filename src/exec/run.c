@@ -379,9 +379,8 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		}
 		res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
 					     x.confined.denial_signatures);
-		if (res.denied &&
-		    classify_protected(res.err.text, res.err.len, policy, req->workdir,
-				       &res.protected_note) < 0) {
+		if (res.denied && classify_protected(res.err.text, res.err.len, policy,
+						     req->workdir, &res.protected_note) < 0) {
 			run_done(&x);
 			dsb_run_result_done(&res);
 			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");

@@ -25,10 +25,10 @@
 #include "policy.h"
 
 static const char *const kind_names[_DSB_PROTECT_MAX] = {
-	[DSB_PROTECT_STORE] = "store",	   [DSB_PROTECT_CONFIG] = "config",
+	[DSB_PROTECT_STORE] = "store",	     [DSB_PROTECT_CONFIG] = "config",
 	[DSB_PROTECT_ANSWERER] = "answerer", [DSB_PROTECT_RUNNER] = "runner",
-	[DSB_PROTECT_SPILL] = "spill",	   [DSB_PROTECT_GIT] = "git",
-	[DSB_PROTECT_LISTED] = "listed",   [DSB_PROTECT_DENY_READ] = "deny-read",
+	[DSB_PROTECT_SPILL] = "spill",	     [DSB_PROTECT_GIT] = "git",
+	[DSB_PROTECT_LISTED] = "listed",     [DSB_PROTECT_DENY_READ] = "deny-read",
 };
 
 static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
@@ -75,8 +75,8 @@ int policy_source_add(dsb_policy *policy, dsb_protect_kind kind, const char *pat
 int dsb_policy_protect(dsb_policy *policy, dsb_protect_kind kind, const char *path,
 		       dsb_error *reterr)
 {
-	if (!policy || !path || kind < 0 || kind >= _DSB_PROTECT_MAX ||
-	    kind == DSB_PROTECT_GIT || kind == DSB_PROTECT_DENY_READ)
+	if (!policy || !path || kind < 0 || kind >= _DSB_PROTECT_MAX || kind == DSB_PROTECT_GIT ||
+	    kind == DSB_PROTECT_DENY_READ)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_protect: invalid argument");
 	if (path[0] != '/')
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
@@ -195,7 +195,8 @@ static int canonical_nearest(const char *path, char **ret, bool *ret_exists)
 				*ret = real;
 				return 0;
 			}
-			r = asprintf(ret, "%s%s", strcmp(real, "/") == 0 ? "" : real, lexical + cut);
+			r = asprintf(ret, "%s%s", strcmp(real, "/") == 0 ? "" : real,
+				     lexical + cut);
 			free(real);
 			return r < 0 ? -ENOMEM : 0;
 		}
@@ -366,8 +367,8 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		const char *name;
 		bool directory, make;
 	} parts[] = {
-		{"hooks", true, true},		 {"info", true, true},
-		{"config", false, false},	 {"config.worktree", false, false},
+		{"hooks", true, true},	     {"info", true, true},
+		{"config", false, false},    {"config.worktree", false, false},
 		{"commondir", false, false},
 	};
 	if (depth > GIT_MAX_DEPTH || !root_of(roots, gitdir))
@@ -389,8 +390,9 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		r = canonical_nearest(common, &canon, &exists);
 		if (r == -ENOMEM)
 			return r;
-		r = exists && strcmp(canon, gitdir) != 0 ? protect_gitdir(l, roots, canon, depth + 1)
-							 : 0;
+		r = exists && strcmp(canon, gitdir) != 0
+			    ? protect_gitdir(l, roots, canon, depth + 1)
+			    : 0;
 	}
 	_cleanup_free_ char *modules = NULL, *worktrees = NULL;
 	if (asprintf(&modules, "%s/modules", gitdir) < 0 ||

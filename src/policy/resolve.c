@@ -115,14 +115,16 @@ static int check_root_identity(const char *recorded, const char *canonical, dsb_
 			if (path_lexical_resolve(lexical, "..", &parent) < 0 ||
 			    path_canonical(parent, &real_parent) < 0)
 				return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
-			if (path_is_under(real_parent, tmp) || path_is_under(real_parent, tmp_real)) {
+			if (path_is_under(real_parent, tmp) ||
+			    path_is_under(real_parent, tmp_real)) {
 				char detail[2 * DSB_PATH_MAX + 200];
-				(void)snprintf(detail, sizeof(detail),
-					       "the session's workspace root %s now leads through the "
-					       "symlink %s in a writable temp dir (to %s): it was "
-					       "swapped, so nothing runs; start a new session from the "
-					       "real directory",
-					       recorded, lexical, canonical);
+				(void)snprintf(
+					detail, sizeof(detail),
+					"the session's workspace root %s now leads through the "
+					"symlink %s in a writable temp dir (to %s): it was "
+					"swapped, so nothing runs; start a new session from the "
+					"real directory",
+					recorded, lexical, canonical);
 				return policy_fail_unavailable(reterr, mode, detail);
 			}
 		}

@@ -242,13 +242,20 @@ int dsb_session_create(dsb_store *store, const char *cwd, dsb_session **ret_sess
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	s->fsync = store->fsync;
 	s->header.id = strdup(id);
-	s->header.cwd = cwd ? strdup(cwd) : NULL;
+	/*
+	 * Canonical, as DSH's process.cwd() is: a root that later resolves differently was
+	 * swapped (policy/resolve.c refuses one reached through a link in a temp dir). A path
+	 * that does not exist is kept as given.
+	 */
+	s->header.cwd = cwd ? realpath(cwd, NULL) : NULL;
+	if (cwd && !s->header.cwd && errno != ENOMEM)
+		s->header.cwd = strdup(cwd);
 	s->header.created_at = log_now_ms();
 	if (!s->header.id || (cwd && !s->header.cwd))
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 
 	_cleanup_free_ char *dir = NULL, *line = NULL;
-	r = layout_session_dir(store->root, cwd, id, &dir);
+	r = layout_session_dir(store->root, s->header.cwd, id, &dir);
 	if (r >= 0)
 		r = log_header_format(&s->header, &line);
 	if (r < 0)

@@ -14,7 +14,12 @@ MODES='(accepted: read-only, workspace-write, danger-full-access)'
 test_spec_roots_json() {
 	run policy --mode workspace-write --workspace /some/dir --json
 	assert_rc 0
-	assert_streq "$out" '{"mode":"workspace-write","workspaceRoot":"/some/dir","writableRoots":["/some/dir","/tmp"]}'
+	# The directory a default configuration would be looked for in lies in /tmp here: a
+	# workspace-write command could plant one there, so it is protected (bwrap's /tmp is private).
+	local cfgdir="$XDG_CONFIG_HOME/dsh-sandbox"
+	# (The store too, where HOME lies in /tmp, as for the unprivileged run.)
+	assert_contains "$out" '{"mode":"workspace-write","workspaceRoot":"/some/dir","writableRoots":["/some/dir","/tmp"],"protectedPaths":['
+	assert_contains "$out" '{"path":"'"$cfgdir"'","kind":"config","exists":false,"enforcement":"private-tmp"}]}'
 	assert_streq "$err" ""
 }
 
@@ -23,17 +28,21 @@ test_default_is_read_only_under_cwd() {
 	cd ws
 	run policy --json
 	assert_rc 0
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[]}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[]}"
 }
 
 test_text_output() {
 	run policy --mode workspace-write --workspace /w
 	assert_rc 0
-	assert_streq "$out" "mode: workspace-write
+	assert_contains "$out" "mode: workspace-write
 workspaceRoot: /w
 writableRoots:
   /w
-  /tmp"
+  /tmp
+protectedPaths:
+"
+	assert_contains "$out" "
+  $XDG_CONFIG_HOME/dsh-sandbox (config, private-tmp)"
 	run policy --mode danger-full-access --workspace /w
 	assert_streq "$out" "mode: danger-full-access
 workspaceRoot: /w
@@ -74,7 +83,7 @@ test_precedence_flag_env_config() {
 	assert_contains "$out" '"mode":"danger-full-access","workspaceRoot":"/from/config"'
 	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
 		--workspace /from/flag --json
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[]}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[]}'
 }
 
 test_config_from_env_and_xdg() {
@@ -136,9 +145,9 @@ test_json_escapes_awkward_paths() {
 	run policy --workspace "/a\"b\\c
 d	e" --json
 	assert_rc 0
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[]}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[]}'
 	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
-	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[]}')"
+	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[]}')"
 }
 
 test_usage_errors() {

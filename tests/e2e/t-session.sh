@@ -46,11 +46,11 @@ test_mode_switch_and_policy() {
 	id=$(new_session)
 	run policy --session "$id" --json
 	assert_rc 0
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[]}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[],\"protectedPaths\":[]}"
 	run session mode "$id" workspace-write
 	assert_rc 0
 	run policy --session "$id" --json
-	assert_streq "$out" "{\"mode\":\"workspace-write\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[\"$(pwd -P)\",\"/tmp\"]}"
+	assert_contains "$out" "{\"mode\":\"workspace-write\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[\"$(pwd -P)\",\"/tmp\"],\"protectedPaths\":["
 	# An explicit --mode outranks the session's switch, keeping its root.
 	run policy --session "$id" --mode danger-full-access --json
 	assert_contains "$out" "\"mode\":\"danger-full-access\",\"workspaceRoot\":\"$(pwd -P)\""
