@@ -124,6 +124,9 @@ typedef enum dsb_ungoverned {
 	DSB_UNGOVERNED_SIGNALS = 1 << 3,       /* same-uid processes outside can be signalled */
 	DSB_UNGOVERNED_SURVIVORS = 1
 				   << 4, /* a command that kills its reaper can outlive the call */
+	/* No mount namespace: .git and protectedPaths go unprotected, denyRead unenforced, and
+	 * a policy-bearing path in a writable root refuses the call. */
+	DSB_UNGOVERNED_PROTECTED_PATHS = 1 << 5,
 } dsb_ungoverned;
 
 /* One backend's probe outcome, for `dsh-sandbox probe`. */

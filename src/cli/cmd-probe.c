@@ -53,10 +53,15 @@ static const named_bit hardening[] = {
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
  * ABI (spec §5.6 caveats): those four names. */
 static const named_bit ungoverned[] = {
-	{DSB_UNGOVERNED_METADATA, "chmod"},  {DSB_UNGOVERNED_METADATA, "chown"},
-	{DSB_UNGOVERNED_METADATA, "utimes"}, {DSB_UNGOVERNED_METADATA, "xattr"},
-	{DSB_UNGOVERNED_NETWORK, "network"}, {DSB_UNGOVERNED_ABSTRACT_UNIX, "abstract-unix-socket"},
-	{DSB_UNGOVERNED_SIGNALS, "signals"}, {DSB_UNGOVERNED_SURVIVORS, "survivors"},
+	{DSB_UNGOVERNED_METADATA, "chmod"},
+	{DSB_UNGOVERNED_METADATA, "chown"},
+	{DSB_UNGOVERNED_METADATA, "utimes"},
+	{DSB_UNGOVERNED_METADATA, "xattr"},
+	{DSB_UNGOVERNED_NETWORK, "network"},
+	{DSB_UNGOVERNED_ABSTRACT_UNIX, "abstract-unix-socket"},
+	{DSB_UNGOVERNED_SIGNALS, "signals"},
+	{DSB_UNGOVERNED_SURVIVORS, "survivors"},
+	{DSB_UNGOVERNED_PROTECTED_PATHS, "protected-paths"},
 };
 
 /* Appends the names of the bits of @mask in @table as a JSON array's items or a comma list. */

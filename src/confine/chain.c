@@ -315,6 +315,12 @@ int dsb_provider_probe(dsb_provider *p, bool fresh, dsb_probe_report *ret_report
 		probe_chain(p, true);
 		cache_write(p);
 	}
+	/* Protected paths are mounts in the command's namespace: none, no protection. */
+	for (size_t i = 0; i < p->last.n_backends; i++) {
+		dsb_probe_backend *b = &p->last.backends[i];
+		if (b->usable && !(b->hardening & DSB_HARDEN_MOUNT_NAMESPACE))
+			b->not_governed |= DSB_UNGOVERNED_PROTECTED_PATHS;
+	}
 	*ret_report = p->last;
 	return 0;
 }
