@@ -8,6 +8,10 @@
  * | RESOLVE_NO_MAGICLINKS), so a path swapped after the check still cannot land outside; files
  * are replaced atomically (temp file, fsync, rename). A kernel without openat2 fails closed
  * with DSB_E_FENCE_UNAVAILABLE — never a weaker fallback.
+ *
+ * Also beyond DSH, the call's protected paths (dsb_exec_policy_protected_at()) bind the fence as
+ * they bind the confined command, or the agent's own tools would be the way round them: no write
+ * or edit lands in one, and dsb_fence_read() does not read what sandbox-policy.denyRead hides.
  */
 #ifndef DSB_FENCE_H
 #define DSB_FENCE_H
@@ -38,7 +42,9 @@ DSB_API int dsb_fs_is_under(const char *path, const char *root, dsb_error *reter
 /*
  * checkedTarget (spec §7.2): 0 when @policy allows mutating @path (resolved afresh against
  * @cwd); DSB_E_FS_SANDBOX_DENIED with `cannot write "DISPLAY": file access denied under MODE
- * mode` otherwise.
+ * mode` otherwise. Where the target lies in a protected path of @policy, that text is followed
+ * by the line `[sandbox: PATH is protected: REASON]` (dsb_protect_kind_reason()). The same
+ * check, and texts, refuse dsb_fence_write() and dsb_fence_edit().
  */
 DSB_API int dsb_fence_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
 			    dsb_error *reterr);
@@ -76,6 +82,18 @@ DSB_API int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const
 /* Reads the text file at @path (relative to @cwd). Not fenced: every mode reads (spec §7.6). */
 DSB_API int dsb_fs_read(const char *cwd, const char *path, char **ret_text, size_t *ret_len,
 			dsb_error *reterr);
+
+/*
+ * dsb_fs_read() under @policy (beyond DSH, whose reads pass in every mode): a target that lies
+ * in a sandbox-policy.denyRead path of @policy is DSB_E_FS_SANDBOX_DENIED with `cannot read
+ * "DISPLAY": file access denied under MODE mode` and the line `[sandbox: PATH is protected:
+ * REASON]`; every other read is dsb_fs_read()'s, with its results and texts. The target is
+ * decided by its realpath, so a symlink into a hidden path is refused, and, when @policy hides
+ * anything, opened without following any symlink (openat2; DSB_E_FENCE_UNAVAILABLE without it)
+ * so that one swapped in after the check is refused too. danger-full-access is unfenced.
+ */
+DSB_API int dsb_fence_read(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			   char **ret_text, size_t *ret_len, dsb_error *reterr);
 
 DSB_API void dsb_fs_write_result_done(dsb_fs_write_result *r);
 DSB_API void dsb_fs_edit_result_done(dsb_fs_edit_result *r);

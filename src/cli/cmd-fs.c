@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsh-sandbox fs write|edit|read: DSH's write and edit tools (and read) from the command line,
- * fenced by the resolved policy (spec §7). Results and errors are printed as the model sees
- * them; a fence denial becomes the denial marker plus the escalation hint (§7.4 mapError). A
+ * fenced by the resolved policy (spec §7; reads only by its denyRead paths). Results and errors
+ * are printed as the model sees them; a fence denial becomes the denial marker plus the
+ * escalation hint (§7.4 mapError), and the protected path that refused it, if one did. A
  * one-shot --sandbox-permissions escalation is approved before the path is even resolved.
  */
 #include <ctype.h>
@@ -85,20 +86,30 @@ static int parse_args(cli_global *global, const cli_command *cmd, int argc, char
 	if (strcmp(a->verb, "edit") != 0 && (a->old_string || a->new_string || a->all))
 		return -cli_usage_error(cmd, "--old, --new and --all go with 'fs edit'");
 	if (strcmp(a->verb, "read") == 0 && (a->run.sandbox_permissions || a->run.justification))
-		return -cli_usage_error(cmd, "reads are never fenced: nothing to escalate");
+		return -cli_usage_error(cmd, "reads are not escalated: nothing to approve");
 	return 0;
 }
 
-/* An infrastructure or fs failure: what the model sees, "Error: MESSAGE", or its JSON. */
-static int report(const dsb_error *err, const dsb_exec_policy *policy, bool json)
+/*
+ * An infrastructure or fs failure: what the model sees, "Error: MESSAGE", or its JSON. A read
+ * has no escalation (the tool takes no sandbox_permissions), so its denial offers none.
+ */
+static int report(const dsb_error *err, const dsb_exec_policy *policy, bool escalates, bool json)
 {
 	_cleanup_free_ char *mapped = NULL;
 	const char *message = err->message;
 	if (err->code == DSB_E_FS_SANDBOX_DENIED && policy && policy->workspace_root) {
-		/* mapError (§7.4): the marker and the hint; a confining fs always advertises. */
+		/*
+		 * mapError (§7.4): the marker and the hint; a confining fs always advertises. The
+		 * fence's lines after DSH's first one (a protected path named) are ours, and the
+		 * model needs them to see why a write inside the workspace was refused: kept.
+		 */
+		const char *extra = strchr(err->message, '\n');
 		_cleanup_free_ char *marker = render_denial_marker(policy->mode);
-		_cleanup_free_ char *hint = render_escalation_hint("operation");
-		if (marker && hint && asprintf(&mapped, "%s\n%s", marker, hint) > 0)
+		_cleanup_free_ char *hint = escalates ? render_escalation_hint("operation") : NULL;
+		if (marker && (hint || !escalates) &&
+		    asprintf(&mapped, "%s%s%s%s", marker, hint ? "\n" : "", hint ? hint : "",
+			     extra ? extra : "") > 0)
 			message = mapped;
 	}
 	if (json) {
@@ -206,7 +217,7 @@ static int do_read(const fs_args *a, const run_context *ctx, dsb_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = dsb_fs_read(ctx->policy.workspace_root, a->path, &text, &len, err);
+	int r = dsb_fence_read(&ctx->policy, ctx->policy.workspace_root, a->path, &text, &len, err);
 	if (r >= 0)
 		(void)fwrite(text, 1, len, stdout);
 	return r;
@@ -233,7 +244,7 @@ int cmd_fs(cli_global *global, int argc, char **argv)
 	else if (a.old_string && strcmp(a.old_string, a.new_string) == 0)
 		r = dsb_fail(&err, DSB_E_INVALID_ARGS, "old_string and new_string must differ");
 	if (r < 0)
-		return report(&err, NULL, a.run.json);
+		return report(&err, NULL, false, a.run.json);
 
 	run_context ctx;
 	r = run_prepare(global, &a.run, &ctx, &err);
@@ -245,7 +256,8 @@ int cmd_fs(cli_global *global, int argc, char **argv)
 		else
 			r = do_read(&a, &ctx, &err);
 	}
-	int status = r < 0 ? report(&err, &ctx.policy, a.run.json) : cli_flush_stdout();
+	bool escalates = strcmp(a.verb, "read") != 0;
+	int status = r < 0 ? report(&err, &ctx.policy, escalates, a.run.json) : cli_flush_stdout();
 	run_context_done(&ctx);
 	return status;
 }

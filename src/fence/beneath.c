@@ -62,17 +62,36 @@ static int open_step(int dirfd, const char *name, int flags, mode_t mode, uint64
 	return fence_openat2(dirfd, name, (uint64_t)flags, flags & O_CREAT ? mode : 0, resolve);
 }
 
-int fence_fail_denied(const char *display, dsb_mode mode, int err, dsb_error *reterr)
+int fence_fail_refused(const char *verb, const char *display, dsb_mode mode,
+		       const dsb_protected *protected, int err, dsb_error *reterr)
 {
 	const char *m = dsb_mode_to_string(mode);
-	int r = dsb_fail(reterr, DSB_E_FS_SANDBOX_DENIED,
-			 "cannot write \"%s\": file access denied under %s mode", display,
-			 m ? m : "an unknown");
+	const char *why = protected ? dsb_protect_kind_reason(protected->kind) : NULL;
+	int r;
 
+	/*
+	 * DSH's text stays first and whole, so whatever matches on it still does; a protected
+	 * path only adds a line naming what refused, which DSH has no words for.
+	 */
+	if (protected)
+		r = dsb_fail(reterr, DSB_E_FS_SANDBOX_DENIED,
+			     "cannot %s \"%s\": file access denied under %s mode\n"
+			     "[sandbox: %s is protected: %s]",
+			     verb, display, m ? m : "an unknown", protected->path,
+			     why ? why : "the sandbox policy protects it");
+	else
+		r = dsb_fail(reterr, DSB_E_FS_SANDBOX_DENIED,
+			     "cannot %s \"%s\": file access denied under %s mode", verb, display,
+			     m ? m : "an unknown");
 	if (reterr)
 		reterr->sys_errno = err;
 	dsb_error_set_subject(reterr, display);
 	return r;
+}
+
+int fence_fail_denied(const char *display, dsb_mode mode, int err, dsb_error *reterr)
+{
+	return fence_fail_refused("write", display, mode, NULL, err, reterr);
 }
 
 int fence_fail_errno(const fence_op *op, int err, dsb_error *reterr)

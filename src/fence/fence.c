@@ -5,9 +5,10 @@
  *
  * Every call resolves its path now (as DSH's tool resolves, then checkedTarget re-resolves), so
  * the identity checked is the one mutated. danger-full-access passes unfenced; read-only refuses
- * every mutation; workspace-write allows a target under the first writable root (spec §4.1) and
- * anchors the mutation at that root (beneath.c). The texts are DSH's; the denial says "write"
- * for edits too, as DSH's does.
+ * every mutation; workspace-write allows a target under the first writable root (spec §4.1),
+ * unless it lies in one of the call's protected paths (beyond DSH), and anchors the mutation at
+ * that root (beneath.c). The texts are DSH's; the denial says "write" for edits too, as DSH's
+ * does, and a protected path adds one line naming it after DSH's text.
  *
  * Symlinks and hard links:
  *  - a final symlink is resolved by the check (realpath), and its *target* is what is checked
@@ -36,13 +37,16 @@ void fence_grant_done(fence_grant *g)
 	*g = (fence_grant){.mode = _DSB_MODE_INVALID};
 }
 
-int fence_grant_check_roots(dsb_mode mode, char *const *roots, const char *cwd, const char *path,
-			    fence_grant *ret, dsb_error *reterr)
+int fence_grant_check_roots(const dsb_exec_policy *policy, char *const *roots, const char *cwd,
+			    const char *path, fence_grant *ret, dsb_error *reterr)
 {
 	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
 	fence_match m = {0};
 	uint64_t resolve = 0;
 
+	if (!policy)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "fence: missing policy");
+	dsb_mode mode = policy->mode;
 	int r = dsb_fs_resolve(cwd, path, &t, reterr);
 	if (r < 0)
 		return r;
@@ -69,6 +73,18 @@ int fence_grant_check_roots(dsb_mode mode, char *const *roots, const char *cwd, 
 		}
 		if (r == 0)
 			return fence_fail_denied(t.display_path, mode, 0, reterr);
+		/*
+		 * Inside a root, but maybe in what the confined command cannot change either (a
+		 * hook, the store, the configuration): the fence must not be the way round that.
+		 * The key is a realpath, so a symlink in the workspace that points into one is
+		 * caught; a protected directory that does not exist yet is listed by the path it
+		 * will have, so a write that would create it is caught too.
+		 */
+		const dsb_protected *protected =
+			dsb_exec_policy_protected_at(policy, t.target_key, true);
+		if (protected)
+			return fence_fail_refused("write", t.display_path, mode, protected, 0,
+						  reterr);
 		/*
 		 * RESOLVE_NO_SYMLINKS: the key is a realpath, so the approved path has no symlink
 		 * and one met now is a swap. RESOLVE_BENEATH: no step may climb out ("..") or
@@ -113,7 +129,7 @@ int fence_grant_check(const dsb_exec_policy *policy, const char *cwd, const char
 		if (r < 0)
 			return r;
 	}
-	return fence_grant_check_roots(policy->mode, roots, cwd, path, ret, reterr);
+	return fence_grant_check_roots(policy, roots, cwd, path, ret, reterr);
 }
 
 int dsb_fence_check(const dsb_exec_policy *policy, const char *cwd, const char *path,

@@ -59,12 +59,14 @@ typedef struct fence_grant {
 } fence_grant;
 
 /*
- * checkedTarget (spec §7.2) against explicit @roots (NULL-terminated, canonical) instead of the
- * policy's: resolve @path against @cwd, then deny or fill *@ret. The tests use it to reach the
- * identity (alias root) branch, which dsb_policy_writable_roots() never produces by spelling.
+ * checkedTarget (spec §7.2) under @policy's mode and protected paths, but against explicit
+ * @roots (NULL-terminated, canonical) instead of its writable roots: resolve @path against @cwd,
+ * then deny or fill *@ret. A target under a root that lies in a protected path is denied too.
+ * The tests use it to reach the identity (alias root) branch, which
+ * dsb_policy_writable_roots() never produces by spelling.
  */
-int fence_grant_check_roots(dsb_mode mode, char *const *roots, const char *cwd, const char *path,
-			    fence_grant *ret, dsb_error *reterr);
+int fence_grant_check_roots(const dsb_exec_policy *policy, char *const *roots, const char *cwd,
+			    const char *path, fence_grant *ret, dsb_error *reterr);
 
 /* fence_grant_check_roots() with dsb_policy_writable_roots(@policy). */
 int fence_grant_check(const dsb_exec_policy *policy, const char *cwd, const char *path,
@@ -95,7 +97,15 @@ typedef struct fence_op {
  */
 int fence_fail_errno(const fence_op *op, int err, dsb_error *reterr);
 
-/* The check's FS_SANDBOX_DENIED text for @display under @mode. Returns -code. */
+/*
+ * FS_SANDBOX_DENIED with DSH's text, `cannot VERB "DISPLAY": file access denied under MODE mode`,
+ * and, when @protected names the path that refused, the line `[sandbox: PATH is protected:
+ * REASON]` after it. @err becomes sys_errno. Returns -code.
+ */
+int fence_fail_refused(const char *verb, const char *display, dsb_mode mode,
+		       const dsb_protected *protected, int err, dsb_error *reterr);
+
+/* The check's FS_SANDBOX_DENIED text for @display under @mode (a "write", for edits too). */
 int fence_fail_denied(const char *display, dsb_mode mode, int err, dsb_error *reterr);
 
 /*

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # End-to-end tests of `dsh-sandbox fs` (DSH's write and edit tools, spec §7): result texts,
 # the fence per mode with the model-facing denial, escapes through symlinks, `..` and /proc,
-# escalation approved before the path is resolved, and failing closed without openat2.
+# escalation approved before the path is resolved, failing closed without openat2, and (beyond
+# DSH) the protected paths: no write into a checkout's hooks, no read of denyRead.
 #
 #   $PWD/ws/          the workspace
 #   $OUT/             outside every writable root (/var/tmp), writable by the test user
@@ -187,6 +188,70 @@ test_read_is_never_fenced() {
 	assert_streq "$out" "orig"
 }
 
+# Beyond DSH: a checkout's hooks are protected, so no write lands there, by any spelling; DSH's
+# marker and hint stay as they are, and one line names the protected path.
+test_git_hooks_are_protected() {
+	setup
+	git -C "$WS" -c init.defaultBranch=main init -q
+	[ -d "$WS/.git/hooks" ] || mkdir "$WS/.git/hooks"
+	ln -s .git/hooks "$WS/h"
+	local why='git runs hooks and reads its config outside the sandbox'
+	for p in .git/hooks/x "$WS/.git/hooks/x" h/x; do
+		fsw workspace-write "$p" "#!/bin/sh"
+		[ "$rc" -eq 4 ] || fail "[$p] exit $rc: $out"
+		assert_streq "$out" "Error: [sandbox: file access denied under workspace-write mode]
+$HINT
+[sandbox: $WS/.git/hooks is protected: $why]"
+	done
+	[ ! -e "$WS/.git/hooks/x" ] || fail "a refused write left a hook"
+	rc=0
+	printf x | "$DSB" fs write --mode workspace-write --workspace "$WS" --json .git/config \
+		>o.json || rc=$?
+	[ "$rc" -eq 4 ] || fail "exit $rc: $(cat o.json)"
+	assert_file_has_content o.json '"code":"FS_SANDBOX_DENIED"'
+	assert_contains "$(cat o.json)" "\\n[sandbox: $WS/.git/config is protected: $why]"
+	run fs edit --mode workspace-write --workspace "$WS" .git/config --old core --new x
+	assert_rc 4
+	assert_contains "$out" "[sandbox: $WS/.git/config is protected: $why]"
+	# the rest of the checkout, and the workspace, are written as ever
+	fsw workspace-write .git/description "mine"
+	assert_rc 0
+	fsw workspace-write hooks.txt "notes"
+	assert_rc 0
+	assert_streq "$(cat "$WS/hooks.txt")" "notes"
+}
+
+# Beyond DSH: what sandbox-policy.denyRead hides is not read by the read tool either.
+test_deny_read_is_not_read() {
+	setup
+	mkdir "$WS/private"
+	echo token >"$WS/private/token"
+	echo open >"$WS/open.txt"
+	ln -s private/token "$WS/via-link"
+	printf 'sandbox-policy: {denyRead: ["%s", "%s"]}\n' "$WS/private" "$OUT" >cfg.yaml
+	local why='sandbox-policy.denyRead hides it'
+	for p in private/token "$WS/private/token" via-link; do
+		run --config cfg.yaml fs read --mode workspace-write --workspace "$WS" "$p"
+		[ "$rc" -eq 4 ] || fail "[$p] exit $rc: $out"
+		assert_streq "$out" "Error: [sandbox: file access denied under workspace-write mode]
+[sandbox: $WS/private is protected: $why]"
+	done
+	run --config cfg.yaml fs read --mode read-only --workspace "$WS" "$OUT/victim"
+	assert_rc 4
+	assert_streq "$out" "Error: [sandbox: file access denied under read-only mode]
+[sandbox: $OUT is protected: $why]"
+	run --config cfg.yaml fs read --mode read-only --workspace "$WS" --json "$OUT/victim"
+	assert_rc 4
+	assert_contains "$out" '"code":"FS_SANDBOX_DENIED"'
+	# everything else reads as before, and full access hides nothing
+	run --config cfg.yaml fs read --mode workspace-write --workspace "$WS" open.txt
+	assert_rc 0
+	assert_streq "$out" "open"
+	run --config cfg.yaml fs read --mode danger-full-access --workspace "$WS" private/token
+	assert_rc 0
+	assert_streq "$out" "token"
+}
+
 t "write: created and updated texts, parents made beneath the root" test_write_texts
 t "read-only denies every write with the marker and the hint" test_read_only_denies_with_marker
 t "escapes: outside path, ancestor and final symlinks, .., /proc/self/root" test_escapes_are_denied
@@ -196,5 +261,7 @@ t "the root itself and a blank path" test_root_itself_is_not_a_regular_file
 t "/tmp is a writable root; danger-full-access is unfenced" test_tmp_is_a_writable_root_and_full_access_is_unfenced
 t "escalation is approved before the write, and refused without approval" test_escalation_is_approved_before_the_write
 t "without openat2 the fence fails closed" test_without_openat2_fails_closed
-t "reads are never fenced" test_read_is_never_fenced
+t "reads pass in every mode outside denyRead" test_read_is_never_fenced
+t "a checkout's hooks and config are protected from write and edit" test_git_hooks_are_protected
+t "denyRead paths are not read, by any spelling" test_deny_read_is_not_read
 done_testing
