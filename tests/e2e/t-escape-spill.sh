@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end: the confined command cannot redirect the spill files (spec §6.3, docs/design/
-# spill.md). The spill directory is made by the unconfined caller while the command runs, in a
-# TMPDIR the command can write; the command swaps TMPDIR, or the fresh spill directory, for a
-# symlink to a directory outside every grant, then prints past maxOutputBytes (64000). Nothing
-# may land outside; each test first checks that the swap really happened. Both backends, with
-# openat2 and without it (tests/shims --no-openat2: the walk). Runs as root and as nobody.
+# spill.md) nor write them (docs/design/protected-paths.md). The spill directory is made by the
+# unconfined caller before the command starts, in a TMPDIR the command can write, and kept
+# read-only inside; the command tries to swap TMPDIR, or the spill directory, for a symlink to a
+# directory outside every grant, then prints past maxOutputBytes (64000). Nothing may land
+# outside, and the spill stays where its path says. Both backends, with openat2 and without it
+# (tests/shims --no-openat2: the walk). Runs as root and as nobody.
 #
 #   $PWD/ws/           the workspace
 #   $PWD/ws/tmp/       TMPDIR for the run: a writable root (spec §4.1)
@@ -48,19 +49,25 @@ assert_out_empty() {
 	[ -z "$(ls -A "$OUT")" ] || fail "files landed outside: $(ls -lAR "$OUT")"
 }
 
-# The command replaces TMPDIR by a symlink outside before anything spills: no spill.
+# The command tries to replace TMPDIR by a symlink outside before anything spills. TMPDIR holds
+# the protected spill directory, so it is a mount point inside and cannot go: the spill is made
+# where TMPDIR really is, complete.
 test_tmpdir_swapped_for_symlink() {
 	local shim=$1 b=$2
 	setup
+	# The control: unconfined, the swap works.
+	mkdir -p ctl/tmp
+	bash -c "rm -rf '$PWD/ctl/tmp' && ln -s '$OUT' '$PWD/ctl/tmp'" || fail "the control swap failed"
+	[ -L ctl/tmp ] || fail "the control did not swap ctl/tmp"
+	rm ctl/tmp
 	spill_bash "$shim" "$b" "rm -rf '$PWD/ws/tmp'; ln -s '$OUT' '$PWD/ws/tmp'; head -c 200000 /dev/zero | tr '\\0' a"
 	assert_rc 0
-	# The control: the swap really happened, to a directory outside.
-	[ -L ws/tmp ] || fail "ws/tmp is no symlink: the attack was not attempted ($out)"
-	assert_streq "$(readlink ws/tmp)" "$OUT"
+	if [ ! -d ws/tmp ] || [ -L ws/tmp ]; then fail "ws/tmp was swapped: $(ls -lA ws)"; fi
+	assert_contains "$out" "Device or resource busy"
 	assert_out_empty
-	assert_contains "$out" "aaaa"
-	assert_contains "$out" "[output truncated; full output: (unavailable)]"
-	assert_not_contains "$out" "dsh-subprocess-"
+	[[ "$out" =~ full\ output:\ ($PWD/ws/tmp/$SPILL_NAME-stdout\.log)\] ]] ||
+		fail "no spill path in: ${out: -300}"
+	assert_streq "$(wc -c <"${BASH_REMATCH[1]}")" 200000
 }
 
 # A legitimate run in the same setting spills where TMPDIR really is.
@@ -76,34 +83,37 @@ test_spill_without_attack() {
 	assert_out_empty
 }
 
-# The command overflows stdout, waits (up to 10 s) for the spill directory, renames it (within
-# TMPDIR) and puts a symlink outside in its place, then overflows stderr: stderr's spill must
-# not follow the symlink.
+# The command overflows stdout, finds the spill directory (made before it started), tries to
+# rename it (within TMPDIR) and put a symlink outside in its place, then overflows stderr. The
+# directory is protected: neither works, and both spills land in it, complete.
 test_spill_dir_swapped_for_symlink() {
 	local shim=$1 b=$2
 	setup
 	spill_bash "$shim" "$b" "head -c 70000 /dev/zero | tr '\\0' a
-for i in \$(seq 100); do d=\$(ls -d '$PWD/ws/tmp'/dsh-subprocess-* 2>/dev/null) && break; sleep 0.1; done
+d=\$(ls -d '$PWD/ws/tmp'/dsh-subprocess-* 2>/dev/null)
 [ -d \"\$d\" ] || exit 9
-mv \"\$d\" '$PWD/ws/tmp/moved' && ln -s '$OUT' \"\$d\" || exit 10
+mv \"\$d\" '$PWD/ws/tmp/moved' 2>/dev/null || echo mv refused
+ln -s '$OUT' \"\$d\" 2>/dev/null || echo ln refused
+touch \"\$d/planted\" 2>/dev/null || echo write refused
 head -c 70000 /dev/zero | tr '\\0' b >&2"
 	assert_rc 0
 	assert_not_contains "$out" "[exit code:"
-	# The control: the spill directory was moved, and a symlink outside put in its place.
+	assert_contains "$out" "mv refused"
+	assert_contains "$out" "write refused"
 	local entries
 	entries=(ws/tmp/dsh-subprocess-*)
-	if [ "${#entries[@]}" -ne 1 ] || [ ! -L "${entries[0]}" ] || [ ! -d ws/tmp/moved ]; then
-		fail "the spill directory was not swapped: $(ls -lA ws/tmp) ($out)"
+	if [ "${#entries[@]}" -ne 1 ] || [ -L "${entries[0]}" ] || [ -e ws/tmp/moved ] ||
+		[ -e "${entries[0]}/planted" ]; then
+		fail "the spill directory was changed: $(ls -lAR ws/tmp) ($out)"
 	fi
-	assert_streq "$(readlink "${entries[0]}")" "$OUT"
 	assert_out_empty
-	# stdout's spill was open before the swap: complete, in the directory that was moved.
-	[[ "$out" =~ full\ output:\ $PWD/ws/tmp/dsh-subprocess-[A-Za-z0-9]{6}/(dsh-subprocess-[0-9]+-[0-9]+-[0-9a-f]{12}-stdout\.log)\] ]] ||
+	[[ "$out" =~ full\ output:\ $PWD/(ws/tmp/dsh-subprocess-[A-Za-z0-9]{6}/dsh-subprocess-[0-9]+-[0-9]+-[0-9a-f]{12}-stdout\.log)\] ]] ||
 		fail "no stdout spill path in: ${out: -400}"
-	assert_streq "$(wc -c <"ws/tmp/moved/${BASH_REMATCH[1]}")" 70000
-	# stderr's spill could no longer be made where its path would say: none.
-	assert_contains "$out" "bbbb
-[output truncated; full output: (unavailable)]"
+	# 70000 a, then "mv refused", "ln refused", "write refused", each with its newline.
+	assert_streq "$(wc -c <"${BASH_REMATCH[1]}")" 70036
+	[[ "$out" =~ full\ output:\ $PWD/(ws/tmp/dsh-subprocess-[A-Za-z0-9]{6}/dsh-subprocess-[0-9]+-[0-9]+-[0-9a-f]{12}-stderr\.log)\] ]] ||
+		fail "no stderr spill path in: ${out: -400}"
+	assert_streq "$(wc -c <"${BASH_REMATCH[1]}")" 70000
 }
 
 for shim in "" --no-openat2; do
