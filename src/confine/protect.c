@@ -121,9 +121,13 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 					 : PROTECT_READ_ONLY,
 				    e->path, e->kind);
 	}
-	/* A workspace inside another writable root (/tmp/ws) is pinned too: not swappable. */
+	/*
+	 * A workspace inside another writable root (/tmp/ws under Landlock) is pinned too: the
+	 * command cannot rename it away and leave another directory, or a symlink to "/", for the
+	 * session's next call to take as its root.
+	 */
 	const char *outer = NULL;
-	for (char *const *v = visible; r >= 0 && o.n > 0 && v && *v; v++)
+	for (char *const *v = visible; r >= 0 && v && *v; v++)
 		if (strcmp(*v, policy->workspace_root) != 0 &&
 		    path_is_under(policy->workspace_root, *v))
 			outer = *v;
