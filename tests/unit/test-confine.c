@@ -513,6 +513,33 @@ static void test_protect_ops_build(void **state)
 	protect_ops_done(NULL);
 }
 
+/* A hidden path that is a writable root itself (denyRead: [/tmp]) needs no pin below it. */
+static void test_protect_ops_hide_a_whole_root(void **state)
+{
+	(void)state;
+	dsb_protected list[] = {P("/tmp", DENY_READ, true), P("/ws", DENY_READ, true),
+				P("/ws/.git/hooks", GIT, true)};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = (char *)"/ws",
+			       .protected = list,
+			       .n_protected = ELEMENTSOF(list)};
+	char *roots[] = {(char *)"/ws", (char *)"/tmp", NULL};
+	protect_ops o = {0};
+	assert_int_equal(protect_ops_build(&pol, roots, NULL, &o), 0);
+	assert_ops(&o, "pin:/ws/.git hide-dir:/tmp hide-dir:/ws ro:/ws/.git/hooks");
+	protect_ops_done(&o);
+
+	/* "/" as a root: the pins start right below it. */
+	char *slash[] = {(char *)"/", NULL};
+	dsb_protected top[] = {P("/", DENY_READ, true), P("/a/b", LISTED, false)};
+	pol.workspace_root = (char *)"/";
+	pol.protected = top;
+	pol.n_protected = ELEMENTSOF(top);
+	assert_int_equal(protect_ops_build(&pol, slash, NULL, &o), 0);
+	assert_ops(&o, "pin:/a hide-dir:/ ro:/a/b");
+	protect_ops_done(&o);
+}
+
 /* A workspace inside another writable root (Landlock's /tmp) is pinned too: not swappable. */
 static void test_protect_ops_pin_the_nested_workspace(void **state)
 {
@@ -648,6 +675,16 @@ static void test_protect_make_missing(void **state)
 	assert_non_null(text);
 	assert_int_equal(len, 0);
 	free(text);
+
+	/* A root listed as missing is nothing to make. */
+	dsb_protected root_itself[] = {
+		{.path = t->ws, .kind = DSB_PROTECT_STORE, .directory = true}};
+	dsb_exec_policy just_root = {.mode = DSB_MODE_WORKSPACE_WRITE,
+				     .workspace_root = t->ws,
+				     .protected = root_itself,
+				     .n_protected = 1};
+	assert_int_equal(protect_make_missing(&just_root, roots, why, sizeof(why)), 0);
+	assert_int_equal(mode_of(t->real, "ws"), S_IFDIR | 0755);
 
 	/* What exists now is left as it is: a second run changes nothing. */
 	dsb_test_write_file(envrc, "kept", 4);
@@ -785,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_a_command_cannot_fake_a_runner_failure),
 		cmocka_unit_test(test_spawn_wait_times_out_and_reaps),
 		cmocka_unit_test(test_protect_ops_build),
+		cmocka_unit_test(test_protect_ops_hide_a_whole_root),
 		cmocka_unit_test(test_protect_ops_pin_the_nested_workspace),
 		cmocka_unit_test(test_protect_bwrap_args_by_op),
 		cmocka_unit_test_setup_teardown(test_protect_make_missing, setup_mtree,

@@ -852,6 +852,23 @@ static void test_git_linked_worktree(void **state)
 	dsb_exec_policy_done(&e);
 	dsb_policy_free(p);
 
+	/*
+	 * From the main checkout: what each linked worktree's gitdir holds that git follows,
+	 * and the worktree's own .git file it names (not to be repointed).
+	 */
+	char *main_ws = join(t->real, "main");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, main_ws);
+	resolve_into(p, &e);
+	expect_entry(&e, common, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, x, "commondir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "config.worktree", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "gitdir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, wt, ".git", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, x, "HEAD");
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(main_ws);
+
 	/* A relative gitdir: line is read against the checkout. */
 	write_at(wt, ".git", "gitdir: ../main/.git/worktrees/wt\n");
 	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, wt);
@@ -985,6 +1002,31 @@ static void test_listed_paths(void **state)
 	assert_int_equal(e.n_protected, 0);
 	dsb_exec_policy_done(&e);
 	dsb_policy_free(p);
+	free(ws);
+}
+
+/* A workspace whose own path holds glob characters: only the patterns are globs. */
+static void test_listed_globs_below_a_bracketed_root(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws[1]*?");
+	char *decoy = join(t->real, "ws1ab");
+	mkdirs(t->real, "ws[1]*?");
+	mkdirs(t->real, "ws1ab");
+	write_at(ws, "a.json", "{}");
+	write_at(decoy, "b.json", "{}");
+
+	dsb_policy *p =
+		policy_from("sandbox-policy: {protectedPaths: ['*.json'], protectGit: false}",
+			    DSB_MODE_WORKSPACE_WRITE, ws);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, ws, "a.json", DSB_PROTECT_LISTED, false, true);
+	expect_absent(&e, decoy, "b.json");
+	assert_int_equal(count_under(&e, t->real), 1);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(decoy);
 	free(ws);
 }
 
@@ -1522,6 +1564,8 @@ int main(void)
 						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_git_submodules, setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_listed_paths, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_listed_globs_below_a_bracketed_root,
+						setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_deny_read, setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_policy_protect, setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_config_file_protects_itself, setup_ptree,
