@@ -64,12 +64,14 @@ static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_
 	return 0;
 }
 
-/* Pins every directory strictly between @root and @path. */
+/* Pins every directory strictly between @root and @path (none when @path is @root). */
 static int pin_between(protect_ops *o, const char *root, const char *path)
 {
 	size_t n = strlen(root);
 	if (n == 1)
 		n = 0;
+	if (strlen(path) <= n + 1)
+		return 0;
 	_cleanup_free_ char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;
@@ -200,7 +202,8 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 	for (size_t i = 0; i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
 		const char *root = root_of(roots, e->path);
-		if (e->exists || !root)
+		/* A root itself exists (it was opened as one) and is no protected path to make. */
+		if (e->exists || !root || strcmp(root, e->path) == 0)
 			continue;
 		bool private = e->kind == DSB_PROTECT_STORE || e->kind == DSB_PROTECT_SPILL;
 		int r = make_missing(root, e->path, e->directory,

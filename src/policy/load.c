@@ -512,8 +512,15 @@ static int parse_scope(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
-/* A list of strings (an argv, signatures), replacing the target strv as a whole. */
-static int parse_strv(struct parser *p, const struct field *f, void *base)
+/* Refuses one entry of a string list (failing at its own mark), or accepts it: 0. */
+typedef int (*entry_check)(struct parser *p, const char *s);
+
+/*
+ * A list of strings (an argv, signatures), replacing the target strv as a whole. @check, when
+ * given, vets each entry while it is the current event, so that an error names its place.
+ */
+static int parse_strv_checked(struct parser *p, const struct field *f, void *base,
+			      entry_check check)
 {
 	_cleanup_strv_free_ char **strv = NULL;
 	size_t n = 0;
@@ -527,6 +534,8 @@ static int parse_strv(struct parser *p, const struct field *f, void *base)
 			return r;
 		if (f->nonempty && !*s)
 			return fail_at(p, here(p), "entries must be non-empty strings");
+		if (check && (r = check(p, s)) < 0)
+			return r;
 		if (strv_push(&strv, s) < 0)
 			return fail_oom(p);
 	}
@@ -539,6 +548,11 @@ static int parse_strv(struct parser *p, const struct field *f, void *base)
 	strv_free(*t);
 	*t = TAKE_PTR(strv);
 	return 0;
+}
+
+static int parse_strv(struct parser *p, const struct field *f, void *base)
+{
+	return parse_strv_checked(p, f, base, NULL);
 }
 
 /* A boolean: true or false as YAML 1.2's core schema spells them, plain. */
@@ -571,39 +585,38 @@ static bool has_dotdot(const char *s)
  * sandbox-policy.protectedPaths (beyond DSH): glob patterns relative to each writable root,
  * never climbing out of it.
  */
-static int parse_protected_paths(struct parser *p, const struct field *f, void *base)
+static int check_protected_path(struct parser *p, const char *s)
 {
-	int r = parse_strv(p, f, base);
-	if (r < 0)
-		return r;
-	for (char **e = *(char ***)target(f, base); *e; e++) {
-		if ((*e)[0] == '/' || (*e)[0] == '~' || has_dotdot(*e))
-			return fail_at(p, here(p),
-				       "\"%s\": entries are relative to each writable root and "
-				       "stay inside it (no leading / or ~, no ..)",
-				       show(p, *e));
-		if (strlen(*e) >= DSB_PATH_MAX)
-			return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
-	}
+	if (s[0] == '/' || s[0] == '~' || has_dotdot(s))
+		return fail_at(p, here(p),
+			       "\"%s\": entries are relative to each writable root and stay "
+			       "inside it (no leading / or ~, no ..)",
+			       show(p, s));
+	if (strlen(s) >= DSB_PATH_MAX)
+		return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
 	return 0;
 }
 
+static int parse_protected_paths(struct parser *p, const struct field *f, void *base)
+{
+	return parse_strv_checked(p, f, base, check_protected_path);
+}
+
 /* sandbox-policy.denyRead (beyond DSH): absolute paths, or ~ and ~/... for the home. */
+static int check_deny_read(struct parser *p, const char *s)
+{
+	bool home = s[0] == '~' && (s[1] == '\0' || s[1] == '/');
+	if (s[0] != '/' && !home)
+		return fail_at(p, here(p), "\"%s\": entries are absolute paths or start with ~/",
+			       show(p, s));
+	if (strlen(s) >= DSB_PATH_MAX)
+		return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
+	return 0;
+}
+
 static int parse_deny_read(struct parser *p, const struct field *f, void *base)
 {
-	int r = parse_strv(p, f, base);
-	if (r < 0)
-		return r;
-	for (char **e = *(char ***)target(f, base); *e; e++) {
-		bool home = (*e)[0] == '~' && ((*e)[1] == '\0' || (*e)[1] == '/');
-		if ((*e)[0] != '/' && !home)
-			return fail_at(p, here(p),
-				       "\"%s\": entries are absolute paths or start with ~/",
-				       show(p, *e));
-		if (strlen(*e) >= DSB_PATH_MAX)
-			return fail_at(p, here(p), "longer than %d bytes", DSB_PATH_MAX - 1);
-	}
-	return 0;
+	return parse_strv_checked(p, f, base, check_deny_read);
 }
 
 struct scrub_rules {

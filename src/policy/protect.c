@@ -443,7 +443,22 @@ static bool has_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* sandbox-policy.protectedPaths below one writable root. */
+/* @s with every character glob(3) treats specially escaped, so that it matches only itself. */
+static char *glob_escape(const char *s)
+{
+	char *out = malloc(2 * strlen(s) + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (; *s; s++) {
+		if (strchr("*?[]\\", *s))
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* sandbox-policy.protectedPaths below one writable root (its own name is no pattern). */
 static int protect_listed(plist *l, char *const *roots, const char *root, char *const *patterns,
 			  bool make_missing)
 {
@@ -457,8 +472,11 @@ static int protect_listed(plist *l, char *const *roots, const char *root, char *
 			r = protect_path(l, roots, full, DSB_PROTECT_LISTED, dir, make_missing);
 			continue;
 		}
+		_cleanup_free_ char *escaped = glob_escape(root), *pattern = NULL;
+		if (!escaped || asprintf(&pattern, "%s/%s", escaped, *pat) < 0)
+			return -ENOMEM;
 		glob_t g = {0};
-		int k = glob(full, GLOB_NOSORT, NULL, &g);
+		int k = glob(pattern, GLOB_NOSORT, NULL, &g);
 		if (k == GLOB_NOSPACE)
 			r = -ENOMEM;
 		for (size_t i = 0; k == 0 && r >= 0 && i < g.gl_pathc; i++)

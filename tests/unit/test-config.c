@@ -131,6 +131,11 @@ static void assert_defaults(const dsb_config *cfg)
 		      DSB_APPROVAL_NEVER, "danger-full-access",
 		      "Full file access without approval prompts.");
 	assert_null(cfg->default_preset);
+	assert_true(cfg->protect_git);
+	assert_strv_equal(cfg->protected_paths, none);
+	assert_strv_equal(cfg->deny_read, none);
+	assert_null(cfg->file);
+	assert_null(dsb_config_file(cfg));
 }
 
 static void test_defaults(void **state)
@@ -542,6 +547,199 @@ static void test_load_file(void **state)
 	free(dir);
 }
 
+/* sandbox-policy.protectedPaths, protectGit and denyRead (beyond DSH; protected paths). */
+static void test_protected_paths_keys(void **state)
+{
+	static const char *const listed[] = {".envrc", "secrets/*.json", ".github/workflows/",
+					     "a..b",   "..x/y..",	 NULL};
+	static const char *const deny[] = {"~/.ssh", "/etc/shadow", "~", NULL};
+	static const char *const none[] = {NULL};
+	dsb_config *cfg =
+		parse_ok("sandbox-policy:\n"
+			 "  protectedPaths: ['.envrc', 'secrets/*.json', .github/workflows/,\n"
+			 "                   a..b, ..x/y..]\n"
+			 "  protectGit: false\n"
+			 "  denyRead:\n"
+			 "    - ~/.ssh\n"
+			 "    - /etc/shadow\n"
+			 "    - '~'\n");
+	assert_strv_equal(cfg->protected_paths, listed);
+	assert_false(cfg->protect_git);
+	assert_strv_equal(cfg->deny_read, deny);
+	assert_null(dsb_config_file(cfg));
+	dsb_config_free(cfg);
+
+	/* The booleans as YAML 1.2's core schema spells them; the lists may be empty. */
+	static const struct {
+		const char *yaml;
+		bool value;
+	} bools[] = {
+		{"sandbox-policy: {protectGit: true}", true},
+		{"sandbox-policy: {protectGit: True}", true},
+		{"sandbox-policy: {protectGit: TRUE}", true},
+		{"sandbox-policy: {protectGit: false}", false},
+		{"sandbox-policy: {protectGit: False}", false},
+		{"sandbox-policy: {protectGit: FALSE}", false},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bools); i++) {
+		cfg = parse_ok(bools[i].yaml);
+		assert_int_equal(cfg->protect_git, bools[i].value);
+		dsb_config_free(cfg);
+	}
+	cfg = parse_ok("sandbox-policy: {protectedPaths: [], denyRead: []}");
+	assert_strv_equal(cfg->protected_paths, none);
+	assert_strv_equal(cfg->deny_read, none);
+	assert_true(cfg->protect_git);
+	dsb_config_free(cfg);
+}
+
+/* A bad entry is named with its key and its own line and column, not the list's end. */
+static void test_protected_paths_invalid(void **state)
+{
+#define RELATIVE_ONLY                                                                        \
+	"entries are relative to each writable root and stay inside it (no leading / or ~, " \
+	"no ..)"
+	static const struct {
+		const char *yaml;
+		const char *subject;
+		const char *message;
+	} cases[] = {
+		{"sandbox-policy:\n  protectedPaths: ['.envrc', /etc/x, b]\n",
+		 "sandbox-policy.protectedPaths",
+		 "test.yaml:2:30: sandbox-policy.protectedPaths: \"/etc/x\": " RELATIVE_ONLY},
+		{"sandbox-policy:\n  protectedPaths:\n    - ok\n    - a/../b\n  protectGit: true\n",
+		 "sandbox-policy.protectedPaths",
+		 "test.yaml:4:7: sandbox-policy.protectedPaths: \"a/../b\": " RELATIVE_ONLY},
+		{"sandbox-policy:\n  protectedPaths: [..]\n", "sandbox-policy.protectedPaths",
+		 "test.yaml:2:20: sandbox-policy.protectedPaths: \"..\": " RELATIVE_ONLY},
+		{"sandbox-policy:\n  protectedPaths: [a/..]\n", "sandbox-policy.protectedPaths",
+		 "test.yaml:2:20: sandbox-policy.protectedPaths: \"a/..\": " RELATIVE_ONLY},
+		{"sandbox-policy:\n  protectedPaths: ['~/x']\n", "sandbox-policy.protectedPaths",
+		 "test.yaml:2:20: sandbox-policy.protectedPaths: \"~/x\": " RELATIVE_ONLY},
+		{"sandbox-policy:\n  protectedPaths: ['']\n", "sandbox-policy.protectedPaths",
+		 "test.yaml:2:20: sandbox-policy.protectedPaths: entries must be non-empty "
+		 "strings"},
+		{"sandbox-policy:\n  protectedPaths: .envrc\n", "sandbox-policy.protectedPaths",
+		 "test.yaml:2:19: sandbox-policy.protectedPaths: expected a list of strings, got a "
+		 "string"},
+		{"sandbox-policy:\n  denyRead: [/ok, rel/x]\n", "sandbox-policy.denyRead",
+		 "test.yaml:2:19: sandbox-policy.denyRead: \"rel/x\": entries are absolute paths "
+		 "or "
+		 "start with ~/"},
+		{"sandbox-policy:\n  denyRead: ['~x']\n", "sandbox-policy.denyRead",
+		 "test.yaml:2:14: sandbox-policy.denyRead: \"~x\": entries are absolute paths or "
+		 "start with ~/"},
+		{"sandbox-policy:\n  denyRead: ['']\n", "sandbox-policy.denyRead",
+		 "test.yaml:2:14: sandbox-policy.denyRead: entries must be non-empty strings"},
+		{"sandbox-policy:\n  protectGit: yes\n", "sandbox-policy.protectGit",
+		 "test.yaml:2:15: sandbox-policy.protectGit: expected true or false, got a string"},
+		{"sandbox-policy:\n  protectGit: 'true'\n", "sandbox-policy.protectGit",
+		 "test.yaml:2:15: sandbox-policy.protectGit: expected true or false, got a string"},
+		{"sandbox-policy:\n  protectGit: ''\n", "sandbox-policy.protectGit",
+		 "test.yaml:2:15: sandbox-policy.protectGit: expected true or false, got a string"},
+	};
+#undef RELATIVE_ONLY
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		dsb_error err = parse_fail(cases[i].yaml, strlen(cases[i].yaml), "test.yaml");
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		assert_string_equal(err.subject, cases[i].subject);
+		assert_string_equal(err.message, cases[i].message);
+	}
+
+	/* Entries as long as a path may be, and one byte longer. */
+	static const struct {
+		const char *key, *prefix;
+		int column;
+	} lists[] = {{"protectedPaths", "", 20}, {"denyRead", "/", 14}};
+	for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+		for (size_t len = DSB_PATH_MAX - 1; len <= DSB_PATH_MAX; len++) {
+			char *entry = malloc(len + 1), *doc = NULL, *expected = NULL;
+			assert_non_null(entry);
+			memset(entry, 'a', len);
+			entry[len] = '\0';
+			memcpy(entry, lists[i].prefix, strlen(lists[i].prefix));
+			assert_true(asprintf(&doc, "sandbox-policy:\n  %s: ['%s']\n", lists[i].key,
+					     entry) > 0);
+			if (len < DSB_PATH_MAX) {
+				dsb_config *cfg = parse_ok(doc);
+				assert_string_equal(strcmp(lists[i].key, "denyRead") == 0
+							    ? cfg->deny_read[0]
+							    : cfg->protected_paths[0],
+						    entry);
+				dsb_config_free(cfg);
+			} else {
+				dsb_error err = parse_fail(doc, strlen(doc), "test.yaml");
+				assert_true(
+					asprintf(&expected,
+						 "test.yaml:2:%d: sandbox-policy.%s: longer than "
+						 "%d bytes",
+						 lists[i].column, lists[i].key,
+						 DSB_PATH_MAX - 1) > 0);
+				assert_string_equal(err.message, expected);
+			}
+			free(expected);
+			free(doc);
+			free(entry);
+		}
+	}
+
+	/* A value that is not a scalar at all names the key too. */
+	static const char list[] = "sandbox-policy:\n  protectGit: [true]\n";
+	dsb_error err = parse_fail(list, sizeof(list) - 1, "test.yaml");
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+	assert_string_equal(err.subject, "sandbox-policy.protectGit");
+	assert_non_null(strstr(err.message, "test.yaml:2:15: sandbox-policy.protectGit: "));
+}
+
+/* dsb_config_file(): the canonical path of the file loaded, whatever path reached it. */
+static void test_config_file_is_canonical(void **state)
+{
+	char *dir = dsb_test_mkdtemp();
+	char *real = realpath(dir, NULL);
+	char *file = NULL, *link = NULL, *via_dir = NULL, *expected = NULL, *linked_dir = NULL;
+	assert_non_null(real);
+	assert_true(asprintf(&file, "%s/config.yaml", dir) > 0);
+	assert_true(asprintf(&link, "%s/link.yaml", dir) > 0);
+	assert_true(asprintf(&linked_dir, "%s/d", dir) > 0);
+	assert_true(asprintf(&via_dir, "%s/d/d/link.yaml", dir) > 0);
+	assert_true(asprintf(&expected, "%s/config.yaml", real) > 0);
+	static const char yaml[] = "sandbox-policy: {protectGit: false}\n";
+	dsb_test_write_file(file, yaml, sizeof(yaml) - 1);
+	assert_int_equal(symlink("config.yaml", link), 0);
+	assert_int_equal(symlink(".", linked_dir), 0);
+
+	const char *paths[] = {file, link, via_dir};
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		dsb_config *cfg = NULL;
+		dsb_error err = {0};
+		if (dsb_config_load_file(paths[i], &cfg, &err) != 0)
+			fail_msg("%s: %s", paths[i], err.message);
+		assert_false(cfg->protect_git);
+		assert_non_null(dsb_config_file(cfg));
+		assert_string_equal(dsb_config_file(cfg), expected);
+		dsb_config_free(cfg);
+	}
+
+	/* Parsed from a buffer, or made with the defaults: no file. */
+	dsb_config *cfg = parse_ok(yaml);
+	assert_null(dsb_config_file(cfg));
+	dsb_config_free(cfg);
+	cfg = dsb_config_new();
+	assert_null(dsb_config_file(cfg));
+	dsb_config_free(cfg);
+	assert_null(dsb_config_file(NULL));
+
+	dsb_test_rm_rf(dir);
+	free(dir);
+	free(real);
+	free(file);
+	free(link);
+	free(linked_dir);
+	free(via_dir);
+	free(expected);
+}
+
 static void test_apply_env(void **state)
 {
 	static const char *const bad[] = {"yolo", "", "Read-Only", "read-only "};
@@ -617,6 +815,9 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_error_details),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_protected_paths_keys),
+		cmocka_unit_test(test_protected_paths_invalid),
+		cmocka_unit_test(test_config_file_is_canonical),
 		cmocka_unit_test(test_apply_env),
 		cmocka_unit_test(test_mode_parse),
 	};

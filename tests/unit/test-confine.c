@@ -381,6 +381,432 @@ static void test_spawn_wait_times_out_and_reaps(void **state)
 	assert_int_equal(kill(pid, 0), -1); /* reaped: the pid is gone */
 }
 
+/* --- protected paths as mounts (src/confine/protect.c) ---------------------------------------- */
+
+#define P(p_, k_, dir_)                                                              \
+	{                                                                            \
+		.path = (char *)(p_), .kind = DSB_PROTECT_##k_, .directory = (dir_), \
+		.exists = true                                                       \
+	}
+
+/* The ops as "OP:PATH" words, in order. */
+static char *ops_string(const protect_ops *o)
+{
+	static const char *const names[] = {
+		[PROTECT_PIN] = "pin",
+		[PROTECT_READ_ONLY] = "ro",
+		[PROTECT_HIDE_DIR] = "hide-dir",
+		[PROTECT_HIDE_FILE] = "hide-file",
+	};
+	strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < o->n; i++)
+		assert_int_equal(strbuf_printf(&sb, "%s%s:%s", i ? " " : "", names[o->v[i].op],
+					       o->v[i].path),
+				 0);
+	char *s = strbuf_take(&sb);
+	return s ? s : strdup("");
+}
+
+static void assert_ops(const protect_ops *o, const char *expected)
+{
+	char *s = ops_string(o);
+	if (strcmp(s, expected) != 0)
+		fail_msg("got [%s], expected [%s]", s, expected);
+	free(s);
+}
+
+static const protect_mount *op_at(const protect_ops *o, const char *path)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->v[i].path, path) == 0)
+			return &o->v[i];
+	return NULL;
+}
+
+static void test_protect_ops_build(void **state)
+{
+	(void)state;
+	dsb_protected list[] = {
+		P("/ws/.git/hooks", GIT, true),
+		P("/ws/.git/config", GIT, false),
+		P("/ws/a/b/c", LISTED, false),
+		P("/ws/a", LISTED, true), /* also pinned for a/b/c: read-only wins */
+		P("/ws/.envrc", LISTED, false),
+		P("/outside/x", GIT, false), /* outside every visible root: read-only already */
+		P("/home/u/.ssh", DENY_READ, true), /* outside too, but hidden all the same */
+		P("/home/u/.netrc", DENY_READ, false),
+		P("/tmp/secret", DENY_READ, true), /* under an unseen root: never shown */
+		P("/ws/.git/info", GIT, true),
+		P("/ws/store", STORE, true),
+	};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = (char *)"/ws",
+			       .protected = list,
+			       .n_protected = ELEMENTSOF(list)};
+	char *visible[] = {(char *)"/ws", NULL}, *unseen[] = {(char *)"/tmp", NULL};
+	protect_ops o = {0};
+
+	assert_int_equal(protect_ops_build(&pol, visible, unseen, &o), 0);
+	/* Pins first, then the rest; parents first in each group. */
+	assert_ops(&o, "pin:/ws/.git pin:/ws/a/b "
+		       "hide-file:/home/u/.netrc hide-dir:/home/u/.ssh ro:/ws/.envrc "
+		       "ro:/ws/.git/config ro:/ws/.git/hooks ro:/ws/.git/info ro:/ws/a "
+		       "ro:/ws/a/b/c ro:/ws/store");
+	const protect_mount *a = op_at(&o, "/ws/a");
+	assert_non_null(a);
+	assert_int_equal(a->kind, DSB_PROTECT_LISTED);
+	assert_int_equal(op_at(&o, "/ws/store")->kind, DSB_PROTECT_STORE);
+	assert_int_equal(op_at(&o, "/home/u/.ssh")->kind, DSB_PROTECT_DENY_READ);
+	assert_true(protect_ops_required(&o));
+
+	char why[512] = "";
+	assert_int_equal(protect_refuse(&o, "it cannot be bound", why, sizeof(why)), -EPERM);
+	assert_string_equal(why, "the store /ws/store lies in a writable root and it cannot be "
+				 "bound; move the store out of the writable roots (--store or "
+				 "DSH_SANDBOX_STORE)");
+
+	/* bwrap's arguments for them, in the same order. */
+	char **argv = NULL;
+	assert_int_equal(strv_push(&argv, "bwrap"), 0);
+	assert_int_equal(protect_bwrap_args(&o, &argv), 0);
+	assert_strv(argv,
+		    "bwrap --bind /ws/.git /ws/.git --bind /ws/a/b /ws/a/b "
+		    "--ro-bind /dev/null /home/u/.netrc "
+		    "--perms 0000 --tmpfs /home/u/.ssh --remount-ro /home/u/.ssh "
+		    "--ro-bind /ws/.envrc /ws/.envrc --ro-bind /ws/.git/config /ws/.git/config "
+		    "--ro-bind /ws/.git/hooks /ws/.git/hooks --ro-bind /ws/.git/info "
+		    "/ws/.git/info --ro-bind /ws/a /ws/a --ro-bind /ws/a/b/c /ws/a/b/c "
+		    "--ro-bind /ws/store /ws/store");
+	strv_free(argv);
+	protect_ops_done(&o);
+	assert_null(o.v);
+	assert_int_equal(o.n, 0);
+
+	/* The other way round: a read-only path listed first is not turned into a pin. */
+	dsb_protected reversed[] = {P("/ws/a", LISTED, true), P("/ws/a/b/c", GIT, false)};
+	pol.protected = reversed;
+	pol.n_protected = ELEMENTSOF(reversed);
+	assert_int_equal(protect_ops_build(&pol, visible, unseen, &o), 0);
+	assert_ops(&o, "pin:/ws/a/b ro:/ws/a ro:/ws/a/b/c");
+	assert_int_equal(op_at(&o, "/ws/a")->kind, DSB_PROTECT_LISTED);
+	assert_false(protect_ops_required(&o));
+	assert_int_equal(protect_refuse(&o, "x", why, sizeof(why)), 0);
+	protect_ops_done(&o);
+
+	/* Read-only (no visible root): only what is hidden. Without unseen roots, /tmp too. */
+	pol.protected = list;
+	pol.n_protected = ELEMENTSOF(list);
+	pol.mode = DSB_MODE_READ_ONLY;
+	assert_int_equal(protect_ops_build(&pol, NULL, NULL, &o), 0);
+	assert_ops(&o, "hide-file:/home/u/.netrc hide-dir:/home/u/.ssh hide-dir:/tmp/secret");
+	assert_false(protect_ops_required(&o));
+	protect_ops_done(&o);
+
+	/* Nothing protected, nothing to mount. */
+	pol.n_protected = 0;
+	assert_int_equal(protect_ops_build(&pol, visible, unseen, &o), 0);
+	assert_int_equal(o.n, 0);
+	argv = NULL;
+	assert_int_equal(protect_bwrap_args(&o, &argv), 0);
+	assert_null(argv);
+	protect_ops_done(&o);
+	protect_ops_done(NULL);
+}
+
+/* A hidden path that is a writable root itself (denyRead: [/tmp]) needs no pin below it. */
+static void test_protect_ops_hide_a_whole_root(void **state)
+{
+	(void)state;
+	dsb_protected list[] = {P("/tmp", DENY_READ, true), P("/ws", DENY_READ, true),
+				P("/ws/.git/hooks", GIT, true)};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = (char *)"/ws",
+			       .protected = list,
+			       .n_protected = ELEMENTSOF(list)};
+	char *roots[] = {(char *)"/ws", (char *)"/tmp", NULL};
+	protect_ops o = {0};
+	assert_int_equal(protect_ops_build(&pol, roots, NULL, &o), 0);
+	assert_ops(&o, "pin:/ws/.git hide-dir:/tmp hide-dir:/ws ro:/ws/.git/hooks");
+	protect_ops_done(&o);
+
+	/* "/" as a root: the pins start right below it. */
+	char *slash[] = {(char *)"/", NULL};
+	dsb_protected top[] = {P("/", DENY_READ, true), P("/a/b", LISTED, false)};
+	pol.workspace_root = (char *)"/";
+	pol.protected = top;
+	pol.n_protected = ELEMENTSOF(top);
+	assert_int_equal(protect_ops_build(&pol, slash, NULL, &o), 0);
+	assert_ops(&o, "pin:/a hide-dir:/ ro:/a/b");
+	protect_ops_done(&o);
+}
+
+/* A workspace inside another writable root (Landlock's /tmp) is pinned too: not swappable. */
+static void test_protect_ops_pin_the_nested_workspace(void **state)
+{
+	(void)state;
+	dsb_protected list[] = {P("/tmp/x/ws/.git/hooks", GIT, true),
+				P("/tmp/y/secret", LISTED, false)};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = (char *)"/tmp/x/ws",
+			       .protected = list,
+			       .n_protected = ELEMENTSOF(list)};
+	char *roots[] = {(char *)"/tmp/x/ws", (char *)"/tmp", NULL};
+	protect_ops o = {0};
+	assert_int_equal(protect_ops_build(&pol, roots, NULL, &o), 0);
+	assert_ops(&o, "pin:/tmp/x pin:/tmp/x/ws pin:/tmp/x/ws/.git pin:/tmp/y "
+		       "ro:/tmp/x/ws/.git/hooks ro:/tmp/y/secret");
+	protect_ops_done(&o);
+
+	/* With nothing protected, nothing is pinned. */
+	pol.n_protected = 0;
+	assert_int_equal(protect_ops_build(&pol, roots, NULL, &o), 0);
+	assert_int_equal(o.n, 0);
+	protect_ops_done(&o);
+}
+
+static void test_protect_bwrap_args_by_op(void **state)
+{
+	(void)state;
+	protect_mount v[] = {
+		{.op = PROTECT_PIN, .path = strdup("/w/p")},
+		{.op = PROTECT_READ_ONLY, .path = strdup("/w/p/r")},
+		{.op = PROTECT_HIDE_FILE, .path = strdup("/h/f")},
+		{.op = PROTECT_HIDE_DIR, .path = strdup("/h/d")},
+	};
+	protect_ops o = {.v = malloc(sizeof(v)), .n = ELEMENTSOF(v)};
+	assert_non_null(o.v);
+	memcpy(o.v, v, sizeof(v));
+	char **argv = NULL;
+	assert_int_equal(protect_bwrap_args(&o, &argv), 0);
+	assert_strv(argv, "--bind /w/p /w/p --ro-bind /w/p/r /w/p/r --ro-bind /dev/null /h/f "
+			  "--perms 0000 --tmpfs /h/d --remount-ro /h/d");
+	strv_free(argv);
+	protect_ops_done(&o);
+}
+
+typedef struct mtree {
+	char *dir, *real, *ws, *outside;
+} mtree;
+
+static char *path_in(const char *a, const char *b)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", a, b) > 0);
+	return p;
+}
+
+static int setup_mtree(void **state)
+{
+	mtree *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->dir = dsb_test_mkdtemp();
+	t->real = realpath(t->dir, NULL);
+	assert_non_null(t->real);
+	t->ws = path_in(t->real, "ws");
+	t->outside = path_in(t->real, "outside");
+	assert_int_equal(mkdir(t->ws, 0755), 0);
+	assert_int_equal(mkdir(t->outside, 0755), 0);
+	*state = t;
+	return 0;
+}
+
+static int teardown_mtree(void **state)
+{
+	mtree *t = *state;
+	dsb_test_rm_rf(t->dir);
+	free(t->dir);
+	free(t->real);
+	free(t->ws);
+	free(t->outside);
+	free(t);
+	return 0;
+}
+
+/* lstat(@base/@rel): its type and permission bits, or 0 when missing. */
+static mode_t mode_of(const char *base, const char *rel)
+{
+	char *p = path_in(base, rel);
+	struct stat st;
+	mode_t m = lstat(p, &st) == 0 ? st.st_mode & (S_IFMT | 07777) : 0;
+	free(p);
+	return m;
+}
+
+/* Missing protected paths are made, empty, beneath their root; nothing else is touched. */
+static void test_protect_make_missing(void **state)
+{
+	mtree *t = *state;
+	char *hooks = path_in(t->ws, ".git/hooks");
+	char *envrc = path_in(t->ws, ".envrc");
+	char *store = path_in(t->ws, "state/store");
+	char *spill = path_in(t->ws, "spill");
+	char *present = path_in(t->ws, "present");
+	char *out = path_in(t->outside, "x");
+	dsb_protected list[] = {
+		{.path = hooks, .kind = DSB_PROTECT_GIT, .directory = true},
+		{.path = envrc, .kind = DSB_PROTECT_LISTED},
+		{.path = store, .kind = DSB_PROTECT_STORE, .directory = true},
+		{.path = spill, .kind = DSB_PROTECT_SPILL, .directory = true},
+		/* Listed as existing: left alone even though it is gone now. */
+		{.path = present, .kind = DSB_PROTECT_LISTED, .exists = true},
+		/* Outside every root given: not made. */
+		{.path = out, .kind = DSB_PROTECT_STORE, .directory = true},
+	};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = t->ws,
+			       .protected = list,
+			       .n_protected = ELEMENTSOF(list)};
+	char *roots[] = {t->ws, NULL};
+	char why[512] = "";
+	mode_t mask = umask(022);
+
+	assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	assert_int_equal(mode_of(t->ws, ".git"), S_IFDIR | 0755);
+	assert_int_equal(mode_of(t->ws, ".git/hooks"), S_IFDIR | 0755);
+	assert_int_equal(mode_of(t->ws, ".envrc"), S_IFREG | 0644);
+	assert_int_equal(mode_of(t->ws, "state"), S_IFDIR | 0755);
+	assert_int_equal(mode_of(t->ws, "state/store"), S_IFDIR | 0700);
+	assert_int_equal(mode_of(t->ws, "spill"), S_IFDIR | 0700);
+	assert_int_equal(mode_of(t->ws, "present"), 0);
+	assert_int_equal(mode_of(t->outside, "x"), 0);
+	size_t len = 1;
+	char *text = dsb_test_read_file(envrc, &len);
+	assert_non_null(text);
+	assert_int_equal(len, 0);
+	free(text);
+
+	/* A root listed as missing is nothing to make. */
+	dsb_protected root_itself[] = {
+		{.path = t->ws, .kind = DSB_PROTECT_STORE, .directory = true}};
+	dsb_exec_policy just_root = {.mode = DSB_MODE_WORKSPACE_WRITE,
+				     .workspace_root = t->ws,
+				     .protected = root_itself,
+				     .n_protected = 1};
+	assert_int_equal(protect_make_missing(&just_root, roots, why, sizeof(why)), 0);
+	assert_int_equal(mode_of(t->real, "ws"), S_IFDIR | 0755);
+
+	/* What exists now is left as it is: a second run changes nothing. */
+	dsb_test_write_file(envrc, "kept", 4);
+	assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), 0);
+	text = dsb_test_read_file(envrc, &len);
+	assert_string_equal(text, "kept");
+	free(text);
+
+	umask(mask);
+	free(hooks);
+	free(envrc);
+	free(store);
+	free(spill);
+	free(present);
+	free(out);
+}
+
+/*
+ * A symlink planted on the way (ws/a -> outside) does not lead the unconfined step out of the
+ * root: nothing is made outside, and a required kind fails closed.
+ */
+static void test_protect_make_missing_follows_no_symlink(void **state)
+{
+	mtree *t = *state;
+	char *a = path_in(t->ws, "a");
+	char *f = path_in(t->ws, "f.json");
+	char *dangling = path_in(t->outside, "f.json");
+	assert_int_equal(symlink(t->outside, a), 0);
+	assert_int_equal(symlink(dangling, f), 0);
+	char *listed = path_in(t->ws, "a/b");
+	char *deep = path_in(t->ws, "a/c/d");
+	char *store = path_in(t->ws, "a/store");
+	char *roots[] = {t->ws, NULL};
+	char why[512] = "";
+
+	dsb_protected best_effort[] = {
+		{.path = listed, .kind = DSB_PROTECT_LISTED},
+		{.path = deep, .kind = DSB_PROTECT_GIT, .directory = true},
+		{.path = f, .kind = DSB_PROTECT_LISTED},
+	};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = t->ws,
+			       .protected = best_effort,
+			       .n_protected = ELEMENTSOF(best_effort)};
+	/* Not required: skipped, and nothing appears outside. */
+	assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), 0);
+	assert_int_equal(mode_of(t->outside, "b"), 0);
+	assert_int_equal(mode_of(t->outside, "c"), 0);
+	assert_int_equal(mode_of(t->outside, "f.json"), 0);
+	assert_int_equal(mode_of(t->ws, "a") & S_IFMT, S_IFLNK);
+	assert_int_equal(mode_of(t->ws, "f.json") & S_IFMT, S_IFLNK);
+
+	/* A store behind the link: refused with the reason, still nothing outside. */
+	dsb_protected required[] = {{.path = store, .kind = DSB_PROTECT_STORE, .directory = true}};
+	pol.protected = required;
+	pol.n_protected = 1;
+	assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), -EPERM);
+	char *expected = NULL;
+	assert_true(asprintf(&expected, "cannot make the protected store %s: ", store) > 0);
+	if (strncmp(why, expected, strlen(expected)) != 0)
+		fail_msg("got [%s], expected [%s...]", why, expected);
+	free(expected);
+	assert_int_equal(mode_of(t->outside, "store"), 0);
+
+	/* A root reached through a symlink is refused as a whole. */
+	char *ws_link = path_in(t->real, "ws-link");
+	char *via_link = path_in(ws_link, "spill");
+	assert_int_equal(symlink(t->ws, ws_link), 0);
+	char *link_roots[] = {ws_link, NULL};
+	dsb_protected spill[] = {{.path = via_link, .kind = DSB_PROTECT_SPILL, .directory = true}};
+	pol.protected = spill;
+	assert_int_equal(protect_make_missing(&pol, link_roots, why, sizeof(why)), -EPERM);
+	assert_int_equal(mode_of(t->ws, "spill"), 0);
+
+	free(via_link);
+	free(ws_link);
+	free(store);
+	free(deep);
+	free(listed);
+	free(dangling);
+	free(f);
+	free(a);
+}
+
+/* A required kind that cannot be made fails closed with -EPERM; another is skipped. */
+static void test_protect_make_missing_fails_closed(void **state)
+{
+	mtree *t = *state;
+	char *file = path_in(t->ws, "file");
+	dsb_test_write_file(file, "", 0);
+	char *under = path_in(file, "spill");
+	char *listed = path_in(file, "listed");
+	char *roots[] = {t->ws, NULL};
+	char why[512] = "";
+
+	dsb_protected best_effort[] = {{.path = listed, .kind = DSB_PROTECT_LISTED}};
+	dsb_exec_policy pol = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			       .workspace_root = t->ws,
+			       .protected = best_effort,
+			       .n_protected = 1};
+	assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), 0);
+
+	static const dsb_protect_kind kinds[] = {DSB_PROTECT_STORE, DSB_PROTECT_CONFIG,
+						 DSB_PROTECT_ANSWERER, DSB_PROTECT_RUNNER,
+						 DSB_PROTECT_SPILL};
+	for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+		dsb_protected required[] = {{.path = under, .kind = kinds[i], .directory = true}};
+		pol.protected = required;
+		why[0] = '\0';
+		assert_int_equal(protect_make_missing(&pol, roots, why, sizeof(why)), -EPERM);
+		char *expected = NULL;
+		assert_true(asprintf(&expected, "cannot make the protected %s %s: %s",
+				     dsb_protect_kind_to_string(kinds[i]), under,
+				     strerror(ENOTDIR)) > 0);
+		assert_string_equal(why, expected);
+		free(expected);
+	}
+	free(listed);
+	free(under);
+	free(file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +821,16 @@ int main(void)
 		cmocka_unit_test(test_spawn_failures_come_back_out_of_band),
 		cmocka_unit_test(test_a_command_cannot_fake_a_runner_failure),
 		cmocka_unit_test(test_spawn_wait_times_out_and_reaps),
+		cmocka_unit_test(test_protect_ops_build),
+		cmocka_unit_test(test_protect_ops_hide_a_whole_root),
+		cmocka_unit_test(test_protect_ops_pin_the_nested_workspace),
+		cmocka_unit_test(test_protect_bwrap_args_by_op),
+		cmocka_unit_test_setup_teardown(test_protect_make_missing, setup_mtree,
+						teardown_mtree),
+		cmocka_unit_test_setup_teardown(test_protect_make_missing_follows_no_symlink,
+						setup_mtree, teardown_mtree),
+		cmocka_unit_test_setup_teardown(test_protect_make_missing_fails_closed, setup_mtree,
+						teardown_mtree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

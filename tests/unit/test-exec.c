@@ -968,6 +968,105 @@ static void test_scrub_builtins_match_their_expressions(void **state)
 	dsb_config_free(cfg);
 }
 
+/*
+ * Protected paths end to end on both backends: a workspace-write call cannot write a
+ * checkout's hooks (made before the call when missing) nor rename them away, may write the rest
+ * of .git, and the denial names the protected path after DSH's markers.
+ */
+static void test_protected_paths_end_to_end(void **state)
+{
+	fixture *f = *state;
+	char *real = realpath(f->dir, NULL);
+	char *ws = NULL, *hooks = NULL, *objects = NULL, *note = NULL;
+	assert_non_null(real);
+	assert_true(asprintf(&ws, "%s/ws", real) > 0);
+	assert_true(asprintf(&hooks, "%s/.git/hooks", ws) > 0);
+	assert_true(asprintf(&objects, "%s/.git/objects", ws) > 0);
+	assert_true(asprintf(&note,
+			     "[sandbox: %s is protected: git runs hooks and reads its config "
+			     "outside the sandbox]",
+			     hooks) > 0);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	char *git = NULL;
+	assert_true(asprintf(&git, "%s/.git", ws) > 0);
+	assert_int_equal(mkdir(git, 0755), 0);
+	assert_int_equal(mkdir(objects, 0755), 0);
+
+	dsb_config *cfg = dsb_config_new();
+	cfg->mode = DSB_MODE_WORKSPACE_WRITE;
+	assert_int_equal(dsb_config_set_workspace_root(cfg, ws, NULL), 0);
+	dsb_policy *service = NULL;
+	assert_int_equal(dsb_policy_new(cfg, &service, NULL), 0);
+	dsb_config_free(cfg);
+
+	dsb_provider *providers[] = {f->bwrap, f->landlock};
+	for (size_t i = 0; i < ELEMENTSOF(providers); i++) {
+		print_message("backend %zu\n", i);
+		dsb_test_rm_rf(hooks);
+		dsb_resolve_request rq = DSB_RESOLVE_REQUEST_INIT;
+		dsb_exec_policy pol = {0};
+		assert_int_equal(dsb_policy_resolve(service, &rq, &pol, NULL), 0);
+		const dsb_protected *e = dsb_exec_policy_protected_at(&pol, hooks, true);
+		assert_non_null(e);
+		assert_false(e->exists);
+
+		dsb_run_result r = {0};
+		dsb_error err = {0};
+		dsb_run_request req = {.command = "echo x > .git/hooks/pre-commit", .workdir = ws};
+		if (dsb_exec_run(providers[i], f->cfg, &pol, &req, &r, &err) < 0)
+			fail_msg("%s", err.message);
+		assert_true(r.denied);
+		assert_int_not_equal(r.exit_code, 0);
+		assert_non_null(strstr(r.err.text, "Read-only file system"));
+		assert_non_null(r.protected_note);
+		assert_string_equal(r.protected_note, note);
+		char *text = NULL;
+		assert_int_equal(dsb_render_result(&r, true, &text, NULL, NULL), 0);
+		size_t tl = strlen(text), nl = strlen(note);
+		assert_true(tl > nl);
+		assert_string_equal(text + tl - nl, note);
+		assert_non_null(strstr(text, "[exit code: 1]\n"));
+		free(text);
+		dsb_run_result_done(&r);
+		/* Made, empty, before the call; nothing written into it. */
+		struct stat st;
+		assert_int_equal(stat(hooks, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+		char *pre = NULL;
+		assert_true(asprintf(&pre, "%s/pre-commit", hooks) > 0);
+		assert_int_equal(access(pre, F_OK), -1);
+		free(pre);
+
+		/* Nor renamed away and replaced. */
+		req.command = "mv .git/hooks .git/hooks.old && mkdir .git/hooks";
+		assert_int_equal(dsb_exec_run(providers[i], f->cfg, &pol, &req, &r, NULL), 0);
+		assert_int_not_equal(r.exit_code, 0);
+		dsb_run_result_done(&r);
+		char *old = NULL;
+		assert_true(asprintf(&old, "%s/.git/hooks.old", ws) > 0);
+		assert_int_equal(access(old, F_OK), -1);
+		free(old);
+
+		/* The rest of .git and of the workspace stays writable. */
+		req.command = "echo x > .git/objects/o && echo y > file && mkdir -p .git/refs";
+		assert_int_equal(dsb_exec_run(providers[i], f->cfg, &pol, &req, &r, NULL), 0);
+		if (r.exit_code != 0)
+			fail_msg("exit %d: %.*s", r.exit_code, (int)r.err.len, r.err.text);
+		assert_false(r.denied);
+		assert_null(r.protected_note);
+		dsb_run_result_done(&r);
+		dsb_exec_policy_done(&pol);
+	}
+
+	dsb_policy_free(service);
+	free(git);
+	free(note);
+	free(objects);
+	free(hooks);
+	free(ws);
+	free(real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1003,6 +1102,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stdin_the_command_never_reads, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_denials_in_each_dialect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protected_paths_end_to_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_runner_failures_outrank_denials, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_exit_125_from_the_command_is_ordinary, setup,

@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include <dsb/session.h>
+
 #include "src/policy/policy.h"
 #include "helpers.h"
 
@@ -525,6 +527,1007 @@ static void test_writable_roots_reads_tmpdir_from_the_environment(void **state)
 	free(other_real);
 }
 
+/* --- protected paths (beyond DSH) ------------------------------------------------------------ */
+
+/*
+ * A private tree for the protected-path tests: T (as spelled) and R (canonical). T lies under
+ * /tmp or $TMPDIR, itself a writable root of every workspace-write call, so the tests look only
+ * at entries below R: /tmp holds other people's files.
+ */
+typedef struct ptree {
+	char *dir;
+	char *real;
+	char *home; /* $HOME as it was, restored by the teardown */
+} ptree;
+
+static int setup_ptree(void **state)
+{
+	ptree *t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->dir = dsb_test_mkdtemp();
+	t->real = realpath(t->dir, NULL);
+	assert_non_null(t->real);
+	t->home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	*state = t;
+	return 0;
+}
+
+static int teardown_ptree(void **state)
+{
+	ptree *t = *state;
+	if (t->home)
+		assert_int_equal(setenv("HOME", t->home, 1), 0);
+	else
+		assert_int_equal(unsetenv("HOME"), 0);
+	dsb_test_rm_rf(t->dir);
+	free(t->dir);
+	free(t->real);
+	free(t->home);
+	free(t);
+	return 0;
+}
+
+/* mkdir -p of @rel under @base. */
+static void mkdirs(const char *base, const char *rel)
+{
+	char *p = join(base, rel);
+	for (char *s = p + strlen(base) + 1;; s++) {
+		s = strchrnul(s, '/');
+		char saved = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			fail_msg("mkdir %s: %s", p, strerror(errno));
+		*s = saved;
+		if (!saved)
+			break;
+	}
+	free(p);
+}
+
+static void write_at(const char *base, const char *rel, const char *text)
+{
+	char *p = join(base, rel);
+	dsb_test_write_file(p, text, strlen(text));
+	free(p);
+}
+
+/* A checkout's .git directory as `git init` lays it out (hooks, info, config, objects, refs). */
+static void make_gitdir(const char *base, const char *rel)
+{
+	static const char *const dirs[] = {"hooks", "info", "objects", "refs/heads"};
+	char *gitdir = join(base, rel);
+	mkdirs(base, rel);
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+		mkdirs(gitdir, dirs[i]);
+	write_at(gitdir, "HEAD", "ref: refs/heads/main\n");
+	write_at(gitdir, "config", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n");
+	write_at(gitdir, "hooks/pre-commit.sample", "#!/bin/sh\n");
+	write_at(gitdir, "info/exclude",
+		 "# git ls-files --others --exclude-from=.git/info/exclude\n");
+	free(gitdir);
+}
+
+/* A policy from the sandbox-policy @yaml (NULL: the defaults) with @mode and @root. */
+static dsb_policy *policy_from(const char *yaml, dsb_mode mode, const char *root)
+{
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+	if (dsb_config_parse(yaml ? yaml : "", yaml ? strlen(yaml) : 0, "test.yaml", &cfg, &err) <
+	    0)
+		fail_msg("%s", err.message);
+	cfg->mode = mode;
+	assert_int_equal(dsb_config_set_workspace_root(cfg, root, NULL), 0);
+	dsb_policy *p = NULL;
+	if (dsb_policy_new(cfg, &p, &err) < 0)
+		fail_msg("%s", err.message);
+	dsb_config_free(cfg);
+	return p;
+}
+
+static void resolve_into(const dsb_policy *p, dsb_exec_policy *out)
+{
+	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+	dsb_error err = {0};
+	if (dsb_policy_resolve(p, &req, out, &err) < 0)
+		fail_msg("%s", err.message);
+}
+
+/* The entry for @base/@rel (@rel NULL: @base), or NULL. */
+static const dsb_protected *entry(const dsb_exec_policy *e, const char *base, const char *rel)
+{
+	char *p = rel ? join(base, rel) : strdup(base);
+	const dsb_protected *found = NULL;
+	for (size_t i = 0; i < e->n_protected && !found; i++)
+		if (strcmp(e->protected[i].path, p) == 0)
+			found = &e->protected[i];
+	free(p);
+	return found;
+}
+
+static size_t index_of(const dsb_exec_policy *e, const char *base, const char *rel)
+{
+	const dsb_protected *x = entry(e, base, rel);
+	assert_non_null(x);
+	return (size_t)(x - e->protected);
+}
+
+/* How many entries lie at or below @dir. */
+static size_t count_under(const dsb_exec_policy *e, const char *dir)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->n_protected; i++)
+		n += path_is_under(e->protected[i].path, dir);
+	return n;
+}
+
+static void dump(const dsb_exec_policy *e)
+{
+	for (size_t i = 0; i < e->n_protected; i++)
+		print_message("  %s (%s%s%s)\n", e->protected[i].path,
+			      dsb_protect_kind_to_string(e->protected[i].kind),
+			      e->protected[i].directory ? ", directory" : "",
+			      e->protected[i].exists ? "" : ", missing");
+}
+
+#define expect_entry(e, base, rel, k, dir, ex) expect_entry_at(e, base, rel, k, dir, ex, __LINE__)
+
+static void expect_entry_at(const dsb_exec_policy *e, const char *base, const char *rel,
+			    dsb_protect_kind kind, bool directory, bool exists, int line)
+{
+	const dsb_protected *x = entry(e, base, rel);
+	if (!x) {
+		dump(e);
+		fail_msg("line %d: %s/%s is not listed", line, base, rel ? rel : "");
+	}
+	if (x->kind != kind || x->directory != directory || x->exists != exists) {
+		dump(e);
+		fail_msg("line %d: %s: kind %s directory %d exists %d, expected %s %d %d", line,
+			 x->path, dsb_protect_kind_to_string(x->kind), x->directory, x->exists,
+			 dsb_protect_kind_to_string(kind), directory, exists);
+	}
+}
+
+#define expect_absent(e, base, rel) expect_absent_at(e, base, rel, __LINE__)
+
+static void expect_absent_at(const dsb_exec_policy *e, const char *base, const char *rel, int line)
+{
+	if (entry(e, base, rel)) {
+		dump(e);
+		fail_msg("line %d: %s/%s is listed", line, base, rel ? rel : "");
+	}
+}
+
+static void test_protect_kind_vocabulary(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"store", "config", "answerer", "runner",
+					    "spill", "git",    "listed",   "deny-read"};
+	assert_int_equal(_DSB_PROTECT_MAX, ELEMENTSOF(names));
+	for (int k = 0; k < _DSB_PROTECT_MAX; k++) {
+		assert_string_equal(dsb_protect_kind_to_string((dsb_protect_kind)k), names[k]);
+		const char *reason = dsb_protect_kind_reason((dsb_protect_kind)k);
+		assert_non_null(reason);
+		assert_true(strlen(reason) > 10);
+		assert_int_not_equal(reason[strlen(reason) - 1], '.');
+		/* The policy-bearing kinds, store .. spill, fail closed; the others do not. */
+		assert_int_equal(dsb_protect_kind_required((dsb_protect_kind)k),
+				 k <= DSB_PROTECT_SPILL);
+	}
+	assert_string_equal(dsb_protect_kind_reason(DSB_PROTECT_GIT),
+			    "git runs hooks and reads its config outside the sandbox");
+	assert_null(dsb_protect_kind_to_string(_DSB_PROTECT_MAX));
+	assert_null(dsb_protect_kind_to_string(_DSB_PROTECT_INVALID));
+	assert_null(dsb_protect_kind_reason(_DSB_PROTECT_MAX));
+	assert_false(dsb_protect_kind_required(_DSB_PROTECT_INVALID));
+	assert_false(dsb_protect_kind_required(_DSB_PROTECT_MAX));
+}
+
+/* A checkout's hooks, info and config are protected, its objects, refs and HEAD are not. */
+static void test_git_set_per_mode(void **state)
+{
+	ptree *t = *state;
+	make_gitdir(t->real, "ws/.git");
+	char *ws = join(t->real, "ws");
+	char *git = join(ws, ".git");
+	dsb_exec_policy e = {0};
+
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	resolve_into(p, &e);
+	expect_entry(&e, git, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, git, "info", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, git, "config", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, git, NULL);
+	expect_absent(&e, git, "objects");
+	expect_absent(&e, git, "refs");
+	expect_absent(&e, git, "HEAD");
+	expect_absent(&e, git, "config.worktree");
+	expect_absent(&e, git, "commondir");
+	assert_int_equal(count_under(&e, t->real), 3);
+	/* In resolve() order: hooks, info, then config. */
+	assert_true(index_of(&e, git, "hooks") < index_of(&e, git, "info"));
+	assert_true(index_of(&e, git, "info") < index_of(&e, git, "config"));
+	dsb_exec_policy_done(&e);
+	assert_null(e.protected);
+	assert_int_equal(e.n_protected, 0);
+
+	/* config.worktree too, once there is one. */
+	write_at(git, "config.worktree", "[core]\n");
+	resolve_into(p, &e);
+	expect_entry(&e, git, "config.worktree", DSB_PROTECT_GIT, false, true);
+	assert_int_equal(count_under(&e, t->real), 4);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* Read-only has no writable root to protect anything in; full access is unconfined. */
+	static const dsb_mode others[] = {DSB_MODE_READ_ONLY, DSB_MODE_DANGER_FULL_ACCESS};
+	for (size_t i = 0; i < ELEMENTSOF(others); i++) {
+		p = policy_from(NULL, others[i], ws);
+		resolve_into(p, &e);
+		assert_int_equal(e.n_protected, 0);
+		assert_null(e.protected);
+		dsb_exec_policy_done(&e);
+		dsb_policy_free(p);
+	}
+
+	/* protectGit: false lists none of it. */
+	p = policy_from("sandbox-policy: {protectGit: false}", DSB_MODE_WORKSPACE_WRITE, ws);
+	resolve_into(p, &e);
+	assert_int_equal(count_under(&e, t->real), 0);
+	for (size_t i = 0; i < e.n_protected; i++)
+		assert_int_not_equal(e.protected[i].kind, DSB_PROTECT_GIT);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* A missing hooks (or info) directory is listed, to be made before the call. */
+	char *hooks = join(git, "hooks");
+	dsb_test_rm_rf(hooks);
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	resolve_into(p, &e);
+	expect_entry(&e, git, "hooks", DSB_PROTECT_GIT, true, false);
+	expect_entry(&e, git, "info", DSB_PROTECT_GIT, true, true);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* A workspace reached through a symlink lists canonical paths. */
+	make_link(ws, t->real, "ws-link");
+	char *link = join(t->dir, "ws-link");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, link);
+	resolve_into(p, &e);
+	expect_entry(&e, git, "info", DSB_PROTECT_GIT, true, true);
+	assert_null(entry(&e, link, ".git/info"));
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	free(link);
+	free(hooks);
+	free(git);
+	free(ws);
+}
+
+/*
+ * A linked worktree: its .git file names a gitdir in the main checkout's .git/worktrees, whose
+ * commondir names the common gitdir. All three are protected (T is in a writable root).
+ */
+static void test_git_linked_worktree(void **state)
+{
+	ptree *t = *state;
+	make_gitdir(t->real, "main/.git");
+	char *common = join(t->real, "main/.git");
+	char *x = join(common, "worktrees/wt");
+	char *wt = join(t->real, "wt");
+	char *text = NULL;
+
+	mkdirs(t->real, "main/.git/worktrees/wt");
+	mkdirs(t->real, "wt");
+	write_at(x, "HEAD", "ref: refs/heads/wt\n");
+	write_at(x, "commondir", "../..\n");
+	write_at(x, "config.worktree", "[core]\n");
+	assert_true(asprintf(&text, "%s/.git\n", wt) > 0);
+	write_at(x, "gitdir", text);
+	free(text);
+	assert_true(asprintf(&text, "gitdir: %s\n", x) > 0);
+	write_at(wt, ".git", text);
+	free(text);
+
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, wt);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	/* The .git file itself: not to be pointed elsewhere. */
+	expect_entry(&e, wt, ".git", DSB_PROTECT_GIT, false, true);
+	/* The worktree's gitdir. */
+	expect_entry(&e, x, "hooks", DSB_PROTECT_GIT, true, false);
+	expect_entry(&e, x, "info", DSB_PROTECT_GIT, true, false);
+	expect_entry(&e, x, "config.worktree", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "commondir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "gitdir", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, x, "config");
+	expect_absent(&e, x, "HEAD");
+	/* The common gitdir's own set. */
+	expect_entry(&e, common, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, common, "info", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, common, "config", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, common, "objects");
+	expect_absent(&e, common, "HEAD");
+	assert_int_equal(count_under(&e, t->real), 9);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/*
+	 * From the main checkout: what each linked worktree's gitdir holds that git follows,
+	 * and the worktree's own .git file it names (not to be repointed).
+	 */
+	char *main_ws = join(t->real, "main");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, main_ws);
+	resolve_into(p, &e);
+	expect_entry(&e, common, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, x, "commondir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "config.worktree", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, x, "gitdir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, wt, ".git", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, x, "HEAD");
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(main_ws);
+
+	/* A relative gitdir: line is read against the checkout. */
+	write_at(wt, ".git", "gitdir: ../main/.git/worktrees/wt\n");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, wt);
+	resolve_into(p, &e);
+	expect_entry(&e, x, "commondir", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, common, "config", DSB_PROTECT_GIT, false, true);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* A .git file that names no gitdir: the file alone. */
+	write_at(wt, ".git", "not a gitdir line\n");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, wt);
+	resolve_into(p, &e);
+	expect_entry(&e, wt, ".git", DSB_PROTECT_GIT, false, true);
+	assert_int_equal(count_under(&e, t->real), 1);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	free(wt);
+	free(x);
+	free(common);
+}
+
+/* Submodules: gitdirs under .git/modules/NAME (NAME may nest), and the checkout's .git file. */
+static void test_git_submodules(void **state)
+{
+	ptree *t = *state;
+	char *super = join(t->real, "super");
+	char *modules = join(super, ".git/modules");
+	char *sub = join(modules, "sub");
+	char *inner = join(modules, "libs/inner");
+
+	make_gitdir(t->real, "super/.git");
+	make_gitdir(t->real, "super/.git/modules/sub");
+	write_at(sub, "config",
+		 "[core]\n\trepositoryformatversion = 0\n\tworktree = ../../../sub\n");
+	make_gitdir(t->real, "super/.git/modules/libs/inner");
+	write_at(inner, "config", "[core]\n  worktree=../../../../libs/inner\n");
+	mkdirs(super, "sub");
+	write_at(super, "sub/.git", "gitdir: ../.git/modules/sub\n");
+	mkdirs(super, "libs/inner");
+	write_at(super, "libs/inner/.git", "gitdir: ../../.git/modules/libs/inner\n");
+
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, super);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, super, ".git/hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, super, ".git/config", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, sub, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, sub, "info", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, sub, "config", DSB_PROTECT_GIT, false, true);
+	expect_absent(&e, sub, "objects");
+	expect_entry(&e, super, "sub/.git", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, inner, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, inner, "config", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, super, "libs/inner/.git", DSB_PROTECT_GIT, false, true);
+	/* Not a gitdir itself: libs/ has no HEAD. */
+	expect_absent(&e, modules, "libs/hooks");
+	assert_int_equal(count_under(&e, t->real), 11);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* From inside the submodule's checkout: its .git file, and the gitdir it names. */
+	char *checkout = join(super, "sub");
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, checkout);
+	resolve_into(p, &e);
+	expect_entry(&e, checkout, ".git", DSB_PROTECT_GIT, false, true);
+	expect_entry(&e, sub, "hooks", DSB_PROTECT_GIT, true, true);
+	expect_entry(&e, sub, "config", DSB_PROTECT_GIT, false, true);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	free(checkout);
+	free(inner);
+	free(sub);
+	free(modules);
+	free(super);
+}
+
+/* sandbox-policy.protectedPaths: names made when missing, globs matching what exists. */
+static void test_listed_paths(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	mkdirs(t->real, "ws/sub");
+	mkdirs(t->real, "ws/dir.json");
+	mkdirs(t->real, "outside");
+	write_at(ws, "a.json", "{}");
+	write_at(ws, "b.json", "{}");
+	write_at(ws, "c.txt", "");
+	write_at(ws, "sub/d.json", "{}");
+	write_at(ws, "present", "");
+	write_at(t->real, "outside/o.json", "{}");
+	/* Links the glob matches: out of every writable root, dangling, or a root itself. */
+	make_link("/etc/passwd", ws, "etc.json");
+	make_link("nowhere", ws, "dangling.json");
+	make_link("/tmp", ws, "tmp.json");
+
+	dsb_policy *p = policy_from("sandbox-policy:\n"
+				    "  protectedPaths: [.envrc, present, build/, '*.json', "
+				    "'nomatch*.yaml', 'sub/*.json']\n"
+				    "  protectGit: false\n",
+				    DSB_MODE_WORKSPACE_WRITE, ws);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, ws, ".envrc", DSB_PROTECT_LISTED, false, false);
+	expect_entry(&e, ws, "present", DSB_PROTECT_LISTED, false, true);
+	expect_entry(&e, ws, "build", DSB_PROTECT_LISTED, true, false);
+	expect_entry(&e, ws, "a.json", DSB_PROTECT_LISTED, false, true);
+	expect_entry(&e, ws, "b.json", DSB_PROTECT_LISTED, false, true);
+	expect_entry(&e, ws, "dir.json", DSB_PROTECT_LISTED, true, true);
+	expect_entry(&e, ws, "sub/d.json", DSB_PROTECT_LISTED, false, true);
+	expect_absent(&e, ws, "c.txt");
+	expect_absent(&e, ws, "etc.json");
+	expect_absent(&e, ws, "dangling.json");
+	expect_absent(&e, ws, "nowhere");
+	expect_absent(&e, ws, "tmp.json");
+	expect_absent(&e, "/etc/passwd", NULL);
+	assert_null(entry(&e, "/tmp", NULL));
+	expect_absent(&e, t->real, "outside/o.json");
+	assert_int_equal(count_under(&e, t->real), 7);
+	for (size_t i = 0; i < e.n_protected; i++)
+		assert_int_equal(e.protected[i].kind, DSB_PROTECT_LISTED);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* Read-only: nothing is writable, so nothing listed needs protecting. */
+	p = policy_from("sandbox-policy: {protectedPaths: [.envrc, '*.json']}", DSB_MODE_READ_ONLY,
+			ws);
+	resolve_into(p, &e);
+	assert_int_equal(e.n_protected, 0);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(ws);
+}
+
+/* A workspace whose own path holds glob characters: only the patterns are globs. */
+static void test_listed_globs_below_a_bracketed_root(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws[1]*?");
+	char *decoy = join(t->real, "ws1ab");
+	mkdirs(t->real, "ws[1]*?");
+	mkdirs(t->real, "ws1ab");
+	write_at(ws, "a.json", "{}");
+	write_at(decoy, "b.json", "{}");
+
+	dsb_policy *p =
+		policy_from("sandbox-policy: {protectedPaths: ['*.json'], protectGit: false}",
+			    DSB_MODE_WORKSPACE_WRITE, ws);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, ws, "a.json", DSB_PROTECT_LISTED, false, true);
+	expect_absent(&e, decoy, "b.json");
+	assert_int_equal(count_under(&e, t->real), 1);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(decoy);
+	free(ws);
+}
+
+/* sandbox-policy.denyRead: wherever it points, in every confined mode, when it exists. */
+static void test_deny_read(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	char *home = join(t->real, "home");
+	mkdirs(t->real, "ws");
+	mkdirs(t->real, "home/secret");
+	write_at(home, ".netrc", "machine x\n");
+	assert_int_equal(setenv("HOME", home, 1), 0);
+
+	static const char yaml[] = "sandbox-policy:\n"
+				   "  denyRead: ['~/secret', '~/.netrc', '~/missing', /etc/passwd, "
+				   "'/', /no/such/dsb-file]\n";
+	static const dsb_mode modes[] = {DSB_MODE_WORKSPACE_WRITE, DSB_MODE_READ_ONLY};
+	for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+		dsb_policy *p = policy_from(yaml, modes[i], ws);
+		dsb_exec_policy e = {0};
+		resolve_into(p, &e);
+		expect_entry(&e, home, "secret", DSB_PROTECT_DENY_READ, true, true);
+		expect_entry(&e, home, ".netrc", DSB_PROTECT_DENY_READ, false, true);
+		expect_absent(&e, home, "missing");
+		/* Outside every writable root, still listed: it is hidden, not just read-only. */
+		expect_entry(&e, "/etc/passwd", NULL, DSB_PROTECT_DENY_READ, false, true);
+		expect_absent(&e, "/", NULL);
+		expect_absent(&e, "/no/such/dsb-file", NULL);
+		if (modes[i] == DSB_MODE_READ_ONLY)
+			assert_int_equal(e.n_protected, 3);
+		dsb_exec_policy_done(&e);
+		dsb_policy_free(p);
+	}
+
+	/* "~" alone is the home; without a usable HOME, ~ entries are left out. */
+	dsb_policy *p = policy_from("sandbox-policy: {denyRead: ['~', '~/secret']}",
+				    DSB_MODE_READ_ONLY, ws);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, home, NULL, DSB_PROTECT_DENY_READ, true, true);
+	expect_entry(&e, home, "secret", DSB_PROTECT_DENY_READ, true, true);
+	dsb_exec_policy_done(&e);
+	assert_int_equal(setenv("HOME", "relative/home", 1), 0);
+	resolve_into(p, &e);
+	assert_int_equal(e.n_protected, 0);
+	dsb_exec_policy_done(&e);
+	assert_int_equal(unsetenv("HOME"), 0);
+	resolve_into(p, &e);
+	assert_int_equal(e.n_protected, 0);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+
+	/* Full access hides nothing. */
+	assert_int_equal(setenv("HOME", home, 1), 0);
+	p = policy_from(yaml, DSB_MODE_DANGER_FULL_ACCESS, ws);
+	resolve_into(p, &e);
+	assert_int_equal(e.n_protected, 0);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(home);
+	free(ws);
+}
+
+/* dsb_policy_protect(): a path inside a writable root, made when missing; nothing outside. */
+static void test_policy_protect(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	mkdirs(t->real, "ws/runner");
+	write_at(ws, "runner/run", "#!/bin/sh\n");
+	char *store = join(ws, "store");
+	char *runner = join(ws, "runner/run");
+	dsb_error err = {0};
+
+	dsb_policy *p =
+		policy_from("sandbox-policy: {protectGit: false}", DSB_MODE_WORKSPACE_WRITE, ws);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, store, &err), 0);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_RUNNER, runner, &err), 0);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, "/no/such/dsb-store/root", &err),
+			 0);
+	/* A whole writable root is not "inside" one. */
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_LISTED, ws, &err), 0);
+
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, store, NULL, DSB_PROTECT_STORE, true, false);
+	expect_entry(&e, runner, NULL, DSB_PROTECT_RUNNER, false, true);
+	expect_absent(&e, "/no/such/dsb-store/root", NULL);
+	expect_absent(&e, ws, NULL);
+	assert_int_equal(count_under(&e, t->real), 2);
+	/* Sources come first, in the order added. */
+	assert_string_equal(e.protected[0].path, store);
+	assert_string_equal(e.protected[1].path, runner);
+	dsb_exec_policy_done(&e);
+
+	/* Once it exists it is listed as it is. */
+	mkdirs(ws, "store");
+	resolve_into(p, &e);
+	expect_entry(&e, store, NULL, DSB_PROTECT_STORE, true, true);
+	dsb_exec_policy_done(&e);
+
+	/* Read-only: the store lies in no writable root. */
+	dsb_policy *ro = policy_from(NULL, DSB_MODE_READ_ONLY, ws);
+	assert_int_equal(dsb_policy_protect(ro, DSB_PROTECT_STORE, store, &err), 0);
+	resolve_into(ro, &e);
+	assert_int_equal(e.n_protected, 0);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(ro);
+
+	/* Relative paths and kinds a caller cannot add are refused. */
+	err = (dsb_error){0};
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, "rel/store", &err),
+			 -DSB_E_INVALID_ARGS);
+	assert_int_equal(err.code, DSB_E_INVALID_ARGS);
+	assert_string_equal(err.message, "protected path 'rel/store': not an absolute path");
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, "", &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_GIT, store, &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_DENY_READ, store, &err),
+			 -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_policy_protect(p, _DSB_PROTECT_MAX, store, &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, NULL, &err), -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_policy_protect(NULL, DSB_PROTECT_STORE, store, &err),
+			 -DSB_E_INVALID_ARGS);
+	/* Nothing refused was added. */
+	resolve_into(p, &e);
+	assert_int_equal(count_under(&e, t->real), 2);
+	dsb_exec_policy_done(&e);
+
+	dsb_policy_free(p);
+	free(runner);
+	free(store);
+	free(ws);
+}
+
+/* A configuration loaded from a file protects itself and, unless it holds a root, its directory. */
+static void test_config_file_protects_itself(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	mkdirs(t->real, "ws/.dsh");
+	static const char yaml[] = "sandbox-policy: {mode: workspace-write, protectGit: false}\n";
+	static const struct {
+		const char *rel; /* the file, under R */
+		const char *dir; /* its directory when listed, under R; NULL: not listed */
+	} cases[] = {
+		{"ws/.dsh/config.yaml", "ws/.dsh"},
+		{"ws/config.yaml", NULL}, /* the directory is the workspace */
+		{"config.yaml", NULL},	  /* R holds the workspace */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *file = join(t->real, cases[i].rel);
+		dsb_test_write_file(file, yaml, sizeof(yaml) - 1);
+		dsb_config *cfg = NULL;
+		assert_int_equal(dsb_config_load_file(file, &cfg, NULL), 0);
+		assert_string_equal(dsb_config_file(cfg), file);
+		assert_int_equal(dsb_config_set_workspace_root(cfg, ws, NULL), 0);
+		dsb_policy *p = NULL;
+		assert_int_equal(dsb_policy_new(cfg, &p, NULL), 0);
+		dsb_config_free(cfg);
+
+		dsb_exec_policy e = {0};
+		resolve_into(p, &e);
+		expect_entry(&e, file, NULL, DSB_PROTECT_CONFIG, false, true);
+		if (cases[i].dir)
+			expect_entry(&e, t->real, cases[i].dir, DSB_PROTECT_CONFIG, true, true);
+		expect_absent(&e, ws, NULL);
+		expect_absent(&e, t->real, NULL);
+		assert_int_equal(count_under(&e, t->real), cases[i].dir ? 2 : 1);
+		dsb_exec_policy_done(&e);
+		dsb_policy_free(p);
+		assert_int_equal(unlink(file), 0);
+		free(file);
+	}
+
+	/* A missing configuration directory (the caller's) is protected as a directory. */
+	char *cfgdir = join(ws, ".config/dsh-sandbox");
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_CONFIG, cfgdir, NULL), 0);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+	expect_entry(&e, cfgdir, NULL, DSB_PROTECT_CONFIG, true, false);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(cfgdir);
+	free(ws);
+}
+
+/* dsb_exec_policy_protected_at(): a write anywhere at or below an entry; a read only deny-read. */
+static void test_protected_at(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	char *home = join(t->real, "home");
+	make_gitdir(t->real, "ws/.git");
+	mkdirs(t->real, "home/secret");
+	assert_int_equal(setenv("HOME", home, 1), 0);
+	dsb_policy *p = policy_from("sandbox-policy: {denyRead: ['~/secret']}",
+				    DSB_MODE_WORKSPACE_WRITE, ws);
+	dsb_exec_policy e = {0};
+	resolve_into(p, &e);
+
+	static const struct {
+		const char *rel; /* under R */
+		bool write;
+		const char *expected; /* the entry, under R; NULL: none */
+	} cases[] = {
+		{"ws/.git/hooks", true, "ws/.git/hooks"},
+		{"ws/.git/hooks/pre-commit", true, "ws/.git/hooks"},
+		{"ws/.git/hooks/a/b/c", true, "ws/.git/hooks"},
+		{"ws/.git/config", true, "ws/.git/config"},
+		{"ws/.git/hooksX", true, NULL},
+		{"ws/.git/hooks.d/x", true, NULL},
+		{"ws/.git/config.lock", true, NULL},
+		{"ws/.git", true, NULL},
+		{"ws/.git/objects/ab/cdef", true, NULL},
+		{"ws/x.git/hooks", true, NULL},
+		{"ws", true, NULL},
+		{"home/secret/key", true, "home/secret"},
+		/* Reading: only what denyRead hides. */
+		{"ws/.git/hooks/pre-commit", false, NULL},
+		{"ws/.git/config", false, NULL},
+		{"home/secret", false, "home/secret"},
+		{"home/secret/key", false, "home/secret"},
+		{"home/secretX", false, NULL},
+		{"home", false, NULL},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *path = join(t->real, cases[i].rel);
+		const dsb_protected *x = dsb_exec_policy_protected_at(&e, path, cases[i].write);
+		if (!cases[i].expected) {
+			if (x)
+				fail_msg("%s (%s): %s", cases[i].rel,
+					 cases[i].write ? "write" : "read", x->path);
+		} else {
+			char *want = join(t->real, cases[i].expected);
+			if (!x)
+				fail_msg("%s (%s): none", cases[i].rel,
+					 cases[i].write ? "write" : "read");
+			assert_string_equal(x->path, want);
+			free(want);
+		}
+		free(path);
+	}
+	assert_null(dsb_exec_policy_protected_at(NULL, ws, true));
+	assert_null(dsb_exec_policy_protected_at(&e, NULL, true));
+
+	/* dsb_exec_policy_protect() adds one (the spill directory), once; relative is refused. */
+	size_t n = e.n_protected;
+	char *spill = join(t->real, "ws/spill");
+	dsb_error err = {0};
+	assert_int_equal(dsb_exec_policy_protect(&e, DSB_PROTECT_SPILL, spill, true, &err), 0);
+	assert_int_equal(e.n_protected, n + 1);
+	assert_string_equal(e.protected[n].path, spill);
+	assert_int_equal(e.protected[n].kind, DSB_PROTECT_SPILL);
+	assert_true(e.protected[n].directory);
+	assert_true(e.protected[n].exists);
+	assert_int_equal(dsb_exec_policy_protect(&e, DSB_PROTECT_SPILL, spill, true, &err), 0);
+	assert_int_equal(e.n_protected, n + 1);
+	assert_int_equal(dsb_exec_policy_protect(&e, DSB_PROTECT_SPILL, "spill", true, &err),
+			 -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_exec_policy_protect(&e, _DSB_PROTECT_MAX, spill, true, &err),
+			 -DSB_E_INVALID_ARGS);
+	assert_int_equal(e.n_protected, n + 1);
+	char *inside = join(spill, "f.log");
+	const dsb_protected *x = dsb_exec_policy_protected_at(&e, inside, true);
+	assert_non_null(x);
+	assert_int_equal(x->kind, DSB_PROTECT_SPILL);
+	free(inside);
+	free(spill);
+
+	/* Onto an empty policy too. */
+	dsb_exec_policy empty = {0};
+	assert_int_equal(dsb_exec_policy_protect(&empty, DSB_PROTECT_SPILL, "/s", true, &err), 0);
+	assert_int_equal(empty.n_protected, 1);
+	assert_non_null(dsb_exec_policy_protected_at(&empty, "/s/x", true));
+	assert_null(dsb_exec_policy_protected_at(&empty, "/s/x", false));
+	dsb_exec_policy_done(&empty);
+
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(home);
+	free(ws);
+}
+
+/* --- the session root's identity -------------------------------------------------------------- */
+
+/* Resolves @s expecting the swapped-root refusal. */
+static void expect_swapped(dsb_session *s, const dsb_policy *p, dsb_mode mode,
+			   const char *mode_name)
+{
+	dsb_exec_policy e = {0};
+	dsb_error err = {0};
+	assert_int_equal(dsb_session_resolve(s, p, mode, &e, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_int_equal(err.code, DSB_E_SANDBOX_UNAVAILABLE);
+	if (!strstr(err.message, "swapped"))
+		fail_msg("no \"swapped\" in: %s", err.message);
+	char *asked = NULL;
+	assert_true(asprintf(&asked, "sandbox mode \"%s\"", mode_name) > 0);
+	if (!strstr(err.message, asked))
+		fail_msg("no %s in: %s", asked, err.message);
+	free(asked);
+	/* Nothing was handed out. */
+	assert_null(e.workspace_root);
+	assert_null(e.protected);
+}
+
+/*
+ * A session's root is the directory its header recorded. A command may rename that directory
+ * away and plant a symlink in its place when it lies in a temp dir: then resolve() refuses.
+ */
+static void test_swapped_session_root_is_refused(void **state)
+{
+	ptree *t = *state;
+	char *store_dir = join(t->real, "store");
+	char *ws = join(t->real, "ws");
+	char *away = join(t->real, "ws.real");
+	char *other = join(t->real, "other");
+	mkdirs(t->real, "ws");
+	mkdirs(t->real, "other");
+
+	dsb_store *store = NULL;
+	dsb_session *s = NULL;
+	assert_int_equal(dsb_store_open(store_dir, &store, NULL), 0);
+	assert_int_equal(dsb_session_create(store, ws, &s, NULL), 0);
+	assert_string_equal(dsb_session_cwd(s), ws);
+	dsb_policy *p = policy_for(DSB_MODE_WORKSPACE_WRITE, "/fallback");
+
+	dsb_exec_policy e = {0};
+	assert_int_equal(dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, NULL), 0);
+	assert_string_equal(e.workspace_root, ws);
+	dsb_exec_policy_done(&e);
+
+	/* Swapped for a link to "/": the next call would write anywhere. */
+	assert_int_equal(rename(ws, away), 0);
+	assert_int_equal(symlink("/", ws), 0);
+	expect_swapped(s, p, _DSB_MODE_INVALID, "workspace-write");
+	expect_swapped(s, p, DSB_MODE_READ_ONLY, "read-only");
+
+	/* The same through dsb_policy_resolve() with the header's cwd. */
+	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+	req.session_id = dsb_session_id(s);
+	req.session_cwd = ws;
+	dsb_error err = {0};
+	assert_int_equal(dsb_policy_resolve(p, &req, &e, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "swapped"));
+	assert_non_null(strstr(err.message, ws));
+	assert_null(e.workspace_root);
+
+	/* Swapped for a link to another directory of the temp dir, relative or absolute. */
+	assert_int_equal(unlink(ws), 0);
+	assert_int_equal(symlink("other", ws), 0);
+	expect_swapped(s, p, _DSB_MODE_INVALID, "workspace-write");
+	assert_int_equal(unlink(ws), 0);
+	assert_int_equal(symlink(other, ws), 0);
+	expect_swapped(s, p, _DSB_MODE_INVALID, "workspace-write");
+
+	/* A link on the way to the root, not only the root itself. */
+	assert_int_equal(unlink(ws), 0);
+	assert_int_equal(rename(away, ws), 0);
+	mkdirs(t->real, "deep/ws");
+	char *deep = join(t->real, "deep/ws");
+	char *deep_parent = join(t->real, "deep");
+	char *deep_away = join(t->real, "deep.real");
+	dsb_session *ds = NULL;
+	assert_int_equal(dsb_session_create(store, deep, &ds, NULL), 0);
+	assert_int_equal(rename(deep_parent, deep_away), 0);
+	assert_int_equal(symlink(t->real, deep_parent), 0); /* deep/ws is now R/ws */
+	expect_swapped(ds, p, _DSB_MODE_INVALID, "workspace-write");
+	dsb_session_free(ds);
+
+	/* Put back, it resolves again. */
+	assert_int_equal(unlink(deep_parent), 0);
+	assert_int_equal(rename(deep_away, deep_parent), 0);
+	assert_int_equal(dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, NULL), 0);
+	assert_string_equal(e.workspace_root, ws);
+	dsb_exec_policy_done(&e);
+
+	dsb_policy_free(p);
+	dsb_session_free(s);
+	dsb_store_free(store);
+	free(deep);
+	free(deep_parent);
+	free(deep_away);
+	free(other);
+	free(away);
+	free(ws);
+	free(store_dir);
+}
+
+/* A session created through a symlinked cwd records the canonical path and resolves fine. */
+static void test_session_records_canonical_cwd(void **state)
+{
+	ptree *t = *state;
+	char *store_dir = join(t->real, "store");
+	char *ws = join(t->real, "ws");
+	mkdirs(t->real, "ws");
+	make_link(ws, t->real, "ws-link");
+	make_link("ws", t->real, "ws-rel-link");
+	char *via[] = {join(t->dir, "ws-link"), join(t->dir, "ws-rel-link"),
+		       join(t->dir, "ws-link/../ws/.")};
+	dsb_policy *p = policy_for(DSB_MODE_WORKSPACE_WRITE, "/fallback");
+	dsb_store *store = NULL;
+	assert_int_equal(dsb_store_open(store_dir, &store, NULL), 0);
+
+	for (size_t i = 0; i < ELEMENTSOF(via); i++) {
+		dsb_session *s = NULL;
+		assert_int_equal(dsb_session_create(store, via[i], &s, NULL), 0);
+		assert_string_equal(dsb_session_cwd(s), ws);
+		dsb_exec_policy e = {0};
+		dsb_error err = {0};
+		if (dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, &err) < 0)
+			fail_msg("%s: %s", via[i], err.message);
+		assert_string_equal(e.workspace_root, ws);
+		dsb_exec_policy_done(&e);
+
+		/* Reopened from its log, it still does. */
+		dsb_session *again = NULL;
+		assert_int_equal(dsb_session_open(store, dsb_session_id(s), &again, NULL), 0);
+		assert_string_equal(dsb_session_cwd(again), ws);
+		assert_int_equal(dsb_session_resolve(again, p, _DSB_MODE_INVALID, &e, NULL), 0);
+		dsb_exec_policy_done(&e);
+		dsb_session_free(again);
+		dsb_session_free(s);
+		free(via[i]);
+	}
+
+	/* A cwd that does not exist is kept as given. */
+	dsb_session *s = NULL;
+	char *missing = join(t->real, "no/such/dir");
+	assert_int_equal(dsb_session_create(store, missing, &s, NULL), 0);
+	assert_string_equal(dsb_session_cwd(s), missing);
+	dsb_session_free(s);
+	free(missing);
+
+	dsb_store_free(store);
+	dsb_policy_free(p);
+	free(ws);
+	free(store_dir);
+}
+
+/*
+ * A symlink outside the temp dirs was put there by someone a command cannot impersonate: the
+ * root follows it. Needs a directory outside /tmp and $TMPDIR: the build tree.
+ */
+static void test_session_root_linked_outside_temp_follows(void **state)
+{
+	ptree *t = *state;
+	const char *build = getenv("DSB_BUILD_ROOT");
+	char *tmp = realpath("/tmp", NULL), *tmpdir = NULL, *tmpdir_real = NULL;
+	assert_int_equal(tmpdir_get(&tmpdir), 0);
+	tmpdir_real = realpath(tmpdir, NULL);
+	char *build_real = build ? realpath(build, NULL) : NULL;
+	if (!build_real || path_is_under(build_real, tmp) ||
+	    (tmpdir_real && path_is_under(build_real, tmpdir_real))) {
+		print_message("the build tree lies in a temp dir: nothing to compare with\n");
+		free(build_real);
+		free(tmp);
+		free(tmpdir);
+		free(tmpdir_real);
+		return;
+	}
+	char *base = join(build_real, "dsb-root-identity.XXXXXX");
+	assert_non_null(mkdtemp(base));
+	char *ws = join(base, "ws");
+	char *away = join(base, "ws.real");
+	char *other = join(base, "other");
+	char *store_dir = join(t->real, "store");
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
+
+	dsb_store *store = NULL;
+	dsb_session *s = NULL;
+	assert_int_equal(dsb_store_open(store_dir, &store, NULL), 0);
+	assert_int_equal(dsb_session_create(store, ws, &s, NULL), 0);
+	assert_int_equal(rename(ws, away), 0);
+	assert_int_equal(symlink(other, ws), 0);
+	dsb_policy *p = policy_for(DSB_MODE_WORKSPACE_WRITE, "/fallback");
+	dsb_exec_policy e = {0};
+	dsb_error err = {0};
+	if (dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, &err) < 0)
+		fail_msg("%s", err.message);
+	assert_string_equal(e.workspace_root, other);
+	dsb_exec_policy_done(&e);
+
+	dsb_policy_free(p);
+	dsb_session_free(s);
+	dsb_store_free(store);
+	dsb_test_rm_rf(base);
+	free(store_dir);
+	free(other);
+	free(away);
+	free(ws);
+	free(base);
+	free(build_real);
+	free(tmp);
+	free(tmpdir);
+	free(tmpdir_real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +1558,25 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_writable_roots_reads_tmpdir_from_the_environment, setup_tree,
 			teardown_tree),
+		cmocka_unit_test(test_protect_kind_vocabulary),
+		cmocka_unit_test_setup_teardown(test_git_set_per_mode, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_git_linked_worktree, setup_ptree,
+						teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_git_submodules, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_listed_paths, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_listed_globs_below_a_bracketed_root,
+						setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_deny_read, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_policy_protect, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_config_file_protects_itself, setup_ptree,
+						teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_protected_at, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_swapped_session_root_is_refused, setup_ptree,
+						teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_session_records_canonical_cwd, setup_ptree,
+						teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_session_root_linked_outside_temp_follows,
+						setup_ptree, teardown_ptree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

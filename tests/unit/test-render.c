@@ -779,6 +779,199 @@ static void test_runner_failure_and_denial_overlap(void **state)
 	free(detail);
 }
 
+/* --- protected paths named by a denial (beyond DSH) ---------------------------------------- */
+
+#define GIT_REASON    "git runs hooks and reads its config outside the sandbox"
+#define LISTED_REASON "sandbox-policy.protectedPaths lists it"
+#define HOOKS_NOTE    "[sandbox: /ws/.git/hooks is protected: " GIT_REASON "]"
+#define ENVRC_NOTE    "[sandbox: /ws/.envrc is protected: " LISTED_REASON "]"
+
+static dsb_protected ws_protected[] = {
+	{.path = S("/ws/.git/hooks"), .kind = DSB_PROTECT_GIT, .directory = true, .exists = true},
+	{.path = S("/ws/.envrc"), .kind = DSB_PROTECT_LISTED, .exists = true},
+	{.path = S("/home/u/.ssh"),
+	 .kind = DSB_PROTECT_DENY_READ,
+	 .directory = true,
+	 .exists = true},
+};
+
+static const dsb_exec_policy ws_policy = {
+	.mode = DSB_MODE_WORKSPACE_WRITE,
+	.workspace_root = S("/ws"),
+	.protected = ws_protected,
+	.n_protected = ELEMENTSOF(ws_protected),
+};
+
+/* classify_protected() of @err with @workdir: the note, or NULL. */
+static char *note_for(const dsb_exec_policy *p, const char *err, const char *workdir)
+{
+	char *note = S("untouched");
+	assert_int_equal(classify_protected(err, err ? strlen(err) : 0, p, workdir, &note), 0);
+	return note;
+}
+
+static void test_classify_protected_cases(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *err;
+		const char *workdir;
+		const char *note; /* NULL: none */
+	} cases[] = {
+		{"relative to the workdir", "bash: line 1: .git/hooks/x: Read-only file system\n",
+		 "/ws", HOOKS_NOTE},
+		{"the directory itself", "mkdir: cannot create directory '.git/hooks': File exists",
+		 "/ws", HOOKS_NOTE},
+		{"from a subdirectory, absolute",
+		 "cp: cannot create regular file '/ws/.git/hooks/pre-commit': Read-only file "
+		 "system",
+		 "/ws/src", HOOKS_NOTE},
+		{"absolute, any workdir",
+		 "touch: cannot touch '/ws/.git/hooks/pre-commit': Read-only file system\n",
+		 "/elsewhere", HOOKS_NOTE},
+		{"absolute at the very end", "Read-only file system: /ws/.git/hooks", "/elsewhere",
+		 HOOKS_NOTE},
+		{"workdir /", "ws/.git/hooks/x: Read-only file system", "/", HOOKS_NOTE},
+		{"a longer name after", "bash: .git/hooksX: Read-only file system", "/ws", NULL},
+		{"a longer name before", "bash: x.git/hooks/y: Read-only file system", "/ws", NULL},
+		{"a dash before", "bash: my-.git/hooks/y: Read-only file system", "/ws", NULL},
+		{"another directory's", "bash: sub/.git/hooks/y: Read-only file system", "/ws",
+		 NULL},
+		{"absolute, longer", "touch: '/ws/.git/hooks.d/x': Read-only file system", "/ws",
+		 NULL},
+		{"absolute, deeper root", "touch: '/a/ws/.git/hooks/x': Read-only file system",
+		 "/ws", NULL},
+		{"relative, other workdir", "bash: .git/hooks/x: Read-only file system", "/other",
+		 NULL},
+		{"nothing named", "bash: /etc/passwd: Permission denied", "/ws", NULL},
+		{"a file", "bash: .envrc: Read-only file system", "/ws", ENVRC_NOTE},
+		{"a file, longer", "bash: .envrc.bak: Read-only file system", "/ws", NULL},
+		/* One line per path named, in the policy's order. */
+		{"two", "cp: '.envrc': Read-only\nln: '/ws/.git/hooks/x': Read-only\n", "/ws",
+		 HOOKS_NOTE "\n" ENVRC_NOTE},
+		{"hidden", "cat: /home/u/.ssh/id_ed25519: Permission denied", "/ws",
+		 "[sandbox: /home/u/.ssh is protected: sandbox-policy.denyRead hides it]"},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *note = note_for(&ws_policy, cases[i].err, cases[i].workdir);
+		if (!cases[i].note && note)
+			fail_msg("%s: got [%s], expected none", cases[i].name, note);
+		if (cases[i].note && (!note || strcmp(note, cases[i].note) != 0))
+			fail_msg("%s: got [%s], expected [%s]", cases[i].name,
+				 note ? note : "(none)", cases[i].note);
+		free(note);
+	}
+
+	/* Nothing to name: no stderr, no policy, no protected paths. */
+	assert_null(note_for(&ws_policy, NULL, "/ws"));
+	assert_null(note_for(NULL, ".git/hooks/x: Read-only file system", "/ws"));
+	dsb_exec_policy none = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = S("/ws")};
+	assert_null(note_for(&none, ".git/hooks/x: Read-only file system", "/ws"));
+	assert_null(note_for(&ws_policy, "", "/ws"));
+
+	/* Only the given length is looked at. */
+	static const char text[] = "bash: x: error\n.envrc: Read-only file system";
+	char *note = S("untouched");
+	assert_int_equal(classify_protected(text, 15, &ws_policy, "/ws", &note), 0);
+	assert_null(note);
+	assert_int_equal(classify_protected(text, sizeof(text) - 1, &ws_policy, "/ws", &note), 0);
+	assert_string_equal(note, ENVRC_NOTE);
+	free(note);
+}
+
+/* With no workdir, the relative spelling is read against the process's own directory. */
+static void test_classify_protected_process_cwd(void **state)
+{
+	char *cwd = getcwd(NULL, 0);
+	char *real = realpath(cwd, NULL);
+	char *path = NULL, *expected = NULL;
+	assert_non_null(real);
+	assert_true(asprintf(&path, "%s%szz-protected", real, strcmp(real, "/") ? "/" : "") > 0);
+	assert_true(asprintf(&expected, "[sandbox: %s is protected: " LISTED_REASON "]", path) > 0);
+	dsb_protected list[] = {{.path = path, .kind = DSB_PROTECT_LISTED, .exists = true}};
+	dsb_exec_policy p = {.mode = DSB_MODE_WORKSPACE_WRITE,
+			     .workspace_root = real,
+			     .protected = list,
+			     .n_protected = 1};
+
+	char *note = note_for(&p, "bash: zz-protected: Read-only file system", NULL);
+	assert_non_null(note);
+	assert_string_equal(note, expected);
+	free(note);
+	assert_null(note_for(&p, "bash: zz-protected: Read-only file system", "/nonexistent-dsb"));
+
+	free(expected);
+	free(path);
+	free(real);
+	free(cwd);
+}
+
+/* The note comes after all of DSH's markers, and only when the run was denied. */
+static void test_render_protected_note(void **state)
+{
+	static const char err[] = "bash: line 1: .git/hooks/x: Read-only file system\n";
+	dsb_run_result r = {0};
+	r.err.text = S(err);
+	r.err.len = sizeof(err) - 1;
+	r.exit_code = 1;
+	r.sandboxed = true;
+	r.denied = true;
+	r.mode = DSB_MODE_WORKSPACE_WRITE;
+	r.has_enforcement = true;
+	r.protected_note = S(HOOKS_NOTE "\n" ENVRC_NOTE);
+
+	char *text = NULL;
+	size_t len = 0;
+	assert_int_equal(dsb_render_result(&r, true, &text, &len, NULL), 0);
+	assert_string_equal(text,
+			    "[stderr]\n"
+			    "bash: line 1: .git/hooks/x: Read-only file system\n"
+			    "[sandbox: file access denied under workspace-write mode]\n" HINT "\n"
+			    "[exit code: 1]\n" HOOKS_NOTE "\n" ENVRC_NOTE);
+	assert_int_equal(len, strlen(text));
+	free(text);
+
+	/* After the timeout and the signal too; without the hint when nothing confines. */
+	r.timed_out = true;
+	r.timeout_ms = 50;
+	r.exit_code = -1;
+	r.signal = SIGKILL;
+	r.protected_note = S(HOOKS_NOTE);
+	assert_int_equal(dsb_render_result(&r, false, &text, NULL, NULL), 0);
+	assert_string_equal(text, "[stderr]\n"
+				  "bash: line 1: .git/hooks/x: Read-only file system\n"
+				  "[sandbox: file access denied under workspace-write mode]\n"
+				  "[timed out after 50ms]\n"
+				  "[killed by signal: SIGKILL]\n" HOOKS_NOTE);
+	free(text);
+
+	/* Not denied, or not sandboxed: no note, whatever the result carries. */
+	r.timed_out = false;
+	r.exit_code = 1;
+	r.signal = 0;
+	r.denied = false;
+	assert_int_equal(dsb_render_result(&r, true, &text, NULL, NULL), 0);
+	assert_string_equal(text, "[stderr]\nbash: line 1: .git/hooks/x: Read-only file system\n"
+				  "[exit code: 1]");
+	free(text);
+	r.denied = true;
+	r.sandboxed = false;
+	assert_int_equal(dsb_render_result(&r, true, &text, NULL, NULL), 0);
+	assert_string_equal(text, "[stderr]\nbash: line 1: .git/hooks/x: Read-only file system\n"
+				  "[exit code: 1]");
+	free(text);
+
+	/* Denied with no note: DSH's text alone. */
+	r.sandboxed = true;
+	r.protected_note = NULL;
+	assert_int_equal(dsb_render_result(&r, false, &text, NULL, NULL), 0);
+	assert_string_equal(text, "[stderr]\nbash: line 1: .git/hooks/x: Read-only file system\n"
+				  "[sandbox: file access denied under workspace-write mode]\n"
+				  "[exit code: 1]");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -790,6 +983,9 @@ int main(void)
 		cmocka_unit_test(test_runner_failure_cases),
 		cmocka_unit_test(test_denial_cases),
 		cmocka_unit_test(test_runner_failure_and_denial_overlap),
+		cmocka_unit_test(test_classify_protected_cases),
+		cmocka_unit_test(test_classify_protected_process_cwd),
+		cmocka_unit_test(test_render_protected_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
