@@ -92,6 +92,24 @@ static int by_op_then_path(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* What lies below a hidden directory is out of reach already, and its mount point is gone. */
+static void drop_hidden(protect_ops *o)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		bool below = false;
+		for (size_t j = 0; j < o->n && !below; j++)
+			below = o->v[j].op == PROTECT_HIDE_DIR && i != j &&
+				strcmp(o->v[i].path, o->v[j].path) != 0 &&
+				path_is_under(o->v[i].path, o->v[j].path);
+		if (below)
+			free(o->v[i].path);
+		else
+			o->v[k++] = o->v[i];
+	}
+	o->n = k;
+}
+
 void protect_ops_done(protect_ops *o)
 {
 	for (size_t i = 0; o && i < o->n; i++)
@@ -144,6 +162,7 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 	}
 	if (o.n > 1)
 		qsort(o.v, o.n, sizeof(*o.v), by_op_then_path);
+	drop_hidden(&o);
 	*ret = o;
 	return 0;
 }

@@ -322,8 +322,13 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir)
 		char line[DSB_PATH_MAX];
 		if (asprintf(&w, "%s/%s", dir, e->d_name) < 0)
 			return -ENOMEM;
-		if (r >= 0 && read_line(w, "gitdir", line, sizeof(line)) == 0 && line[0] == '/')
-			r = protect_path(l, roots, line, DSB_PROTECT_GIT, false, false);
+		_cleanup_free_ char *checkout = NULL;
+		/* Absolute as git 2.39 writes it, or relative (worktree.useRelativePaths). */
+		if (r >= 0 && read_line(w, "gitdir", line, sizeof(line)) == 0 && line[0]) {
+			if (join(w, line, &checkout) < 0)
+				return -ENOMEM;
+			r = protect_path(l, roots, checkout, DSB_PROTECT_GIT, false, false);
+		}
 	}
 	return r;
 }
