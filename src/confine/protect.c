@@ -121,11 +121,17 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 					 : PROTECT_READ_ONLY,
 				    e->path, e->kind);
 	}
-	/* A workspace inside another writable root (/tmp/ws) is pinned too: not swappable. */
+	/*
+	 * A workspace inside another writable root (/tmp/ws) is pinned too, whether or not
+	 * anything else is protected: not swappable. From the outermost such root: with
+	 * TMPDIR=/tmp/user/1000 and the workspace below it, TMPDIR itself can be renamed
+	 * through /tmp.
+	 */
 	const char *outer = NULL;
-	for (char *const *v = visible; r >= 0 && o.n > 0 && v && *v; v++)
+	for (char *const *v = visible; r >= 0 && v && *v; v++)
 		if (strcmp(*v, policy->workspace_root) != 0 &&
-		    path_is_under(policy->workspace_root, *v))
+		    path_is_under(policy->workspace_root, *v) &&
+		    (!outer || strlen(*v) < strlen(outer)))
 			outer = *v;
 	if (r >= 0 && outer) {
 		r = pin_between(&o, outer, policy->workspace_root);
