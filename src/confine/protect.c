@@ -142,14 +142,17 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 				    e->path, e->kind);
 	}
 	/*
-	 * A workspace inside another writable root (/tmp/ws under Landlock) is pinned too: the
-	 * command cannot rename it away and leave another directory, or a symlink to "/", for the
-	 * session's next call to take as its root.
+	 * A workspace inside another writable root (/tmp/ws under Landlock) is pinned too, whether
+	 * or not anything else is protected: the command cannot rename it away and leave another
+	 * directory, or a symlink to "/", for the next call to take as its root. From the
+	 * outermost such root: with TMPDIR=/tmp/user/1000 and the workspace below it, TMPDIR
+	 * itself can be renamed through /tmp.
 	 */
 	const char *outer = NULL;
 	for (char *const *v = visible; r >= 0 && v && *v; v++)
 		if (strcmp(*v, policy->workspace_root) != 0 &&
-		    path_is_under(policy->workspace_root, *v))
+		    path_is_under(policy->workspace_root, *v) &&
+		    (!outer || strlen(*v) < strlen(outer)))
 			outer = *v;
 	if (r >= 0 && outer) {
 		r = pin_between(&o, outer, policy->workspace_root);
