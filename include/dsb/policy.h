@@ -224,7 +224,6 @@ DSB_API int dsb_exec_policy_protect(dsb_exec_policy *p, dsb_protect_kind kind, c
 DSB_API const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy *p,
 							  const char *path, bool write);
 
-
 /*
  * The writable roots of spec §4.1: empty unless workspace-write, else the canonical workspace
  * root, /tmp and the platform temp dir, canonicalised, then deduplicated in order. On success

@@ -52,9 +52,9 @@ typedef struct spill_dir {
 	char name[sizeof("dsh-subprocess-XXXXXX")];
 	dev_t dev;
 	ino_t ino;
-	int base_fd; /* TMPDIR: O_PATH, opened with no symlink on its path */
-	int fd;	     /* the spill directory */
-	bool off;    /* no spill in this run: it could not be protected */
+	int base_fd;	      /* TMPDIR: O_PATH, opened with no symlink on its path */
+	int fd;		      /* the spill directory */
+	bool off;	      /* no spill in this run: it could not be protected */
 	char *protected_path; /* path, canonical, as the confinement protects it; or NULL */
 } spill_dir;
 

@@ -108,8 +108,8 @@ dsb_config *dsb_config_new(void)
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
-	    !cfg->protected_paths || !cfg->deny_read ||
-	    !cfg->presets || scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
+	    !cfg->protected_paths || !cfg->deny_read || !cfg->presets ||
+	    scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
 }

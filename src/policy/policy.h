@@ -62,7 +62,7 @@ typedef struct scrub_rule {
 struct dsb_config {
 	/* sandbox-policy */
 	dsb_mode mode;
-	char *workspace_root; /* as configured; NULL = the process cwd */
+	char *workspace_root;	/* as configured; NULL = the process cwd */
 	char **protected_paths; /* never NULL: patterns relative to each writable root */
 	bool protect_git;	/* .git hooks, config and info of each writable root */
 	char **deny_read;	/* never NULL: absolute, or ~/... */

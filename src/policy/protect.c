@@ -271,7 +271,11 @@ static int join(const char *base, const char *rel, char **ret)
 static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth);
 static int protect_submodule_checkout(plist *l, char *const *roots, const char *gitdir);
 
-/* The gitdirs of submodules below @dir (a gitdir's modules/), their names possibly nested. */
+/*
+ * The gitdirs of submodules below @dir (a gitdir's modules/), their names possibly nested.
+ * Recursive with protect_gitdir(), bounded by GIT_MAX_DEPTH.
+ */
+/* NOLINTNEXTLINE(misc-no-recursion) */
 static int protect_modules(plist *l, char *const *roots, const char *dir, int depth)
 {
 	if (depth > GIT_MAX_DEPTH)
@@ -366,6 +370,7 @@ static int protect_submodule_checkout(plist *l, char *const *roots, const char *
  * submodules and linked worktrees. The rest (objects, refs, index, HEAD) stays writable so
  * that add, commit, fetch and worktree add work.
  */
+/* NOLINTNEXTLINE(misc-no-recursion) */
 static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth)
 {
 	static const struct {
