@@ -502,7 +502,7 @@ int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *c
 			return policy_fail_unavailable(reterr, policy->mode, NULL);
 	}
 	dsb_confined c = {0};
-	char why[512] = "";
+	char why[8192] = "";
 	int r = confine_into(p, policy, argv, &c, why, sizeof(why));
 	if (r < 0) {
 		dsb_confined_done(&c);
