@@ -187,6 +187,8 @@ typedef struct dsb_protected {
 	dsb_protect_kind kind;
 	bool directory; /* a directory (or one to be made: a missing hooks or store directory) */
 	bool exists;	/* false: made empty before the call so that it cannot be created inside */
+	bool absent;	/* must not exist (no empty stand-in would do): removed after the call
+			 * if the command made it; never bound (a gitdir's missing commondir) */
 } dsb_protected;
 
 /* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */

@@ -90,6 +90,7 @@ static void find_enforcer(const cli_global *global, const dsb_config *cfg, enfor
 
 /*
  * "read-only", "hidden" (denyRead), "private-tmp" (bwrap shows its own /tmp, not the host's),
+ * "removed-after" (must stay absent: removed after the call if the command made it),
  * "fails-closed" (a policy-bearing path nothing can protect: every call refuses), or
  * "not-enforced" (.git and listed paths where no mount namespace can be made).
  */
@@ -100,6 +101,8 @@ static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected 
 	const char *done = hide ? "hidden" : "read-only";
 	if (!en->backend)
 		return "unavailable";
+	if (e->absent)
+		return "removed-after";
 	if (strcmp(en->backend, "bwrap") == 0 || strcmp(en->backend, "runner") == 0) {
 		bool private_tmp = p->mode == DSB_MODE_WORKSPACE_WRITE &&
 				   !path_is_under(e->path, p->workspace_root) &&

@@ -164,6 +164,12 @@ int protect_refuse(const protect_ops *o, const char *cannot, char *why, size_t w
 int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char *why,
 			 size_t why_size);
 
+/*
+ * After a confined call has ended (every process of it): removes each path of @policy that
+ * must stay absent (dsb_protected.absent) if the command made it. Best effort.
+ */
+void protect_remove_absent(const dsb_exec_policy *policy);
+
 /* Appends @o as bwrap arguments. -ENOMEM. */
 int protect_bwrap_args(const protect_ops *o, char ***io_argv);
 

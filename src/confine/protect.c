@@ -129,6 +129,8 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 		const dsb_protected *e = &policy->protected[i];
 		const char *root = root_of(visible, e->path);
 		bool hide = e->kind == DSB_PROTECT_DENY_READ;
+		if (e->absent) /* nothing to bind: protect_remove_absent() after the call */
+			continue;
 		/* Outside every writable root a path is read-only already; hidden it still must
 		 * be, unless the backend does not show it at all (bwrap's private /tmp). */
 		if (!root && (!hide || root_of(unseen, e->path)))
@@ -225,7 +227,7 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 		const dsb_protected *e = &policy->protected[i];
 		const char *root = root_of(roots, e->path);
 		/* A root itself exists (it was opened as one) and is no protected path to make. */
-		if (e->exists || !root || strcmp(root, e->path) == 0)
+		if (e->exists || e->absent || !root || strcmp(root, e->path) == 0)
 			continue;
 		bool private = e->kind == DSB_PROTECT_STORE || e->kind == DSB_PROTECT_SPILL;
 		int r = make_missing(root, e->path, e->directory,
@@ -241,6 +243,27 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 		}
 	}
 	return 0;
+}
+
+void protect_remove_absent(const dsb_exec_policy *policy)
+{
+	for (size_t i = 0; policy && i < policy->n_protected; i++) {
+		const dsb_protected *e = &policy->protected[i];
+		if (!e->absent)
+			continue;
+		/* Through its directory, opened with no symlink on the way: the command's last
+		 * word on that path must not steer this unconfined unlink elsewhere. */
+		_cleanup_free_ char *dir = strdup(e->path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (!slash || slash == dir)
+			continue;
+		*slash = '\0';
+		_cleanup_close_ int dfd = open_dir_no_symlinks(dir);
+		if (dfd < 0)
+			continue;
+		if (unlinkat(dfd, slash + 1, 0) < 0 && (errno == EISDIR || errno == EPERM))
+			(void)unlinkat(dfd, slash + 1, AT_REMOVEDIR);
+	}
 }
 
 /* How to fix a policy-bearing path a backend cannot protect. */

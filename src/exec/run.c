@@ -341,6 +341,11 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 	bool timed_out = false;
 	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
 		     req->passthrough ? STDERR_FILENO : -1, &status, &timed_out);
+	/* Once nothing the command started runs any more, undo what no mount could forbid. */
+	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
+		tree_done(&x.tree);
+		protect_remove_absent(policy);
+	}
 	if (r < 0) {
 		run_done(&x);
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")

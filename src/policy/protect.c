@@ -266,6 +266,29 @@ static int join(const char *base, const char *rel, char **ret)
 	return path_lexical_resolve(base, rel, ret);
 }
 
+static bool commondir_exists(const char *gitdir)
+{
+	_cleanup_free_ char *p = NULL;
+	struct stat st;
+	return asprintf(&p, "%s/commondir", gitdir) < 0 || lstat(p, &st) == 0;
+}
+
+/* Lists @dir/@name, missing now, as one that must stay so. */
+static int protect_absent(plist *l, char *const *roots, const char *dir, const char *name)
+{
+	_cleanup_free_ char *p = NULL;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	const char *root = root_of(roots, p);
+	if (!root || strcmp(root, dir) == 0)
+		return 0;
+	size_t before = l->n;
+	int r = plist_take(l, TAKE_PTR(p), DSB_PROTECT_GIT, false, false);
+	if (r >= 0 && l->n > before)
+		l->v[l->n - 1].absent = true;
+	return r;
+}
+
 #define GIT_MAX_DEPTH 4 /* nested submodules followed, modules/ levels searched */
 
 static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int depth);
@@ -314,12 +337,16 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir)
 	while (r >= 0 && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		static const char *const names[] = {"commondir", "config.worktree", "gitdir"};
+		/* config.worktree: read with extensions.worktreeConfig; empty when missing. */
+		static const struct {
+			const char *name;
+			bool make;
+		} names[] = {{"commondir", false}, {"config.worktree", true}, {"gitdir", false}};
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {
 			_cleanup_free_ char *p = NULL;
-			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, names[i]) < 0)
+			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, names[i].name) < 0)
 				return -ENOMEM;
-			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, false);
+			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, names[i].make);
 		}
 		/* The worktree's own .git file, which names this gitdir: not to be repointed. */
 		_cleanup_free_ char *w = NULL;
@@ -378,7 +405,7 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		bool directory, make;
 	} parts[] = {
 		{"hooks", true, true},	     {"info", true, true},
-		{"config", false, false},    {"config.worktree", false, false},
+		{"config", false, false},    {"config.worktree", false, true},
 		{"commondir", false, false},
 	};
 	if (depth > GIT_MAX_DEPTH || !root_of(roots, gitdir))
@@ -391,7 +418,15 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		r = protect_path(l, roots, p, DSB_PROTECT_GIT, parts[i].directory, parts[i].make);
 	}
 
+	/*
+	 * A main gitdir has no commondir, and git dies on an empty one: a command that writes
+	 * one points git at a gitdir of its own (config, hooks). It must stay absent: removed
+	 * after the call (policy's "absent").
+	 */
 	char line[DSB_PATH_MAX];
+	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && !line[0] &&
+	    !commondir_exists(gitdir))
+		r = protect_absent(l, roots, gitdir, "commondir");
 	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && line[0]) {
 		_cleanup_free_ char *common = NULL, *canon = NULL;
 		bool exists = false;
