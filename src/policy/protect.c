@@ -242,6 +242,38 @@ static int protect_path(plist *l, char *const *roots, const char *path, dsb_prot
 	return plist_take(l, TAKE_PTR(canon), kind, directory, exists);
 }
 
+/*
+ * protect_path() of @dir/@name where @dir is canonical already: one lstat(), and realpath()
+ * only through a symlink (a git walk lists several names in each gitdir, on every call).
+ */
+static int protect_child(plist *l, char *const *roots, const char *dir, const char *name,
+			 dsb_protect_kind kind, bool directory, bool make_missing)
+{
+	_cleanup_free_ char *p = NULL;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	struct stat st;
+	int k = lstat(p, &st);
+	if (k == 0 && S_ISLNK(st.st_mode))
+		return protect_path(l, roots, p, kind, directory, make_missing);
+	if ((k < 0 && errno != ENOENT) || (k < 0 && !make_missing))
+		return 0;
+	const char *root = root_of(roots, p);
+	if (!root || strcmp(root, p) == 0 || strv_contains(roots, p))
+		return 0;
+	return plist_take(l, TAKE_PTR(p), kind, k == 0 ? S_ISDIR(st.st_mode) : directory, k == 0);
+}
+
+/* protect_path() of the file @dir/@name, kind git. */
+static int protect_path_in(plist *l, char *const *roots, const char *dir, const char *name,
+			   bool make_missing)
+{
+	_cleanup_free_ char *p = NULL;
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	return protect_path(l, roots, p, DSB_PROTECT_GIT, false, make_missing);
+}
+
 /* Reads the first line of the small file @dir/@name, "" when absent. -errno. */
 static int read_line(const char *dir, const char *name, char *buf, size_t size)
 {
@@ -266,11 +298,26 @@ static int join(const char *base, const char *rel, char **ret)
 	return path_lexical_resolve(base, rel, ret);
 }
 
-static bool commondir_exists(const char *gitdir)
+/* Whether @dir/@name exists (as anything; true on OOM: nothing is listed as absent then). */
+static bool child_exists(const char *dir, const char *name)
 {
 	_cleanup_free_ char *p = NULL;
 	struct stat st;
-	return asprintf(&p, "%s/commondir", gitdir) < 0 || lstat(p, &st) == 0;
+	return asprintf(&p, "%s/%s", dir, name) < 0 || lstat(p, &st) == 0;
+}
+
+/* Whether @gitdir's config turns on extensions.worktreeConfig (any spelling: it is a flag). */
+static bool worktree_config_enabled(const char *gitdir)
+{
+	_cleanup_free_ char *p = NULL;
+	if (asprintf(&p, "%s/config", gitdir) < 0)
+		return true;
+	_cleanup_fclose_ FILE *f = fopen(p, "re");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f))
+		if (strcasestr(line, "worktreeconfig"))
+			return true;
+	return false;
 }
 
 /* Lists @dir/@name, missing now, as one that must stay so. */
@@ -327,7 +374,7 @@ static int protect_modules(plist *l, char *const *roots, const char *dir, int de
 }
 
 /* What a linked worktree's gitdir holds that git follows: commondir, config.worktree. */
-static int protect_worktrees(plist *l, char *const *roots, const char *dir)
+static int protect_worktrees(plist *l, char *const *roots, const char *dir, bool worktree_config)
 {
 	_cleanup_(closedirp) DIR *d = opendir(dir);
 	if (!d)
@@ -337,22 +384,25 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir)
 	while (r >= 0 && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		/* config.worktree: read with extensions.worktreeConfig; empty when missing. */
-		static const struct {
-			const char *name;
-			bool make;
-		} names[] = {{"commondir", false}, {"config.worktree", true}, {"gitdir", false}};
+		static const char *const names[] = {"commondir", "gitdir"};
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {
 			_cleanup_free_ char *p = NULL;
-			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, names[i].name) < 0)
+			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, names[i]) < 0)
 				return -ENOMEM;
-			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, names[i].make);
+			r = protect_path(l, roots, p, DSB_PROTECT_GIT, false, false);
 		}
-		/* The worktree's own .git file, which names this gitdir: not to be repointed. */
+		/* config.worktree, read with extensions.worktreeConfig: as the main gitdir's. */
 		_cleanup_free_ char *w = NULL;
 		char line[DSB_PATH_MAX];
 		if (asprintf(&w, "%s/%s", dir, e->d_name) < 0)
 			return -ENOMEM;
+		if (r >= 0 && worktree_config)
+			r = protect_path_in(l, roots, w, "config.worktree", true);
+		else if (r >= 0 && !child_exists(w, "config.worktree"))
+			r = protect_absent(l, roots, w, "config.worktree");
+		else if (r >= 0)
+			r = protect_path_in(l, roots, w, "config.worktree", false);
+		/* The worktree's own .git file, which names this gitdir: not to be repointed. */
 		_cleanup_free_ char *checkout = NULL;
 		/* Absolute as git 2.39 writes it, or relative (worktree.useRelativePaths). */
 		if (r >= 0 && read_line(w, "gitdir", line, sizeof(line)) == 0 && line[0]) {
@@ -404,19 +454,30 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		const char *name;
 		bool directory, make;
 	} parts[] = {
-		{"hooks", true, true},	     {"info", true, true},
-		{"config", false, false},    {"config.worktree", false, true},
+		{"hooks", true, true},
+		{"info", true, true},
+		{"config", false, false},
 		{"commondir", false, false},
 	};
 	if (depth > GIT_MAX_DEPTH || !root_of(roots, gitdir))
 		return 0;
 	int r = 0;
-	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(parts); i++) {
-		_cleanup_free_ char *p = NULL;
-		if (asprintf(&p, "%s/%s", gitdir, parts[i].name) < 0)
-			return -ENOMEM;
-		r = protect_path(l, roots, p, DSB_PROTECT_GIT, parts[i].directory, parts[i].make);
-	}
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(parts); i++)
+		r = protect_child(l, roots, gitdir, parts[i].name, DSB_PROTECT_GIT,
+				  parts[i].directory, parts[i].make);
+	/*
+	 * config.worktree counts only with extensions.worktreeConfig: then it is made empty and
+	 * kept read-only; without, one the command writes is removed after the call (a later
+	 * `git config extensions.worktreeConfig true` would otherwise bring it to life).
+	 */
+	if (r >= 0 && worktree_config_enabled(gitdir))
+		r = protect_child(l, roots, gitdir, "config.worktree", DSB_PROTECT_GIT, false,
+				  true);
+	else if (r >= 0 && !child_exists(gitdir, "config.worktree"))
+		r = protect_absent(l, roots, gitdir, "config.worktree");
+	else if (r >= 0)
+		r = protect_child(l, roots, gitdir, "config.worktree", DSB_PROTECT_GIT, false,
+				  false);
 
 	/*
 	 * A main gitdir has no commondir, and git dies on an empty one: a command that writes
@@ -425,7 +486,7 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 	 */
 	char line[DSB_PATH_MAX];
 	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && !line[0] &&
-	    !commondir_exists(gitdir))
+	    !child_exists(gitdir, "commondir"))
 		r = protect_absent(l, roots, gitdir, "commondir");
 	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && line[0]) {
 		_cleanup_free_ char *common = NULL, *canon = NULL;
@@ -446,7 +507,7 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 	if (r >= 0)
 		r = protect_modules(l, roots, modules, depth);
 	if (r >= 0)
-		r = protect_worktrees(l, roots, worktrees);
+		r = protect_worktrees(l, roots, worktrees, worktree_config_enabled(gitdir));
 	return r;
 }
 

@@ -651,12 +651,12 @@ static size_t index_of(const dsb_exec_policy *e, const char *base, const char *r
 	return (size_t)(x - e->protected);
 }
 
-/* How many entries lie at or below @dir. */
+/* How many entries lie at or below @dir (not counting the ones that must stay absent). */
 static size_t count_under(const dsb_exec_policy *e, const char *dir)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < e->n_protected; i++)
-		n += path_is_under(e->protected[i].path, dir);
+		n += !e->protected[i].absent && path_is_under(e->protected[i].path, dir);
 	return n;
 }
 
@@ -691,9 +691,23 @@ static void expect_entry_at(const dsb_exec_policy *e, const char *base, const ch
 
 static void expect_absent_at(const dsb_exec_policy *e, const char *base, const char *rel, int line)
 {
-	if (entry(e, base, rel)) {
+	const dsb_protected *x = entry(e, base, rel);
+	if (x && !x->absent) {
 		dump(e);
 		fail_msg("line %d: %s/%s is listed", line, base, rel ? rel : "");
+	}
+}
+
+/* Listed as a name that must stay absent (removed after the call if made). */
+#define expect_gone(e, base, rel) expect_gone_at(e, base, rel, __LINE__)
+
+static void expect_gone_at(const dsb_exec_policy *e, const char *base, const char *rel, int line)
+{
+	const dsb_protected *x = entry(e, base, rel);
+	if (!x || !x->absent || x->exists || x->kind != DSB_PROTECT_GIT) {
+		dump(e);
+		fail_msg("line %d: %s/%s is not listed as one to stay absent", line, base,
+			 rel ? rel : "");
 	}
 }
 
@@ -723,6 +737,27 @@ static void test_protect_kind_vocabulary(void **state)
 }
 
 /* A checkout's hooks, info and config are protected, its objects, refs and HEAD are not. */
+/* With extensions.worktreeConfig, config.worktree is read: made empty and kept read-only. */
+static void test_git_worktree_config(void **state)
+{
+	ptree *t = *state;
+	make_gitdir(t->real, "ws/.git");
+	char *ws = join(t->real, "ws");
+	char *git = join(ws, ".git");
+	write_at(git, "config",
+		 "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n");
+	dsb_exec_policy e = {0};
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	resolve_into(p, &e);
+	expect_entry(&e, git, "config.worktree", DSB_PROTECT_GIT, false, false);
+	assert_false(entry(&e, git, "config.worktree")->absent);
+	expect_gone(&e, git, "commondir");
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(git);
+	free(ws);
+}
+
 static void test_git_set_per_mode(void **state)
 {
 	ptree *t = *state;
@@ -740,8 +775,10 @@ static void test_git_set_per_mode(void **state)
 	expect_absent(&e, git, "objects");
 	expect_absent(&e, git, "refs");
 	expect_absent(&e, git, "HEAD");
-	expect_absent(&e, git, "config.worktree");
-	expect_absent(&e, git, "commondir");
+	/* A main gitdir's commondir, and config.worktree without extensions.worktreeConfig:
+	 * no empty stand-in would do, so they must stay absent. */
+	expect_gone(&e, git, "config.worktree");
+	expect_gone(&e, git, "commondir");
 	assert_int_equal(count_under(&e, t->real), 3);
 	/* In resolve() order: hooks, info, then config. */
 	assert_true(index_of(&e, git, "hooks") < index_of(&e, git, "info"));
@@ -1560,6 +1597,8 @@ int main(void)
 			teardown_tree),
 		cmocka_unit_test(test_protect_kind_vocabulary),
 		cmocka_unit_test_setup_teardown(test_git_set_per_mode, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_git_worktree_config, setup_ptree,
+						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_git_linked_worktree, setup_ptree,
 						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_git_submodules, setup_ptree, teardown_ptree),
