@@ -13,10 +13,15 @@
  *              mount point cannot be renamed in its namespace), so the protected path stays
  *              where the harness and git will look;
  *   hide       a denyRead directory gets an empty, unreadable (mode 000), read-only tmpfs over
- *              it, a file /dev/null (reads as empty).
+ *              it, a file /dev/null (reads as empty under Landlock; bwrap's binds are nodev,
+ *              so there it cannot be opened at all).
  *
  * Pins come first, then the rest, each group parents first: a read-only bind of a directory
  * then covers any pin below it, and a read-only file inside a pinned directory stays so.
+ * Nothing is mounted below a hidden directory: it is out of reach already.
+ *
+ * A name that must stay absent (a main gitdir's commondir) has no mount: no empty stand-in
+ * would do, so it is removed after the call instead (protect_remove_absent()).
  *
  * A protected path that does not exist is made, empty, before the call (beneath its root, no
  * symlink followed), so that there is something to bind and the command cannot create it.
