@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -109,7 +110,8 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
  * Protected paths as binds after the writable ones. Only the workspace is the host's and
  * writable here; the host's /tmp is not even shown in workspace-write (a private tmpfs).
  */
-static int bwrap_protect(const dsb_exec_policy *policy, char ***io_argv, char *why, size_t why_size)
+static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char ***io_argv,
+			 char *why, size_t why_size)
 {
 	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
 	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
@@ -117,9 +119,21 @@ static int bwrap_protect(const dsb_exec_policy *policy, char ***io_argv, char *w
 	int r = protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o);
 	if (r >= 0 && o.n > 0 && writable)
 		r = protect_make_missing(policy, ws, why, why_size);
-	if (r >= 0)
-		r = protect_bwrap_args(&o, io_argv);
-	return r;
+	if (r < 0 || o.n == 0)
+		return r;
+	/*
+	 * bwrap re-reads the whole mount table for every bind it makes (about 0.15 ms each
+	 * here). Root can make the same mounts itself, in a mount namespace of the child's own
+	 * before it execs bwrap: bwrap's recursive binds of / and of the workspace carry them
+	 * into the sandbox, read-only ones staying read-only. Anyone else passes them to bwrap.
+	 */
+	if (geteuid() == 0) {
+		plan->mounts = o;
+		plan->mounts_required = true;
+		o = (protect_ops){0};
+		return 0;
+	}
+	return protect_bwrap_args(&o, io_argv);
 }
 
 static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
@@ -138,7 +152,7 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	plan->contained = true;
 	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
 	if (r >= 0)
-		r = bwrap_protect(policy, &c->argv, why, why_size);
+		r = bwrap_protect(policy, plan, &c->argv, why, why_size);
 	if (r >= 0)
 		r = push_command(&c->argv, argv);
 	return r;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,6 +178,15 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 		keep = plan->filter_fd + 1;
 	}
 	confine_cloexec_from(keep);
+
+	/* A runner's protected paths, mounted before it starts (backend-bwrap.c). */
+	if (plan && !c->landlock && plan->mounts.n > 0) {
+		if (unshare(CLONE_NEWNS) < 0)
+			child_fail(rep, 1, errno, "cannot make a mount namespace for protected paths");
+		int r = protect_apply_mounts(plan->mounts.v, plan->mounts.n, msg, sizeof(msg));
+		if (r < 0)
+			child_fail(rep, 1, -r, msg);
+	}
 
 	if (plan && c->landlock) {
 		bool partial = false;
