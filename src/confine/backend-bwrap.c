@@ -123,11 +123,12 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 		return r;
 	/*
 	 * bwrap re-reads the whole mount table for every bind it makes (about 0.15 ms each
-	 * here). Root can make the same mounts itself, in a mount namespace of the child's own
-	 * before it execs bwrap: bwrap's recursive binds of / and of the workspace carry them
-	 * into the sandbox, read-only ones staying read-only. Anyone else passes them to bwrap.
+	 * here). Root (CAP_SYS_ADMIN) can make the same mounts itself, in a mount namespace of the
+	 * child's own before it execs bwrap: bwrap's recursive binds of / and of the workspace
+	 * carry them into the sandbox, read-only ones staying read-only. Anyone else passes them to
+	 * bwrap.
 	 */
-	if (geteuid() == 0) {
+	if (harden_can_mount()) {
 		plan->mounts = o;
 		plan->mounts_required = true;
 		o = (protect_ops){0};

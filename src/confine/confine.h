@@ -119,6 +119,9 @@ unsigned harden_namespaces(bool mounts);
  */
 unsigned harden_drop_caps(void);
 
+/* Whether the caller holds CAP_SYS_ADMIN (may make a mount namespace without a user one). */
+bool harden_can_mount(void);
+
 /* --- protect.c: protected paths as mounts ----------------------------------------------------- */
 
 typedef enum protect_op {

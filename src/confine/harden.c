@@ -110,3 +110,13 @@ unsigned harden_drop_caps(void)
 		return HARDEN_FAILED;
 	return done | HARDEN_CAPS;
 }
+
+bool harden_can_mount(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+}

@@ -182,7 +182,8 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	/* A runner's protected paths, mounted before it starts (backend-bwrap.c). */
 	if (plan && !c->landlock && plan->mounts.n > 0) {
 		if (unshare(CLONE_NEWNS) < 0)
-			child_fail(rep, 1, errno, "cannot make a mount namespace for protected paths");
+			child_fail(rep, 1, errno,
+				   "cannot make a mount namespace for protected paths");
 		int r = protect_apply_mounts(plan->mounts.v, plan->mounts.n, msg, sizeof(msg));
 		if (r < 0)
 			child_fail(rep, 1, -r, msg);
