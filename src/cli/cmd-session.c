@@ -135,15 +135,19 @@ static int cmd_new(const cli_global *global, const session_args *args, dsb_error
 		if (r >= 0)
 			r = json_quote_append(&sb, dsb_session_id(session),
 					      strlen(dsb_session_id(session)));
+		/* The cwd as the header records it (canonical). */
+		const char *recorded = dsb_session_cwd(session);
 		if (r >= 0)
 			r = strbuf_puts(&sb, ",\"cwd\":");
 		if (r >= 0)
-			r = json_quote_append(&sb, cwd, strlen(cwd));
+			r = json_quote_append(&sb, recorded, strlen(recorded));
 		if (r >= 0)
 			r = strbuf_puts(&sb, ",\"path\":");
 		if (r >= 0)
 			r = json_quote_append(&sb, dsb_session_path(session),
 					      strlen(dsb_session_path(session)));
+		if (r >= 0)
+			r = strbuf_putc(&sb, '}');
 		if (r >= 0)
 			puts(sb.buf);
 		else

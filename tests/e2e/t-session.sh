@@ -30,6 +30,22 @@ test_new_prints_an_id_and_writes_the_header() {
 	[ "$(stat -c %a "$log")" = 600 ] || fail "log mode $(stat -c %a "$log")"
 }
 
+# --json: one object; the cwd as the header records it, canonical (a later symlink on the
+# recorded path means a swapped root, see policy/resolve.c).
+test_new_json_records_the_canonical_cwd() {
+	mkdir real
+	ln -s real link
+	run session new --cwd link --json
+	assert_rc 0
+	local id cwd path
+	id=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') ||
+		fail "not one JSON object: $out"
+	cwd=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["cwd"])')
+	path=$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["path"])')
+	assert_streq "$cwd" "$(pwd -P)/real"
+	assert_file_has_content "$path" "\"id\":\"$id\",\"createdAt\":[0-9]*,\"cwd\":\"$(pwd -P)/real\""
+}
+
 test_new_refuses_missing_cwd() {
 	run session new --cwd does-not-exist
 	assert_rc 2
@@ -190,6 +206,7 @@ test_session_usage_errors() {
 }
 
 t "session new prints an id and writes DSH's header, 0600" test_new_prints_an_id_and_writes_the_header
+t "session new --json: one object, the canonical cwd as recorded" test_new_json_records_the_canonical_cwd
 t "session new refuses a missing or non-directory cwd" test_new_refuses_missing_cwd
 t "session mode switches what policy --session resolves" test_mode_switch_and_policy
 t "session new pins the default preset, mode and approval, in DSH's order" test_new_pins_the_default_preset
