@@ -62,6 +62,22 @@ static int parse_spec(const char *arg, char **label, char ***cmd)
 	return 0;
 }
 
+/* Parses the @n LABEL=COMMAND @specs, makes room for @rounds timings each, and warms up. */
+static int load(int n, char **specs, int rounds, char **labels, char ***cmds, double **times)
+{
+	for (int i = 0; i < n; i++) {
+		if (parse_spec(specs[i], &labels[i], &cmds[i]) < 0)
+			return -1;
+		times[i] = calloc((size_t)rounds, sizeof(double));
+		if (!times[i])
+			return -1;
+	}
+	for (int warm = 0; warm < 5; warm++)
+		for (int i = 0; i < n; i++)
+			run_once(cmds[i]);
+	return 0;
+}
+
 static int pairs_main(int argc, char **argv)
 {
 	if (argc < 4 || (argc - 2) % 2 != 0) {
@@ -76,14 +92,8 @@ static int pairs_main(int argc, char **argv)
 	double *times[32];
 	if (n > 32 || rounds < 2)
 		return 2;
-	for (int i = 0; i < n; i++) {
-		if (parse_spec(argv[2 + i], &labels[i], &cmds[i]) < 0)
-			return 2;
-		times[i] = calloc((size_t)rounds, sizeof(double));
-	}
-	for (int warm = 0; warm < 5; warm++)
-		for (int i = 0; i < n; i++)
-			run_once(cmds[i]);
+	if (load(n, argv + 2, rounds, labels, cmds, times) < 0)
+		return 2;
 	for (int r = 0; r < rounds; r++)
 		for (int k = 0; k < n; k++) {
 			int i = r % 2 ? n - 1 - k : k;
@@ -126,14 +136,8 @@ int main(int argc, char **argv)
 	double *times[32];
 	if (n > 32 || rounds < 1)
 		return 2;
-	for (int i = 0; i < n; i++) {
-		if (parse_spec(argv[3 + i], &labels[i], &cmds[i]) < 0)
-			return 2;
-		times[i] = calloc((size_t)rounds, sizeof(double));
-	}
-	for (int warm = 0; warm < 5; warm++)
-		for (int i = 0; i < n; i++)
-			run_once(cmds[i]);
+	if (load(n, argv + 3, rounds, labels, cmds, times) < 0)
+		return 2;
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < n; i++)
 			times[i][r] = run_once(cmds[i]);

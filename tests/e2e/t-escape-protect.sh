@@ -396,21 +396,31 @@ repoint_cmd() {
 		echo 'gitdir: ../evil/.git' > $1/.git"
 }
 
-case_worktree_control() {
-	worktree_setup
-	attempt control "$(repoint_cmd wt1)"
+# gitfile_control SETUP DIR: unconfined, repointing ws/DIR/.git makes git run the command's
+# config; gitfile_attack SETUP DIR WHERE: confined, it fails and changes nothing.
+gitfile_control() {
+	"$1"
+	attempt control "$(repoint_cmd "$2")"
 	assert_rc 0
-	git -C ws/wt1 status --short >/dev/null 2>&1 || true
+	git -C "ws/$2" status --short >/dev/null 2>&1 || true
 	[ -e "$OUT/pwned" ] || fail "git did not follow the repointed .git file"
 }
 
-case_worktree() {
-	worktree_setup
-	in_ws "$1" "$(repoint_cmd wt1)"
-	git -C ws/wt1 status --short >/dev/null 2>&1 || true
+gitfile_attack() {
+	"$1"
+	in_ws "$3" "$(repoint_cmd "$2")"
+	git -C "ws/$2" status --short >/dev/null 2>&1 || true
 	no_pwned
-	unchanged ws/wt1/.git wt1.git
-	refused "repointing the linked worktree's .git file"
+	unchanged "ws/$2/.git" "$2.git"
+	refused "repointing $2/.git"
+}
+
+case_worktree_control() {
+	gitfile_control worktree_setup wt1
+}
+
+case_worktree() {
+	gitfile_attack worktree_setup wt1 "$1"
 }
 
 # The workspace is itself a linked worktree (its .git a file) of a repository beside it.
@@ -464,20 +474,11 @@ case_submodule_hooks() {
 }
 
 case_submodule_gitfile_control() {
-	submodule_setup
-	attempt control "$(repoint_cmd sub)"
-	assert_rc 0
-	git -C ws/sub status --short >/dev/null 2>&1 || true
-	[ -e "$OUT/pwned" ] || fail "git did not follow the repointed .git file"
+	gitfile_control submodule_setup sub
 }
 
 case_submodule_gitfile() {
-	submodule_setup
-	in_ws "$1" "$(repoint_cmd sub)"
-	git -C ws/sub status --short >/dev/null 2>&1 || true
-	no_pwned
-	unchanged ws/sub/.git sub.git
-	refused "repointing the submodule's .git file"
+	gitfile_attack submodule_setup sub "$1"
 }
 
 # What git needs to write still works in a protected repository.
