@@ -176,10 +176,32 @@ int cli_flush_stdout(void)
  * configuration file was loaded, the directory where one would be found (so that a command
  * cannot plant one there for the next call).
  */
-static int cli_protect(dsb_policy *policy, const dsb_config *cfg, const dsb_store *store,
-		       dsb_error *err)
+static int cli_protect(const cli_global *global, dsb_policy *policy, const dsb_config *cfg,
+		       const dsb_store *store, dsb_error *err)
 {
 	int r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_store_root(store), err);
+	/*
+	 * As spelled too: the store and the configuration are opened by that path on every
+	 * call, so a symlink on it inside a writable root must be refused (policy/protect.c),
+	 * not only its target protected.
+	 */
+	const char *spelled[][2] = {
+		{global->store_path ? global->store_path : getenv("DSH_SANDBOX_STORE"), "store"},
+		{global->config_path ? global->config_path : getenv("DSH_SANDBOX_CONFIG"),
+		 "config"},
+	};
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(spelled); i++) {
+		_cleanup_free_ char *absolute = NULL;
+		if (!spelled[i][0] || !spelled[i][0][0])
+			continue;
+		_cleanup_free_ char *cwd = spelled[i][0][0] == '/' ? NULL : getcwd(NULL, 0);
+		if (spelled[i][0][0] != '/' && !cwd)
+			continue;
+		if (path_lexical_resolve(cwd ? cwd : "/", spelled[i][0], &absolute) < 0)
+			return dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
+		r = dsb_policy_protect(policy, i == 0 ? DSB_PROTECT_STORE : DSB_PROTECT_CONFIG,
+				       absolute, err);
+	}
 	if (r < 0 || dsb_config_file(cfg))
 		return r;
 	_cleanup_free_ char *dir = default_config_dir();
@@ -206,7 +228,7 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 	if (r >= 0)
 		r = dsb_store_open(global->store_path, &store, err);
 	if (r >= 0)
-		r = cli_protect(policy, cfg, store, err);
+		r = cli_protect(global, policy, cfg, store, err);
 	if (r >= 0 && args->session) {
 		r = dsb_session_open(store, args->session, &session, err);
 		if (r >= 0)

@@ -621,6 +621,45 @@ static int protect_deny_read(plist *l, char *const *entries)
 	return r;
 }
 
+/*
+ * A policy-bearing path reached through a symlink that lies inside a writable root: the bind
+ * protects the target, but the command could point the link elsewhere (at a store of its own)
+ * for the next call. Nothing can bind a symlink itself, so the call fails closed, naming it.
+ * Only paths that resolve differently from their spelling are walked.
+ */
+static int check_no_link_in_roots(const policy_source *s, char *const *roots, dsb_mode mode,
+				  dsb_error *reterr)
+{
+	_cleanup_free_ char *lexical = NULL, *canon = NULL;
+	bool exists = false;
+	int r = path_lexical_resolve("/", s->path, &lexical);
+	if (r >= 0)
+		r = canonical_nearest(s->path, &canon, &exists);
+	if (r == -ENOMEM)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "protected paths: out of memory");
+	if (r < 0 || strcmp(lexical, canon) == 0)
+		return 0;
+	for (char *slash = lexical + 1;; slash++) {
+		slash = strchrnul(slash, '/');
+		char saved = *slash;
+		*slash = '\0';
+		struct stat st;
+		const char *root = root_of(roots, lexical);
+		if (root && strcmp(root, lexical) != 0 && lstat(lexical, &st) == 0 &&
+		    S_ISLNK(st.st_mode)) {
+			char detail[2 * DSB_PATH_MAX + 200];
+			(void)snprintf(detail, sizeof(detail),
+				       "the %s %s leads through the symlink %s in a writable root, "
+				       "which a command could repoint; give its real path",
+				       dsb_protect_kind_to_string(s->kind), s->path, lexical);
+			return policy_fail_unavailable(reterr, mode, detail);
+		}
+		*slash = saved;
+		if (!saved)
+			return 0;
+	}
+}
+
 int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_error *reterr)
 {
 	_cleanup_(plist_done) plist l = {0};
@@ -636,6 +675,11 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 	for (size_t i = 0; r >= 0 && i < policy->n_sources; i++) {
 		const policy_source *s = &policy->sources[i];
 		bool dir = s->kind == DSB_PROTECT_STORE || s->kind == DSB_PROTECT_SPILL;
+		if (dsb_protect_kind_required(s->kind)) {
+			r = check_no_link_in_roots(s, roots, p->mode, reterr);
+			if (r < 0)
+				return r;
+		}
 		if (s->kind == DSB_PROTECT_CONFIG) {
 			struct stat st;
 			dir = stat(s->path, &st) < 0 || S_ISDIR(st.st_mode);

@@ -104,6 +104,32 @@ case_store_log() {
 	unchanged "$LOG" "$copy"
 }
 
+# The store spelled through a symlink in the workspace: the bind protects its target, but the
+# command could point the link at a store of its own for the next call. Control: unconfined,
+# repointing the link makes the next call read the command's store.
+store_through_link() {
+	setup
+	mkdir -p "$OUT/real-store" ws/own
+	ln -s "$OUT/real-store" ws/store
+	export DSH_SANDBOX_STORE=$PWD/ws/store
+}
+
+case_store_link_control() {
+	store_through_link
+	attempt control "rm '$PWD/ws/store' && ln -s '$PWD/ws/own' '$PWD/ws/store'"
+	assert_rc 0
+	assert_streq "$(readlink ws/store)" "$PWD/ws/own"
+}
+
+case_store_link() {
+	store_through_link
+	in_ws "$1" "touch '$PWD/ws/ran'; rm '$PWD/ws/store' && ln -s '$PWD/ws/own' '$PWD/ws/store'"
+	assert_rc 125
+	assert_contains "$err" "Runner failure: the store $PWD/ws/store leads through the symlink $PWD/ws/store in a writable root, which a command could repoint; give its real path"
+	[ ! -e ws/ran ] || fail "the command ran"
+	assert_streq "$(readlink ws/store)" "$OUT/real-store"
+}
+
 case_store_swap_control() {
 	store_in_ws
 	attempt control "mv '$PWD/ws/.state' '$PWD/ws/x' && mkdir '$PWD/ws/.state'"
@@ -678,6 +704,8 @@ t "control: unconfined, a sandbox/mode line appended to a session's log switches
 each_backend "store in the workspace: appending danger-full-access to the session's log is refused; log and mode unchanged" case_store_log
 t "control: unconfined, mv ws/.state ws/x && mkdir ws/.state replaces the store" case_store_swap_control
 each_backend "store in the workspace: mv ws/.state ws/x && mkdir ws/.state fails (EBUSY); the store stays" case_store_swap
+t "control: unconfined, a store symlink in the workspace can be repointed" case_store_link_control
+each_backend "a store spelled through a symlink in the workspace fails closed; nothing runs" case_store_link
 
 t "control: unconfined, rewriting ws/dsh.yaml makes the policy danger-full-access" case_config_file_control
 each_backend "--config ws/dsh.yaml cannot be rewritten or replaced" case_config_file

@@ -1128,6 +1128,54 @@ static void test_deny_read(void **state)
 	free(ws);
 }
 
+/*
+ * A policy-bearing path spelled through a symlink inside a writable root fails closed: the
+ * command could repoint the link. A link outside every root, or read-only mode, is fine.
+ */
+static void test_policy_protect_through_a_link(void **state)
+{
+	ptree *t = *state;
+	char *ws = join(t->real, "ws");
+	mkdirs(t->real, "ws");
+	mkdirs(t->real, "elsewhere/store");
+	char *target = join(t->real, "elsewhere/store");
+	char *link = join(ws, "store");
+	assert_int_equal(symlink(target, link), 0);
+	dsb_error err = {0};
+
+	dsb_policy *p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, link, &err), 0);
+	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+	dsb_exec_policy e = {0};
+	assert_int_equal(dsb_policy_resolve(p, &req, &e, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_int_equal(err.code, DSB_E_SANDBOX_UNAVAILABLE);
+	char *expected = NULL;
+	assert_true(asprintf(&expected,
+			     "Runner failure: the store %s leads through the symlink %s in a "
+			     "writable root, which a command could repoint; give its real path",
+			     link, link) > 0);
+	if (!strstr(err.message, expected))
+		fail_msg("%s\ndoes not contain\n%s", err.message, expected);
+	free(expected);
+	assert_null(e.protected);
+	dsb_policy_free(p);
+
+	/* Its real path is fine; so is the link in read-only mode (nothing is writable). */
+	p = policy_from(NULL, DSB_MODE_WORKSPACE_WRITE, ws);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, target, &err), 0);
+	resolve_into(p, &e);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	p = policy_from(NULL, DSB_MODE_READ_ONLY, ws);
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, link, &err), 0);
+	resolve_into(p, &e);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	free(link);
+	free(target);
+	free(ws);
+}
+
 /* dsb_policy_protect(): a path inside a writable root, made when missing; nothing outside. */
 static void test_policy_protect(void **state)
 {
@@ -1607,6 +1655,8 @@ int main(void)
 						setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_deny_read, setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_policy_protect, setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_policy_protect_through_a_link, setup_ptree,
+						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_config_file_protects_itself, setup_ptree,
 						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_protected_at, setup_ptree, teardown_ptree),
