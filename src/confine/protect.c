@@ -117,12 +117,12 @@ static void drop_hidden(protect_ops *o)
 
 void protect_ops_done(protect_ops *o)
 {
-	for (size_t i = 0; o && i < o->n; i++)
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->n; i++)
 		free(o->v[i].path);
-	if (o)
-		free(o->v);
-	if (o)
-		*o = (protect_ops){0};
+	free(o->v);
+	*o = (protect_ops){0};
 }
 
 int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char *const *unseen,
