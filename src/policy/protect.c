@@ -123,8 +123,14 @@ int policy_source_add_argv(dsb_policy *policy, dsb_protect_kind kind, char *cons
 		struct stat st;
 		if (i > 0 && (stat(argv[i], &st) < 0 || !S_ISREG(st.st_mode)))
 			continue;
+		/* Absolute as spelled, not resolved: a symlink on the way is checked at resolve().
+		 */
+		const char *spelled = path ? path : argv[i];
+		_cleanup_free_ char *cwd = spelled[0] == '/' ? NULL : getcwd(NULL, 0);
 		_cleanup_free_ char *absolute = NULL;
-		int r = path_resolve_root(path ? path : argv[i], &absolute);
+		if (spelled[0] != '/' && !cwd)
+			continue;
+		int r = path_lexical_resolve(cwd ? cwd : "/", spelled, &absolute);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
