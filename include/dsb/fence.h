@@ -22,6 +22,14 @@
 #include <dsb/error.h>
 #include <dsb/policy.h>
 
+/*
+ * The one size limit of the fs fence (DSH has none): no file larger is read, written or made
+ * by an edit. Each is refused before the work that would pass it, FS_TOO_LARGE, with one text:
+ * `cannot VERB "PATH": N bytes exceeds the LIMIT-byte limit` (`content exceeds the
+ * LIMIT-byte limit` where N is not known, as for a stream cut at the limit).
+ */
+#define DSB_FS_MAX_BYTES ((size_t)64 * 1024 * 1024)
+
 /* A resolved target (spec §7.2 resolve()). Caller-owned; release with dsb_fs_target_done(). */
 typedef struct dsb_fs_target {
 	char *display_path; /* path.resolve(cwd, path) */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -264,6 +265,13 @@ int fence_read_at(int dirfd, const char *name, uint64_t resolve, bool nofollow, 
 		resolve);
 	if (fd < 0)
 		return fd;
+	return fence_read_fd(fd, ret_buf, ret_len, ret_st, ret_size);
+}
+
+int fence_read_fd(int fd, char **ret_buf, size_t *ret_len, struct stat *ret_st, uint64_t *ret_size)
+{
+	struct stat st;
+
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -287,7 +295,7 @@ int fence_read_at(int dirfd, const char *name, uint64_t resolve, bool nofollow, 
 			buf = p;
 			cap = grown;
 		}
-		ssize_t n = read(fd, buf + len, cap - len);
+		ssize_t n = pread(fd, buf + len, cap - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -305,6 +313,126 @@ int fence_read_at(int dirfd, const char *name, uint64_t resolve, bool nofollow, 
 	if (ret_st)
 		*ret_st = st;
 	return 0;
+}
+
+int fence_fail_stale(const fence_op *op, dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+
+	int r = dsb_fail(reterr, DSB_E_FS_STALE_VERSION,
+			 "cannot %s \"%s\": the file changed since it was read", op->verb, display);
+	dsb_error_set_subject(reterr, display);
+	return r;
+}
+
+/* How long a replacement waits for another holder of the target's lock before giving up. */
+#define FENCE_LOCK_WAIT_NS ((int64_t)60 * 1000 * 1000 * 1000)
+
+/* flock(LOCK_EX) of @fd, polled so that a lock never released is an error, not a hang. */
+static int lock_wait(int fd)
+{
+	struct timespec now, nap = {0, 200 * 1000};
+	(void)clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t deadline = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + FENCE_LOCK_WAIT_NS;
+
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		(void)clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec > deadline)
+			return -ETIMEDOUT;
+		(void)nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 20 * 1000 * 1000)
+			nap.tv_nsec *= 2;
+	}
+}
+
+int fence_lock_target(const fence_op *op, int dirfd, const char *name, int access, fence_lock *ret,
+		      dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+
+	/* A few thousand turns: each one means another replacement was published meanwhile. */
+	for (int attempt = 0; attempt < 4096; attempt++) {
+		struct stat st, now;
+
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				return 0; /* nothing to replace: ret->fd stays -1 */
+			return fence_fail_errno(op, errno, reterr);
+		}
+		/* A symlink where a realpath names a file: dangling, or swapped in. Not followed.
+		 */
+		if (S_ISLNK(st.st_mode))
+			return 0;
+		if (!S_ISREG(st.st_mode))
+			return fence_fail_errno(op, EISDIR, reterr);
+
+		/*
+		 * Opening for writing is the kernel's own verdict on writing the file in place
+		 * (mode, ACL, owner, immutable flag, capabilities): a replacement needs no less.
+		 * A running executable (ETXTBSY) cannot be opened so, but may be replaced: there
+		 * the access check stands in for the open.
+		 */
+		int fd = open_step(dirfd, name, access | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0,
+				   op->grant->resolve);
+		if (fd == -ETXTBSY) {
+			if (faccessat(dirfd, name, (access == O_RDWR ? R_OK : 0) | W_OK,
+				      AT_EACCESS) < 0)
+				return fence_fail_errno(op, errno, reterr);
+			fd = open_step(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC,
+				       0, op->grant->resolve);
+		}
+		if (fd == -ENOENT)
+			continue; /* replaced or removed since the look: look again */
+		if (fd < 0)
+			return fence_fail_errno(op, -fd, reterr);
+
+		int r = lock_wait(fd);
+		if (r < 0) {
+			(void)close(fd);
+			if (r == -ETIMEDOUT) {
+				r = dsb_fail(reterr, DSB_E_FS_IO_ERROR,
+					     "cannot %s \"%s\": another process held the file's "
+					     "lock for %d s",
+					     op->verb, display,
+					     (int)(FENCE_LOCK_WAIT_NS / 1000000000));
+				dsb_error_set_subject(reterr, display);
+				return r;
+			}
+			return fence_fail_errno(op, -r, reterr);
+		}
+		/*
+		 * The lock is the inode's, and a replacement renames a new inode over the name: a
+		 * holder that published meanwhile left this one orphaned. Only the inode the name
+		 * still names is the current version.
+		 */
+		if (fstat(fd, &st) < 0 || fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0) {
+			int err = errno;
+			(void)close(fd);
+			if (err == ENOENT)
+				continue;
+			return fence_fail_errno(op, err, reterr);
+		}
+		if (now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+			(void)close(fd);
+			continue;
+		}
+		ret->fd = fd;
+		ret->st = st;
+		return 0;
+	}
+	return fence_fail_stale(op, reterr);
+}
+
+void fence_lock_done(fence_lock *lk)
+{
+	if (lk && lk->fd >= 0) {
+		(void)close(lk->fd); /* releases the flock */
+		lk->fd = -1;
+	}
 }
 
 /* `.NAME.dsb-RANDOM.tmp`, NAME cut so the whole stays within NAME_MAX. */
@@ -338,8 +466,9 @@ static int write_all(int fd, const char *data, size_t len)
 }
 
 int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char *data, size_t len,
-		     int mode, dsb_error *reterr)
+		     const fence_lock *lk, dsb_error *reterr)
 {
+	const struct stat *orig = lk && lk->fd >= 0 ? &lk->st : NULL;
 	char tmp[NAME_MAX + 1];
 	_cleanup_close_ int fd = -EEXIST;
 
@@ -347,33 +476,65 @@ int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char
 	 * The new content goes to a fresh file beside the target and is renamed over it: a
 	 * reader, or a crash, sees the old file or the new one, never a truncated mix, and a hard
 	 * link or symlink at the name is replaced, never written through (the inode another name
-	 * shares is untouched). A replacement starts private (0600) and takes the old mode once
-	 * written; a new file is created 0666 and the kernel applies the umask (and any default
-	 * ACL) as for any new file. O_EXCL|O_NOFOLLOW: the name is ours, nothing is followed.
+	 * shares is untouched). A replacement starts private (0600) and takes the old owner and
+	 * mode before it is written; a new file is created 0666 and the kernel applies the umask
+	 * (and any default ACL) as for any new file. O_EXCL|O_NOFOLLOW: the name is ours,
+	 * nothing is followed.
 	 */
 	for (int attempt = 0; fd == -EEXIST && attempt < 16; attempt++) {
 		temp_name(tmp, name);
 		fd = open_step(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			       mode < 0 ? 0666 : 0600, op->grant->resolve);
+			       orig ? 0600 : 0666, op->grant->resolve);
 	}
 	if (fd < 0)
 		return fence_fail_errno(op, -fd, reterr);
 
-	int err = write_all(fd, data, len);
-	if (!err && mode >= 0 && fchmod(fd, (mode_t)mode) < 0)
-		err = errno;
+	int err = 0;
+	if (orig) {
+		/*
+		 * The replacement is the old file's: same owner and group, same mode. Root gives
+		 * them; anyone else can give only what they already have, and a file owned by
+		 * someone else (or in a group the caller is not in) is refused, never re-owned.
+		 */
+		struct stat tst;
+		if (fstat(fd, &tst) < 0)
+			err = errno;
+		else if ((tst.st_uid != orig->st_uid || tst.st_gid != orig->st_gid) &&
+			 fchown(fd, orig->st_uid, orig->st_gid) < 0)
+			err = errno == EINVAL ? EPERM : errno;
+		if (!err && fchmod(fd, orig->st_mode & 0777) < 0)
+			err = errno;
+	}
+	if (!err)
+		err = write_all(fd, data, len);
 	/* fsync before rename: else a crash after the rename may publish an empty file. */
 	if (!err && fsync(fd) < 0)
 		err = errno;
 	if (!err && close(TAKE_FD(fd)) < 0)
 		err = errno;
+	/*
+	 * Under the target's lock, the last look: the version replaced must be the one read (or
+	 * locked). One changed in place, or renamed over, by a writer that does not take the lock
+	 * is a conflict, never silently overwritten.
+	 */
+	bool stale = false;
+	if (!err && orig) {
+		struct stat held, now;
+		if (fstat(lk->fd, &held) < 0 || fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+			stale = true;
+		else
+			stale = held.st_size != orig->st_size ||
+				held.st_mtim.tv_sec != orig->st_mtim.tv_sec ||
+				held.st_mtim.tv_nsec != orig->st_mtim.tv_nsec ||
+				now.st_dev != orig->st_dev || now.st_ino != orig->st_ino;
+	}
 	/* renameat() replaces @name atomically and, naming one component of @dirfd, follows
 	 * nothing. */
-	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
+	if (!err && !stale && renameat(dirfd, tmp, dirfd, name) < 0)
 		err = errno;
-	if (err) {
+	if (err || stale) {
 		(void)unlinkat(dirfd, tmp, 0);
-		return fence_fail_errno(op, err, reterr);
+		return stale ? fence_fail_stale(op, reterr) : fence_fail_errno(op, err, reterr);
 	}
 	/* The rename is durable once the directory is. */
 	fsync_dirfd(dirfd);

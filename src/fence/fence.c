@@ -152,31 +152,28 @@ int fence_write_granted(const fence_grant *g, const char *content, size_t len,
 	if (r < 0)
 		return r;
 
-	/* DSH's probe: not a regular file is FS_NOT_REGULAR_FILE; a file keeps its mode. */
-	int mode = -1;
-	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISREG(st.st_mode))
-			mode = (int)(st.st_mode & 0777);
-		else if (!S_ISLNK(st.st_mode))
-			return fence_fail_errno(&op, EISDIR, reterr);
-		/* A symlink here dangles, or appeared since the check (the key is a realpath):
-		 * the rename replaces it, nothing follows it. */
-	} else if (errno != ENOENT) {
-		return fence_fail_errno(&op, errno, reterr);
-	}
+	/*
+	 * DSH's probe: not a regular file is FS_NOT_REGULAR_FILE. An existing file is locked
+	 * (and so needs write permission) for the replacement, which keeps its owner and mode:
+	 * a write that replaces content serialises with every edit, so an edit already reported
+	 * is replaced, never lost in between.
+	 */
+	_cleanup_(fence_lock_done) fence_lock lk = FENCE_LOCK_INIT;
+	r = fence_lock_target(&op, dirfd, name, O_WRONLY, &lk, reterr);
+	if (r < 0)
+		return r;
 
 	/* Allocate what the result needs before publishing: no OOM after the write. */
 	_cleanup_free_ char *display = NULL;
 	if (ret && !(display = strdup(g->target.display_path)))
 		return fence_fail_errno(&op, ENOMEM, reterr);
 
-	r = fence_replace_at(&op, dirfd, name, content, len, mode, reterr);
+	r = fence_replace_at(&op, dirfd, name, content, len, &lk, reterr);
 	if (r < 0)
 		return r;
 	if (ret)
 		*ret = (dsb_fs_write_result){.display_path = TAKE_PTR(display),
-					     .created = mode < 0};
+					     .created = lk.fd < 0};
 	return 0;
 }
 
@@ -190,6 +187,14 @@ int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *
 	int r = fence_grant_check(policy, cwd, path, &g, reterr);
 	if (r < 0)
 		return r;
+	/* The limit the read and the edit keep, checked before anything is made. */
+	if (len > FENCE_MAX_BYTES) {
+		r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+			     "cannot write \"%s\": %zu bytes exceeds the %zu-byte limit",
+			     g.target.display_path, len, FENCE_MAX_BYTES);
+		dsb_error_set_subject(reterr, g.target.display_path);
+		return r;
+	}
 	return fence_write_granted(&g, content ? content : "", len, ret, reterr);
 }
 
@@ -213,13 +218,13 @@ static int fail_edit_read(const fence_op *op, int r, uint64_t size, dsb_error *r
 }
 
 /*
- * readForEdit() + applyLiteralEdit() + restoreLineEndings() on the @len bytes read into @buf
- * (which it normalises in place): the new content in *@ret (a new buffer) and the number of
+ * readForEdit() + applyLiteralEdit() + restoreLineEndings() on the @len bytes read in @buf
+ * (left as they are): the new content in *@ret (a new buffer) and the number of
  * occurrences replaced in *@ret_count.
  */
-static int edit_text(const fence_op *op, char *buf, size_t len, const char *old, size_t old_len,
-		     const char *new, size_t new_len, bool all, char **ret, size_t *ret_len,
-		     size_t *ret_count, dsb_error *reterr)
+static int edit_text(const fence_op *op, const char *buf, size_t len, const char *old,
+		     size_t old_len, const char *new, size_t new_len, bool all, char **ret,
+		     size_t *ret_len, size_t *ret_count, dsb_error *reterr)
 {
 	const char *display = op->grant->target.display_path;
 	int r = 0;
@@ -241,15 +246,24 @@ static int edit_text(const fence_op *op, char *buf, size_t len, const char *old,
 	 * should not change bytes it was not asked to.
 	 */
 	size_t bom = text_bom_len(buf, len);
-	char *text = buf + bom;
+	const char *text = buf + bom;
 	size_t text_len = len - bom;
 	text_eol eol = text_detect_eol(text, text_len);
-	text_len = text_normalize_eol(text, text_len);
 
-	_cleanup_free_ char *edited = NULL;
-	size_t edited_len, count = 0;
-	switch (text_apply_edit(text, text_len, old, old_len, new, new_len, all, &edited,
-				&edited_len, &count)) {
+	/*
+	 * DSH normalises the whole text to LF, edits and restores the majority's line ending
+	 * everywhere, rewriting every line of a mixed file. We match exactly as it does (each
+	 * "\r\n" read as "\n") but splice the original bytes: only the matched text changes,
+	 * and the new text takes the file's line ending, as DSH's restore gives it.
+	 */
+	_cleanup_free_ char *new_eol = NULL;
+	size_t new_eol_len;
+	if (text_restore_eol("", 0, new, new_len, eol, &new_eol, &new_eol_len) < 0)
+		return fence_fail_errno(op, ENOMEM, reterr);
+
+	size_t count = 0;
+	switch (text_edit_splice(buf, bom, text, text_len, true, old, old_len, new_eol, new_eol_len,
+				 all, FENCE_MAX_BYTES, ret, ret_len, &count)) {
 	case TEXT_EDIT_OK:
 		break;
 	case TEXT_EDIT_EMPTY:
@@ -267,13 +281,22 @@ static int edit_text(const fence_op *op, char *buf, size_t len, const char *old,
 			     count, display);
 		dsb_error_set_subject(reterr, display);
 		return r;
+	case TEXT_EDIT_TOO_LARGE:
+		/* Refused before the result is built: a file the read could not read back. */
+		if (*ret_len == SIZE_MAX)
+			r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+				     "cannot edit \"%s\": content exceeds the %zu-byte limit",
+				     display, FENCE_MAX_BYTES);
+		else
+			r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+				     "cannot edit \"%s\": %zu bytes exceeds the %zu-byte limit",
+				     display, *ret_len, FENCE_MAX_BYTES);
+		dsb_error_set_subject(reterr, display);
+		return r;
 	case TEXT_EDIT_NO_MEMORY:
 	default:
 		return fence_fail_errno(op, ENOMEM, reterr);
 	}
-
-	if (text_restore_eol(buf, bom, edited, edited_len, eol, ret, ret_len) < 0)
-		return fence_fail_errno(op, ENOMEM, reterr);
 	*ret_count = count;
 	return 0;
 }
@@ -319,12 +342,23 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 	if (r < 0)
 		return r;
 
-	/* Read through the same verified parent: the bytes edited are the target's. */
+	/*
+	 * Lock the target (opened for reading and writing: an edit needs what writing in place
+	 * needs) and hold the lock across the read, the edit and the rename, so that concurrent
+	 * edits apply in turn and each one reported is in the file the next one reads.
+	 */
+	_cleanup_(fence_lock_done) fence_lock lk = FENCE_LOCK_INIT;
+	r = fence_lock_target(&op, dirfd, name, O_RDWR, &lk, reterr);
+	if (r < 0)
+		return r;
+	if (lk.fd < 0) /* absent, or a symlink that is not followed */
+		return fence_fail_errno(&op, ENOENT, reterr);
+
+	/* Read through the locked descriptor: the bytes edited are the version locked. */
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	struct stat st;
 	uint64_t size = 0;
-	r = fence_read_at(dirfd, name, g.resolve, true, &buf, &len, &st, &size);
+	r = fence_read_fd(lk.fd, &buf, &len, NULL, &size);
 	if (r < 0)
 		return fail_edit_read(&op, r, size, reterr);
 
@@ -339,7 +373,7 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 	if (ret && !(ret_display = strdup(display)))
 		return fence_fail_errno(&op, ENOMEM, reterr);
 
-	r = fence_replace_at(&op, dirfd, name, out, out_len, (int)(st.st_mode & 0777), reterr);
+	r = fence_replace_at(&op, dirfd, name, out, out_len, &lk, reterr);
 	if (r < 0)
 		return r;
 	if (ret)

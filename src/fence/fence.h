@@ -25,8 +25,8 @@
 #define FENCE_RESOLVE_NO_SYMLINKS   OPENAT2_RESOLVE_NO_SYMLINKS
 #define FENCE_RESOLVE_BENEATH	    OPENAT2_RESOLVE_BENEATH
 
-/* The largest file the fence reads (dsb_fs_read, the edit's read). DSH has no limit here. */
-#define FENCE_MAX_BYTES ((size_t)64 * 1024 * 1024)
+/* The largest file the fence reads, writes or makes by an edit. DSH has no limit here. */
+#define FENCE_MAX_BYTES DSB_FS_MAX_BYTES
 
 /* DSH's read looks for a NUL only in the first 8 KiB (fsio.ts BINARY_SAMPLE_BYTES). */
 #define FENCE_BINARY_SAMPLE 8192
@@ -127,12 +127,50 @@ int fence_read_at(int dirfd, const char *name, uint64_t resolve, bool nofollow, 
 		  size_t *ret_len, struct stat *ret_st, uint64_t *ret_size);
 
 /*
+ * Reads the regular file open at @fd (from offset 0, with pread) as fence_read_at() reads it,
+ * with the same limits and results.
+ */
+int fence_read_fd(int fd, char **ret_buf, size_t *ret_len, struct stat *ret_st, uint64_t *ret_size);
+
+/* The version of a target a read-modify-write holds: an open, flock()ed descriptor. */
+typedef struct fence_lock {
+	int fd; /* -1: there was no regular file to lock (absent, or a symlink not followed) */
+	struct stat st;
+} fence_lock;
+
+#define FENCE_LOCK_INIT ((fence_lock){.fd = -1})
+
+/*
+ * Every replacement of an existing file is serialised on the file: the target @name in @dirfd
+ * is opened with @access (O_RDWR for an edit, O_WRONLY for a write: what writing it in place
+ * needs, so a file the caller may not write is FS_PERMISSION_DENIED, DSH's `cannot VERB "P":
+ * permission denied`) and flock()ed exclusively, and the lock counts only once the name still
+ * names the locked inode (a holder renames a new inode over it; the next one then locks that
+ * one). Held until fence_lock_done(), across the read, the edit and the rename, so concurrent
+ * edits apply one after the other, each on the version the one before published. A name that
+ * is absent, or a symlink (never followed), leaves @ret->fd -1 and returns 0; anything not a
+ * regular file is FS_NOT_REGULAR_FILE. The lock is advisory: writers that do not take it are
+ * caught by fence_replace_at()'s last look instead.
+ */
+int fence_lock_target(const fence_op *op, int dirfd, const char *name, int access, fence_lock *ret,
+		      dsb_error *reterr);
+void fence_lock_done(fence_lock *lk);
+
+/* FS_STALE_VERSION: `cannot VERB "DISPLAY": the file changed since it was read`. -code. */
+int fence_fail_stale(const fence_op *op, dsb_error *reterr);
+
+/*
  * Publishes @len bytes of @data as @name in @dirfd atomically: a temp file beside it, written,
- * given @mode (or created 0666 & ~umask when @mode < 0), fsynced, renamed over @name, then the
- * directory fsynced. A crash leaves the old or the new file, and maybe a `.NAME.dsb-*.tmp`.
+ * fsynced, renamed over @name, then the directory fsynced. A crash leaves the old or the new
+ * file, and maybe a `.NAME.dsb-*.tmp`. With @lk holding an existing file, the temp file first
+ * takes that file's owner, group and mode (a caller who cannot give it them, not being root,
+ * is FS_PERMISSION_DENIED: a file is never re-owned), and just before the rename the target
+ * must still be the locked inode, with the size and mtime it had when locked, or nothing is
+ * renamed and the result is FS_STALE_VERSION (fence_fail_stale()). Without one (@lk NULL or
+ * its fd -1) the file is new: created 0666 less the umask.
  */
 int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char *data, size_t len,
-		     int mode, dsb_error *reterr);
+		     const fence_lock *lk, dsb_error *reterr);
 
 /* --- text.c: pure ---------------------------------------------------------------------------- */
 
@@ -161,6 +199,7 @@ typedef enum text_edit_status {
 	TEXT_EDIT_NOT_FOUND, /* no occurrence */
 	TEXT_EDIT_AMBIGUOUS, /* several, and not @all */
 	TEXT_EDIT_NO_MEMORY,
+	TEXT_EDIT_TOO_LARGE, /* the result would pass the limit (*ret_len its size) */
 } text_edit_status;
 
 /*
@@ -171,6 +210,20 @@ typedef enum text_edit_status {
 text_edit_status text_apply_edit(const char *text, size_t len, const char *old, size_t old_len,
 				 const char *new, size_t new_len, bool all, char **ret,
 				 size_t *ret_len, size_t *ret_count);
+
+/*
+ * The edit as a splice of @text (@len bytes, as read): @old (LF-normalised) is searched for in
+ * linear time, with every "\r\n" of @text read as "\n" when @fold_crlf, and each occurrence's
+ * bytes in @text (its own line endings included) are replaced by @new, written as given; every
+ * other byte is kept, so a file with mixed line endings changes only where it matched. The
+ * result is @prefix then the spliced text. Statuses and *@ret_count as text_apply_edit();
+ * TEXT_EDIT_TOO_LARGE, with the size in *@ret_len, when the result would exceed @limit bytes,
+ * decided before anything is built.
+ */
+text_edit_status text_edit_splice(const char *prefix, size_t prefix_len, const char *text,
+				  size_t len, bool fold_crlf, const char *old, size_t old_len,
+				  const char *new, size_t new_len, bool all, size_t limit,
+				  char **ret, size_t *ret_len, size_t *ret_count);
 
 /*
  * restoreLineEndings(): @prefix (the BOM, or nothing) then @s with every "\n" not already after

@@ -6,6 +6,7 @@
  * result is built in one allocation sized beforehand; nothing here touches the file system.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,49 +98,162 @@ size_t text_normalize_eol(char *s, size_t len)
 	return w;
 }
 
-text_edit_status text_apply_edit(const char *text, size_t len, const char *old, size_t old_len,
-				 const char *new, size_t new_len, bool all, char **ret,
-				 size_t *ret_len, size_t *ret_count)
+/*
+ * A linear literal search (Knuth-Morris-Pratt) over @s, read with every "\r\n" folded to one
+ * "\n" when @fold (as text_normalize_eol() would fold it, without a copy). Matches are found
+ * left to right and never overlap; each is reported as its byte span in @s. glibc's memmem() is
+ * linear too, but a loop of memmem() calls over the rest of the text is not under ASan, whose
+ * interceptor checks the whole remaining range on every call; this search never looks back.
+ */
+typedef struct text_scan {
+	const char *s;
+	size_t len, pos;
+	bool fold;
+	const char *pat;
+	size_t m, k; /* the pattern, and how much of it is matched so far */
+	const size_t *fail;
+} text_scan;
+
+/* The KMP failure function of @pat: fail[i] is the longest proper border of pat[0..i]. */
+static void text_fail_table(const char *pat, size_t m, size_t *fail)
 {
-	size_t count = 0, out_len;
+	fail[0] = 0;
+	for (size_t i = 1, k = 0; i < m; i++) {
+		while (k > 0 && pat[i] != pat[k])
+			k = fail[k - 1];
+		if (pat[i] == pat[k])
+			k++;
+		fail[i] = k;
+	}
+}
+
+/* The next match: true with its span [*start, *end) in @sc->s, or false at the end. */
+static bool text_scan_next(text_scan *sc, size_t *start, size_t *end)
+{
+	while (sc->pos < sc->len) {
+		if (sc->k == 0) {
+			/* Nothing matched yet: skip to the next byte that can start a match. */
+			const char *hit = memchr(sc->s + sc->pos, sc->pat[0], sc->len - sc->pos);
+			if (!hit) {
+				sc->pos = sc->len;
+				break;
+			}
+			size_t at = (size_t)(hit - sc->s);
+			/* A "\n" folded with its "\r" starts at the "\r": step back onto it. */
+			if (sc->fold && *hit == '\n' && at > sc->pos && sc->s[at - 1] == '\r')
+				at--;
+			sc->pos = at;
+		}
+		char c = sc->s[sc->pos];
+		if (sc->fold && c == '\r' && sc->pos + 1 < sc->len && sc->s[sc->pos + 1] == '\n') {
+			c = '\n';
+			sc->pos += 2;
+		} else {
+			sc->pos++;
+		}
+		while (sc->k > 0 && sc->pat[sc->k] != c)
+			sc->k = sc->fail[sc->k - 1];
+		if (sc->pat[sc->k] == c)
+			sc->k++;
+		if (sc->k == sc->m) {
+			/* Walk back over the m characters matched: the spans never overlap, so
+			 * every byte is walked back over at most once. */
+			size_t p = sc->pos;
+			for (size_t i = 0; i < sc->m; i++)
+				p -= sc->fold && sc->s[p - 1] == '\n' && p >= 2 &&
+						     sc->s[p - 2] == '\r'
+					     ? 2
+					     : 1;
+			*start = p;
+			*end = sc->pos;
+			sc->k = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+text_edit_status text_edit_splice(const char *prefix, size_t prefix_len, const char *text,
+				  size_t len, bool fold_crlf, const char *old, size_t old_len,
+				  const char *new, size_t new_len, bool all, size_t limit,
+				  char **ret, size_t *ret_len, size_t *ret_count)
+{
+	size_t count = 0, matched = 0, out_len, start, end;
 
 	if (old_len == 0)
 		return TEXT_EDIT_EMPTY;
+	size_t *fail = malloc(old_len * sizeof(*fail));
+	if (!fail)
+		return TEXT_EDIT_NO_MEMORY;
+	text_fail_table(old, old_len, fail);
+	const text_scan init = {
+		.s = text, .len = len, .fold = fold_crlf, .pat = old, .m = old_len, .fail = fail};
 
 	/* countOccurrences(): non-overlapping, left to right, as split()/join() replace. */
-	for (const char *p = text, *end = text + len;
-	     (p = memmem(p, (size_t)(end - p), old, old_len)) != NULL; p += old_len)
+	text_scan sc = init;
+	while (text_scan_next(&sc, &start, &end)) {
 		count++;
+		matched += end - start;
+	}
 	*ret_count = count;
+	text_edit_status status = TEXT_EDIT_OK;
 	if (count == 0)
-		return TEXT_EDIT_NOT_FOUND;
-	if (count > 1 && !all)
-		return TEXT_EDIT_AMBIGUOUS;
+		status = TEXT_EDIT_NOT_FOUND;
+	else if (count > 1 && !all)
+		status = TEXT_EDIT_AMBIGUOUS;
+	if (status != TEXT_EDIT_OK) {
+		free(fail);
+		return status;
+	}
 
-	/* len - count * old_len cannot underflow: the occurrences are disjoint parts of @text. */
+	/* len - matched cannot underflow: the spans are disjoint parts of @text. */
 	size_t grow;
 	if (__builtin_mul_overflow(count, new_len, &grow) ||
-	    __builtin_add_overflow(len - count * old_len, grow, &out_len) || out_len == SIZE_MAX)
-		return TEXT_EDIT_NO_MEMORY;
+	    __builtin_add_overflow(len - matched, grow, &out_len) ||
+	    __builtin_add_overflow(out_len, prefix_len, &out_len) || out_len == SIZE_MAX) {
+		free(fail);
+		*ret_len = SIZE_MAX;
+		return limit < SIZE_MAX ? TEXT_EDIT_TOO_LARGE : TEXT_EDIT_NO_MEMORY;
+	}
+	/* Refused before the result is built: the size is known from the count alone. */
+	if (out_len > limit) {
+		free(fail);
+		*ret_len = out_len;
+		return TEXT_EDIT_TOO_LARGE;
+	}
 
 	char *out = malloc(out_len + 1), *w = out;
-	if (!out)
+	if (!out) {
+		free(fail);
 		return TEXT_EDIT_NO_MEMORY;
-	const char *p = text, *end = text + len;
-	for (const char *hit; (hit = memmem(p, (size_t)(end - p), old, old_len)) != NULL;
-	     p = hit + old_len) {
-		memcpy(w, p, (size_t)(hit - p));
-		w += hit - p;
+	}
+	memcpy(w, prefix, prefix_len);
+	w += prefix_len;
+	size_t p = 0;
+	sc = init;
+	while (text_scan_next(&sc, &start, &end)) {
+		memcpy(w, text + p, start - p);
+		w += start - p;
 		memcpy(w, new, new_len);
 		w += new_len;
+		p = end;
 	}
-	memcpy(w, p, (size_t)(end - p));
-	w += end - p;
+	memcpy(w, text + p, len - p);
+	w += len - p;
 	*w = '\0';
+	free(fail);
 
 	*ret = out;
 	*ret_len = out_len;
 	return TEXT_EDIT_OK;
+}
+
+text_edit_status text_apply_edit(const char *text, size_t len, const char *old, size_t old_len,
+				 const char *new, size_t new_len, bool all, char **ret,
+				 size_t *ret_len, size_t *ret_count)
+{
+	return text_edit_splice("", 0, text, len, false, old, old_len, new, new_len, all, SIZE_MAX,
+				ret, ret_len, ret_count);
 }
 
 int text_restore_eol(const char *prefix, size_t prefix_len, const char *s, size_t len, text_eol eol,

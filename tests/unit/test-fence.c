@@ -45,8 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1126,6 +1128,173 @@ static int child_eperm(void *arg)
 	return child_no_openat2(fx, EPERM);
 }
 
+/*
+ * A replacement needs what writing in place needs (issue 13 item 2). As nobody: a root-owned
+ * 0444 file in a directory nobody may write is refused by write and edit, and unchanged; a
+ * file nobody may write but owned by someone else is refused too, never re-owned.
+ */
+static int child_replace_foreign(void *arg)
+{
+	const fixture *fx = arg;
+	dsb_exec_policy p = policy_of(fx, WW);
+	dsb_error err = {0};
+	char want[PATH_MAX * 2];
+
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 2;
+	int r = dsb_fence_write(&p, fx->ws, "open/root-ro.txt", "mine", 4, NULL, &err);
+	(void)snprintf(want, sizeof(want),
+		       "cannot write \"%s/open/root-ro.txt\": permission denied", fx->ws);
+	CHILD_EXPECT(r == -DSB_E_FS_PERMISSION_DENIED);
+	CHILD_EXPECT(strcmp(err.message, want) == 0);
+	r = dsb_fence_edit(&p, fx->ws, "open/root-ro.txt", "root", "mine", false, NULL, &err);
+	CHILD_EXPECT(r == -DSB_E_FS_PERMISSION_DENIED);
+	/* writable by others, but root's: replacing it would re-own it */
+	r = dsb_fence_write(&p, fx->ws, "open/root-rw.txt", "mine", 4, NULL, &err);
+	(void)snprintf(want, sizeof(want),
+		       "cannot write \"%s/open/root-rw.txt\": permission denied", fx->ws);
+	CHILD_EXPECT(r == -DSB_E_FS_PERMISSION_DENIED);
+	CHILD_EXPECT(strcmp(err.message, want) == 0);
+	r = dsb_fence_edit(&p, fx->ws, "open/root-rw.txt", "root", "mine", false, NULL, &err);
+	CHILD_EXPECT(r == -DSB_E_FS_PERMISSION_DENIED);
+	/* its own file is replaced as before */
+	r = dsb_fence_write(&p, fx->ws, "open/mine.txt", "new", 3, NULL, &err);
+	CHILD_EXPECT(r == 0);
+	return 0;
+}
+
+static void test_replace_keeps_owner(void **state)
+{
+	const fixture *fx = *state;
+	dsb_exec_policy p = policy_of(fx, WW);
+	dsb_error err = {0};
+	struct stat st;
+
+	if (geteuid() != 0 || !others_can_reach(fx->ws)) {
+		print_message("needs root and a fixture nobody can reach; skipping\n");
+		skip();
+	}
+	/* As root: a file owned by nobody keeps its owner, group and mode through both. */
+	char *theirs = expand(fx, "@/ws/theirs.txt");
+	put(fx, "@/ws/theirs.txt", "theirs", 0640);
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	assert_int_equal(dsb_fence_write(&p, fx->ws, "theirs.txt", "replaced", 8, NULL, &err), 0);
+	assert_int_equal(stat(theirs, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_gid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(
+		dsb_fence_edit(&p, fx->ws, "theirs.txt", "replaced", "edited", false, NULL, &err),
+		0);
+	assert_int_equal(stat(theirs, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_content(fx, "@/ws/theirs.txt", "edited");
+	free(theirs);
+
+	/* As nobody, in a directory nobody may write. */
+	make_dir(fx, "@/ws/open");
+	char *open_dir = expand(fx, "@/ws/open"), *mine = expand(fx, "@/ws/open/mine.txt");
+	assert_int_equal(chmod(open_dir, 0777), 0);
+	put(fx, "@/ws/open/root-ro.txt", "root", 0444);
+	put(fx, "@/ws/open/root-rw.txt", "root", 0666);
+	put(fx, "@/ws/open/mine.txt", "old", 0644);
+	assert_int_equal(chown(mine, 65534, 65534), 0);
+	int status = dsb_test_run_in_child(child_replace_foreign, (void *)fx);
+	assert_int_equal(status, 0);
+	assert_content(fx, "@/ws/open/root-ro.txt", "root");
+	assert_content(fx, "@/ws/open/root-rw.txt", "root");
+	assert_content(fx, "@/ws/open/mine.txt", "new");
+	char *ro = expand(fx, "@/ws/open/root-ro.txt");
+	assert_int_equal(stat(ro, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0444);
+	assert_no_temp_files(fx);
+	free(ro);
+	free(open_dir);
+	free(mine);
+}
+
+/* The owner's own read-only file: writing it in place is refused, and so is replacing it. */
+static void test_replace_read_only_file(void **state)
+{
+	const fixture *fx = *state;
+	dsb_exec_policy p = policy_of(fx, WW);
+	dsb_error err = {0};
+
+	if (geteuid() == 0) {
+		print_message("root writes any file; see test_replace_keeps_owner\n");
+		skip();
+	}
+	put(fx, "@/ws/ro.txt", "ro", 0444);
+	assert_int_equal(dsb_fence_write(&p, fx->ws, "ro.txt", "x", 1, NULL, &err),
+			 -DSB_E_FS_PERMISSION_DENIED);
+	assert_error(-DSB_E_FS_PERMISSION_DENIED, &err, DSB_E_FS_PERMISSION_DENIED, fx,
+		     "cannot write \"@/ws/ro.txt\": permission denied");
+	assert_int_equal(dsb_fence_edit(&p, fx->ws, "ro.txt", "ro", "rw", false, NULL, &err),
+			 -DSB_E_FS_PERMISSION_DENIED);
+	assert_error(-DSB_E_FS_PERMISSION_DENIED, &err, DSB_E_FS_PERMISSION_DENIED, fx,
+		     "cannot edit \"@/ws/ro.txt\": permission denied");
+	assert_content(fx, "@/ws/ro.txt", "ro");
+}
+
+/*
+ * The last look before the rename (issue 13 item 1): a version changed since it was locked,
+ * by a writer that does not take the lock, is FS_STALE_VERSION and nothing is renamed.
+ */
+static void test_stale_version(void **state)
+{
+	const fixture *fx = *state;
+	dsb_exec_policy p = policy_of(fx, WW);
+	fence_grant g = {.mode = _DSB_MODE_INVALID};
+	dsb_error err = {0};
+	char name[NAME_MAX + 1];
+	int dirfd = -1;
+
+	put(fx, "@/ws/v.txt", "one", 0644);
+	assert_int_equal(fence_grant_check(&p, fx->ws, "v.txt", &g, &err), 0);
+	const fence_op op = {.verb = "edit", .grant = &g};
+	assert_int_equal(fence_open_parent(&op, false, &dirfd, name, &err), 0);
+
+	fence_lock lk = FENCE_LOCK_INIT;
+	assert_int_equal(fence_lock_target(&op, dirfd, name, O_RDWR, &lk, &err), 0);
+	assert_true(lk.fd >= 0);
+	/* changed in place behind the lock's back */
+	put(fx, "@/ws/v.txt", "two!", 0644);
+	assert_int_equal(fence_replace_at(&op, dirfd, name, "three", 5, &lk, &err),
+			 -DSB_E_FS_STALE_VERSION);
+	assert_error(-DSB_E_FS_STALE_VERSION, &err, DSB_E_FS_STALE_VERSION, fx,
+		     "cannot edit \"@/ws/v.txt\": the file changed since it was read");
+	assert_content(fx, "@/ws/v.txt", "two!");
+	fence_lock_done(&lk);
+
+	/* renamed over behind its back */
+	assert_int_equal(fence_lock_target(&op, dirfd, name, O_RDWR, &lk, &err), 0);
+	char *v = expand(fx, "@/ws/v.txt"), *w = expand(fx, "@/ws/w.txt");
+	put(fx, "@/ws/w.txt", "four", 0644);
+	assert_int_equal(rename(w, v), 0);
+	assert_int_equal(fence_replace_at(&op, dirfd, name, "three", 5, &lk, &err),
+			 -DSB_E_FS_STALE_VERSION);
+	assert_content(fx, "@/ws/v.txt", "four");
+	fence_lock_done(&lk);
+
+	/* the lock is exclusive: a second holder waits (here: would block) */
+	assert_int_equal(fence_lock_target(&op, dirfd, name, O_RDWR, &lk, &err), 0);
+	int other = open(v, O_RDONLY | O_CLOEXEC);
+	assert_true(other >= 0);
+	assert_int_equal(flock(other, LOCK_EX | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+	assert_int_equal(fence_replace_at(&op, dirfd, name, "five", 4, &lk, &err), 0);
+	fence_lock_done(&lk);
+	assert_int_equal(close(other), 0);
+	assert_content(fx, "@/ws/v.txt", "five");
+	assert_no_temp_files(fx);
+	(void)close(dirfd);
+	fence_grant_done(&g);
+	free(v);
+	free(w);
+}
+
 /* No openat2: fail closed before anything is made (STYLE §3.7: never a weaker fallback). */
 static void test_fence_unavailable(void **state)
 {
@@ -1385,19 +1554,53 @@ static const edit_case edit_cases[] = {
 	 .new = "1\n2",
 	 .after = "1\r\n2\r\nb\r\n",
 	 .replacements = 1},
-	{.name = "lf majority normalises",
+	/*
+	 * Mixed line endings (beyond DSH, whose restore rewrites every line to the majority's
+	 * ending): matched as DSH matches, but only the matched bytes change; the new text takes
+	 * the majority's ending, every other line keeps its own.
+	 */
+	{.name = "lf majority: only the match changes",
 	 .mode = WW,
 	 .initial = "a\nb\nc\r\n",
 	 .old = "c",
 	 .new = "C",
-	 .after = "a\nb\nC\n",
+	 .after = "a\nb\nC\r\n",
 	 .replacements = 1},
-	{.name = "crlf majority restores",
+	{.name = "crlf majority: only the match changes",
 	 .mode = WW,
 	 .initial = "a\r\nb\r\nc\n",
 	 .old = "a",
 	 .new = "A",
-	 .after = "A\r\nb\r\nc\r\n",
+	 .after = "A\r\nb\r\nc\n",
+	 .replacements = 1},
+	{.name = "mixed: new lines take the majority's ending",
+	 .mode = WW,
+	 .initial = "a\r\nb\r\nc\n",
+	 .old = "c",
+	 .new = "c1\nc2",
+	 .after = "a\r\nb\r\nc1\r\nc2\n",
+	 .replacements = 1},
+	{.name = "mixed: a match across a crlf replaces it",
+	 .mode = WW,
+	 .initial = "a\r\nb\nc\nd\n",
+	 .old = "a\nb",
+	 .new = "x",
+	 .after = "x\nc\nd\n",
+	 .replacements = 1},
+	{.name = "mixed: replace_all keeps each line's ending",
+	 .mode = WW,
+	 .initial = "x\r\nx\nx\r\n\r\r\nx",
+	 .old = "x",
+	 .new = "y",
+	 .all = true,
+	 .after = "y\r\ny\ny\r\n\r\r\ny",
+	 .replacements = 4},
+	{.name = "mixed: a lone cr before a crlf",
+	 .mode = WW,
+	 .initial = "a\r\r\nb\n",
+	 .old = "a\r",
+	 .new = "z",
+	 .after = "z\r\nb\n",
 	 .replacements = 1},
 	{.name = "lone cr",
 	 .mode = WW,
@@ -1666,7 +1869,104 @@ static void test_too_large(void **state)
 			 -DSB_E_FS_TOO_LARGE);
 	assert_error(-DSB_E_FS_TOO_LARGE, &err, DSB_E_FS_TOO_LARGE, fx,
 		     "cannot edit \"@/ws/big\": 67108865 bytes exceeds the 67108864-byte limit");
+
+	/* a write past the limit is refused before anything is made, with the same text */
+	char *content = malloc(FENCE_MAX_BYTES + 1);
+	assert_non_null(content);
+	memset(content, 'x', FENCE_MAX_BYTES + 1);
+	assert_int_equal(
+		dsb_fence_write(&p, fx->ws, "new/big", content, FENCE_MAX_BYTES + 1, NULL, &err),
+		-DSB_E_FS_TOO_LARGE);
+	assert_error(-DSB_E_FS_TOO_LARGE, &err, DSB_E_FS_TOO_LARGE, fx,
+		     "cannot write \"@/ws/new/big\": 67108865 bytes exceeds the 67108864-byte "
+		     "limit");
+	assert_absent(fx, "@/ws/new");
+	/* the limit itself is fine */
+	assert_int_equal(dsb_fence_write(&p, fx->ws, "big", content, FENCE_MAX_BYTES, NULL, &err),
+			 0);
+
+	/* an edit whose result would pass the limit is refused before it is built */
+	put(fx, "@/ws/grow", "", 0644);
+	dsb_test_write_file(path, content, (size_t)1024 * 1024 + 1);
+	free(content);
+	char new[65];
+	memset(new, 'y', 64);
+	new[64] = '\0';
+	assert_int_equal(dsb_fence_edit(&p, fx->ws, path, "x", new, true, NULL, &err),
+			 -DSB_E_FS_TOO_LARGE);
+	assert_error(-DSB_E_FS_TOO_LARGE, &err, DSB_E_FS_TOO_LARGE, fx,
+		     "cannot edit \"@/ws/big\": 67108928 bytes exceeds the 67108864-byte limit");
+	size_t got = 0;
+	free(dsb_test_read_file(path, &got));
+	assert_int_equal(got, (size_t)1024 * 1024 + 1);
 	free(path);
+}
+
+/* Seconds since @t0 on the monotonic clock. */
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	(void)clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * The edit search is linear (issue 13 item 8), in the ASan build too: 8 MB of near-matches for
+ * a long pattern (quadratic for a naive scan), 8 MB of matches for replace_all (quadratic for a
+ * memmem() loop under ASan, which checks the rest of the text on every call), and the same
+ * through the CRLF-folding search. A quadratic search takes minutes here; the bound is loose.
+ */
+static void test_edit_search_is_linear(void **state)
+{
+	const size_t n = (size_t)8 * 1024 * 1024, m = 4096;
+	char *text = malloc(n + 1), *pat = malloc(m + 1), *out = NULL;
+	size_t out_len = 0, count = 0;
+	struct timespec t0;
+	(void)state;
+
+	assert_non_null(text);
+	assert_non_null(pat);
+	memset(text, 'a', n);
+	text[n] = '\0';
+	memset(pat, 'a', m - 1);
+	pat[m - 1] = 'b';
+	pat[m] = '\0';
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(text_apply_edit(text, n, pat, m, "x", 1, false, &out, &out_len, &count),
+			 TEXT_EDIT_NOT_FOUND);
+	assert_int_equal(count, 0);
+	text[n - 1] = 'b';
+	assert_int_equal(text_edit_splice("", 0, text, n, true, pat, m, "x", 1, false, SIZE_MAX,
+					  &out, &out_len, &count),
+			 TEXT_EDIT_OK);
+	assert_int_equal(count, 1);
+	assert_int_equal(out_len, n - m + 1);
+	assert_int_equal(out[out_len - 1], 'x');
+	free(out);
+	double near = seconds_since(&t0);
+
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(text + i, i % 4 ? "\r\n" : "ab", 2);
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(text_apply_edit(text, n, "ab", 2, "c", 1, true, &out, &out_len, &count),
+			 TEXT_EDIT_OK);
+	assert_int_equal(count, n / 4);
+	assert_int_equal(out_len, n - n / 4);
+	free(out);
+	assert_int_equal(text_edit_splice("", 0, text, n, true, "b\na", 3, "-", 1, true, SIZE_MAX,
+					  &out, &out_len, &count),
+			 TEXT_EDIT_OK);
+	assert_int_equal(count, n / 4 - 1);
+	/* "ab\r\nab\r\n...": every "b\r\na" folds to a match, each ending where the next starts */
+	assert_memory_equal(out, "a---", 4);
+	assert_memory_equal(out + out_len - 4, "-b\r\n", 4);
+	free(out);
+	double many = seconds_since(&t0);
+	print_message("near-matches %.3f s, many matches %.3f s\n", near, many);
+	assert_true(near < 10.0);
+	assert_true(many < 10.0);
+	free(text);
+	free(pat);
 }
 
 /* --- protected paths (beyond DSH; docs/design/protected-paths.md) ----------------------------
@@ -2168,6 +2468,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_identity_anchor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fence_unavailable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_keeps_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_read_only_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_version, setup, teardown),
+		cmocka_unit_test(test_edit_search_is_linear),
 		cmocka_unit_test_setup_teardown(test_edit_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_nul_after_sample, setup, teardown),
