@@ -7,6 +7,7 @@
  * one-shot --sandbox-permissions escalation is approved before the path is even resolved.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,11 @@ static int report(const dsb_error *err, const dsb_exec_policy *policy, bool esca
 			     extra ? extra : "") > 0)
 			message = mapped;
 	}
+	/* remediateFsError (§7.4): a stale version tells the model what to do next. */
+	_cleanup_free_ char *remedied = NULL;
+	if (err->code == DSB_E_FS_STALE_VERSION &&
+	    asprintf(&remedied, "%s — re-read the file, then retry", message) > 0)
+		message = remedied;
 	if (json) {
 		strbuf sb = STRBUF_INIT;
 		const char *name = dsb_code_dsh_error(err->code);
@@ -129,24 +135,34 @@ static int report(const dsb_error *err, const dsb_exec_policy *policy, bool esca
 	return dsb_code_exit_status(err->code);
 }
 
-/* The write tool's content: all of stdin (bounded like any input). */
-static int read_stdin(char **ret, size_t *ret_len, dsb_error *err)
+/*
+ * The write tool's content: all of stdin, up to the fence's limit. At most one byte past it is
+ * read: *@ret_over says the input is longer, and the rest is never buffered.
+ */
+static int read_stdin(char **ret, size_t *ret_len, bool *ret_over, dsb_error *err)
 {
 	strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	ssize_t n;
 	int r = strbuf_append(&sb, "", 0);
-	while (r >= 0 && (n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+	*ret_over = false;
+	while (r >= 0) {
+		size_t want = DSB_FS_MAX_BYTES + 1 - sb.len;
+		n = read(STDIN_FILENO, buf, want < sizeof(buf) ? want : sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
 			strbuf_done(&sb);
 			return dsb_fail_errno(err, DSB_E_IO, errno,
 					      "reading the content from stdin");
 		}
-		if (sb.len + (size_t)n > (size_t)64 * 1024 * 1024) {
-			strbuf_done(&sb);
-			return dsb_fail(err, DSB_E_INVALID_ARGS, "content: larger than 64 MiB");
-		}
+		if (n == 0)
+			break;
 		r = strbuf_append(&sb, buf, (size_t)n);
+		if (r >= 0 && sb.len > DSB_FS_MAX_BYTES) {
+			*ret_over = true;
+			break;
+		}
 	}
 	if (r < 0) {
 		strbuf_done(&sb);
@@ -157,12 +173,35 @@ static int read_stdin(char **ret, size_t *ret_len, dsb_error *err)
 	return 0;
 }
 
+/* FS_TOO_LARGE for an input cut at the limit, in the fence's text, after the fence's check. */
+static int fail_input_too_large(const fs_args *a, const run_context *ctx, dsb_error *err)
+{
+	const char *cwd = ctx->policy.workspace_root;
+	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
+
+	/* A denied write is denied whatever its size, as the fence decides it first. */
+	int r = dsb_fence_check(&ctx->policy, cwd, a->path, err);
+	if (r < 0)
+		return r;
+	r = dsb_fs_resolve(cwd, a->path, &t, err);
+	if (r < 0)
+		return r;
+	r = dsb_fail(err, DSB_E_FS_TOO_LARGE,
+		     "cannot write \"%s\": content exceeds the %zu-byte limit", t.display_path,
+		     DSB_FS_MAX_BYTES);
+	dsb_error_set_subject(err, t.display_path);
+	return r;
+}
+
 static int do_write(const fs_args *a, const run_context *ctx, bool json, dsb_error *err)
 {
 	_cleanup_free_ char *content = NULL;
 	size_t len = 0;
+	bool over = false;
 	dsb_fs_write_result res = {0};
-	int r = read_stdin(&content, &len, err);
+	int r = read_stdin(&content, &len, &over, err);
+	if (r >= 0 && over)
+		return fail_input_too_large(a, ctx, err);
 	if (r >= 0)
 		r = dsb_fence_write(&ctx->policy, ctx->policy.workspace_root, a->path, content, len,
 				    &res, err);
@@ -213,14 +252,37 @@ static int do_edit(const fs_args *a, const run_context *ctx, bool json, dsb_erro
 	return r < 0 ? dsb_fail(err, DSB_E_NO_MEMORY, "out of memory") : 0;
 }
 
-static int do_read(const fs_args *a, const run_context *ctx, dsb_error *err)
+/* The text as it is, or with --json {"path":DISPLAY,"content":TEXT}. */
+static int do_read(const fs_args *a, const run_context *ctx, bool json, dsb_error *err)
 {
+	const char *cwd = ctx->policy.workspace_root;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = dsb_fence_read(&ctx->policy, ctx->policy.workspace_root, a->path, &text, &len, err);
-	if (r >= 0)
+	int r = dsb_fence_read(&ctx->policy, cwd, a->path, &text, &len, err);
+	if (r < 0)
+		return r;
+	if (!json) {
 		(void)fwrite(text, 1, len, stdout);
-	return r;
+		return 0;
+	}
+	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
+	r = dsb_fs_resolve(cwd, a->path, &t, err);
+	if (r < 0)
+		return r;
+	strbuf sb = STRBUF_INIT;
+	r = strbuf_puts(&sb, "{\"path\":");
+	if (r >= 0)
+		r = json_quote_append(&sb, t.display_path, strlen(t.display_path));
+	if (r >= 0)
+		r = strbuf_puts(&sb, ",\"content\":");
+	if (r >= 0)
+		r = json_quote_append(&sb, text, len);
+	if (r >= 0)
+		r = strbuf_puts(&sb, "}\n");
+	if (r >= 0)
+		(void)fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_done(&sb);
+	return r < 0 ? dsb_fail(err, DSB_E_NO_MEMORY, "out of memory") : 0;
 }
 
 int cmd_fs(cli_global *global, int argc, char **argv)
@@ -254,7 +316,7 @@ int cmd_fs(cli_global *global, int argc, char **argv)
 		else if (strcmp(a.verb, "edit") == 0)
 			r = do_edit(&a, &ctx, a.run.json, &err);
 		else
-			r = do_read(&a, &ctx, &err);
+			r = do_read(&a, &ctx, a.run.json, &err);
 	}
 	bool escalates = strcmp(a.verb, "read") != 0;
 	int status = r < 0 ? report(&err, &ctx.policy, escalates, a.run.json) : cli_flush_stdout();
