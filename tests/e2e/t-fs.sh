@@ -252,6 +252,123 @@ test_deny_read_is_not_read() {
 	assert_streq "$out" "token"
 }
 
+test_read_json() {
+	setup
+	printf 'a "q"\n\tb\r\n' >ws/r.txt
+	run fs read --mode read-only --workspace "$WS" --json r.txt
+	assert_rc 0
+	assert_streq "$out" "{\"path\":\"$WS/r.txt\",\"content\":\"a \\\"q\\\"\\n\\tb\\r\\n\"}"
+	run fs read --mode read-only --workspace "$WS" --json none.txt
+	assert_rc 9
+	assert_streq "$out" "{\"error\":{\"name\":\"FsError\",\"code\":\"FS_NOT_FOUND\",\"message\":\"cannot read \\\"$WS/none.txt\\\": not found\"}}"
+}
+
+test_mixed_eol_edit_changes_only_the_match() {
+	setup
+	printf 'one\r\ntwo\nthree\r\nfour\n' >ws/m.txt
+	run fs edit --mode workspace-write --workspace "$WS" m.txt --old two --new 2
+	assert_rc 0
+	printf 'one\r\n2\nthree\r\nfour\n' >want
+	cmp ws/m.txt want || fail "not only the match changed: $(od -c ws/m.txt)"
+}
+
+test_limits() {
+	setup
+	local limit=67108864
+	# over-limit input: refused, nothing made, and stdin not read to its end
+	rc=0
+	head -c $((limit + 1)) /dev/zero |
+		"$DSB" fs write --mode workspace-write --workspace "$WS" big.bin >o.txt || rc=$?
+	assert_rc 9
+	assert_streq "$(cat o.txt)" "Error: cannot write \"$WS/big.bin\": content exceeds the $limit-byte limit"
+	[ ! -e ws/big.bin ] || fail "an over-limit write left a file"
+	rc=0
+	# an endless input is refused too: read to the limit and no further
+	timeout 60 "$DSB" fs write --mode workspace-write --workspace "$WS" big.bin </dev/zero >o.txt || rc=$?
+	assert_rc 9
+	assert_contains "$(cat o.txt)" "content exceeds the $limit-byte limit"
+	# the denial still comes first
+	rc=0
+	head -c $((limit + 1)) /dev/zero |
+		"$DSB" fs write --mode read-only --workspace "$WS" big.bin >o.txt || rc=$?
+	assert_rc 4
+	# an edit whose result would pass the limit is refused up front
+	head -c $((limit / 64 + 1)) /dev/zero | tr '\0' x >ws/grow.txt
+	run fs edit --mode workspace-write --workspace "$WS" grow.txt --old x \
+		--new "$(printf '%064d' 0)" --all
+	assert_rc 9
+	assert_streq "$out" "Error: cannot edit \"$WS/grow.txt\": $((limit + 64)) bytes exceeds the $limit-byte limit"
+	[ "$(stat -c %s ws/grow.txt)" -eq $((limit / 64 + 1)) ] || fail "the file changed"
+}
+
+# Replacing needs what writing in place needs; owner and mode are kept, never re-owned.
+test_replace_honours_permissions() {
+	setup
+	if [ "$(id -u)" -ne 0 ]; then
+		printf 'ro' >ws/ro.txt
+		chmod 0444 ws/ro.txt
+		fsw workspace-write ro.txt "x"
+		assert_rc 5
+		assert_streq "$out" "Error: cannot write \"$WS/ro.txt\": permission denied"
+		run fs edit --mode workspace-write --workspace "$WS" ro.txt --old ro --new rw
+		assert_rc 5
+		assert_streq "$out" "Error: cannot edit \"$WS/ro.txt\": permission denied"
+		assert_streq "$(cat ws/ro.txt)" "ro"
+		return 0
+	fi
+	# as root: nobody's file stays nobody's, with its mode
+	printf 'theirs' >ws/theirs.txt
+	chown 65534:65534 ws/theirs.txt
+	chmod 0644 ws/theirs.txt
+	fsw workspace-write theirs.txt "replaced"
+	assert_rc 0
+	assert_streq "$(stat -c '%u:%g %a' ws/theirs.txt)" "65534:65534 644"
+	run fs edit --mode workspace-write --workspace "$WS" theirs.txt --old replaced --new edited
+	assert_rc 0
+	assert_streq "$(stat -c '%u:%g %a' ws/theirs.txt)" "65534:65534 644"
+	assert_streq "$(cat ws/theirs.txt)" "edited"
+	# as nobody, in a directory nobody may write: root's 0444 file is refused and unchanged
+	local stage
+	stage=$(mktemp -d /var/tmp/dsb-fs-perm.XXXXXX)
+	chmod 0755 "$stage"
+	mkdir "$stage/ws"
+	chmod 0777 "$stage/ws"
+	cp "$DSB" "$stage/dsh-sandbox"
+	printf 'root' >"$stage/ws/root-ro.txt"
+	chmod 0444 "$stage/ws/root-ro.txt"
+	printf 'root' >"$stage/ws/root-rw.txt"
+	chmod 0666 "$stage/ws/root-rw.txt"
+	# nobody cannot reach this test's directory: HOME, config and store go to the stage
+	local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env -C "$stage"
+		HOME="$stage" XDG_CONFIG_HOME="$stage/xdg" DSH_SANDBOX_STORE="$stage/store"
+		"$stage/dsh-sandbox")
+	rc=0
+	printf 'mine' | "${nobody[@]}" fs write --mode workspace-write --workspace "$stage/ws" \
+		root-ro.txt >o.txt 2>e.txt || rc=$?
+	err=$(cat e.txt)
+	assert_rc 5
+	assert_streq "$(cat o.txt)" "Error: cannot write \"$stage/ws/root-ro.txt\": permission denied"
+	rc=0
+	"${nobody[@]}" fs edit --mode workspace-write --workspace "$stage/ws" root-ro.txt \
+		--old root --new mine >o.txt || rc=$?
+	assert_rc 5
+	assert_streq "$(cat o.txt)" "Error: cannot edit \"$stage/ws/root-ro.txt\": permission denied"
+	# writable by nobody, but root's: refused rather than re-owned
+	rc=0
+	printf 'mine' | "${nobody[@]}" fs write --mode workspace-write --workspace "$stage/ws" \
+		root-rw.txt >o.txt || rc=$?
+	assert_rc 5
+	assert_streq "$(cat o.txt)" "Error: cannot write \"$stage/ws/root-rw.txt\": permission denied"
+	local got
+	got="$(cat "$stage/ws/root-ro.txt") $(stat -c '%u %a' "$stage/ws/root-ro.txt")"
+	got+=" $(cat "$stage/ws/root-rw.txt") $(stat -c '%u %a' "$stage/ws/root-rw.txt")"
+	local left
+	left=$(find "$stage/ws" -name '.*.tmp')
+	rm -rf "$stage"
+	assert_streq "$got" "root 0 444 root 0 666"
+	[ -z "$left" ] || fail "temp files left: $left"
+}
+
 t "write: created and updated texts, parents made beneath the root" test_write_texts
 t "read-only denies every write with the marker and the hint" test_read_only_denies_with_marker
 t "escapes: outside path, ancestor and final symlinks, .., /proc/self/root" test_escapes_are_denied
@@ -264,4 +381,8 @@ t "without openat2 the fence fails closed" test_without_openat2_fails_closed
 t "reads pass in every mode outside denyRead" test_read_is_never_fenced
 t "a checkout's hooks and config are protected from write and edit" test_git_hooks_are_protected
 t "denyRead paths are not read, by any spelling" test_deny_read_is_not_read
+t "read --json prints the path and the text as JSON" test_read_json
+t "a mixed-EOL edit changes only the matched text" test_mixed_eol_edit_changes_only_the_match
+t "size limits: write input, edit result; refused before the work" test_limits
+t "replacing honours permissions, keeps owner and mode, never re-owns" test_replace_honours_permissions
 done_testing
