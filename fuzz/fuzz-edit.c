@@ -86,6 +86,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n != once.len || memcmp(copy, once.buf ? once.buf : "", n) != 0)
 			abort();
 		strbuf_done(&once);
+		/*
+		 * The CRLF-folding splice finds what the edit on the normalised text finds, and
+		 * keeps every byte outside its matches: its result is as long as the text less
+		 * the matched spans plus the replacements.
+		 */
+		if (old_len > 0 && !memchr(old, '\r', old_len)) {
+			char *a = NULL, *b = NULL;
+			size_t a_len = 0, b_len = 0, a_count = 0, b_count = 0;
+			text_edit_status sa = text_apply_edit(copy, n, old, old_len, new, new_len,
+							      true, &a, &a_len, &a_count);
+			text_edit_status sb =
+				text_edit_splice("", 0, text, len, true, old, old_len, new, new_len,
+						 true, SIZE_MAX, &b, &b_len, &b_count);
+			if (sa != sb || a_count != b_count)
+				abort();
+			free(a);
+			free(b);
+		}
 		char *crlf = NULL;
 		size_t crlf_len = 0;
 		if (text_restore_eol("", 0, copy, n, TEXT_EOL_CRLF, &crlf, &crlf_len) == 0) {
