@@ -66,6 +66,15 @@ typedef struct dsb_fs_write_result {
  * Writes @content (@len bytes) to @path (relative to @cwd) under @policy: checked, then created
  * or atomically replaced through the allowed root's descriptor, missing parent directories made
  * beneath it. The root itself or a directory is FS_NOT_REGULAR_FILE.
+ *
+ * Replacing an existing file (beyond DSH) needs what writing it in place needs: the file is
+ * opened for writing, or the result is FS_PERMISSION_DENIED, `cannot write "P": permission
+ * denied`; the replacement keeps its owner, group and mode. A caller who is not root and does
+ * not own the file (or is not in its group) is refused the same way, the file unchanged: a
+ * rename would re-own it, and writing in place would give up atomicity. The file is locked
+ * (flock) for the replacement, as every edit locks it, so a write never slips between an
+ * edit's read and its rename. @len past DSB_FS_MAX_BYTES is FS_TOO_LARGE before anything is
+ * made.
  */
 DSB_API int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *path,
 			    const char *content, size_t len, dsb_fs_write_result *ret,
@@ -82,6 +91,15 @@ typedef struct dsb_fs_edit_result {
  * with @replace_all), atomically, with DSH's edit rules and texts: FS_EDIT_NOT_FOUND,
  * FS_AMBIGUOUS_EDIT, `old_string must be a non-empty string`, `old_string and new_string must
  * differ`. A denied edit leaves the file unchanged.
+ *
+ * Beyond DSH: the file is opened for reading and writing (FS_PERMISSION_DENIED otherwise) and
+ * locked (flock) across the read, the edit and the rename, so concurrent edits apply in turn
+ * and none that reported success is lost; a change by a writer that does not lock, seen just
+ * before the rename, is FS_STALE_VERSION, `cannot edit "P": the file changed since it was
+ * read`, with the file left as that writer left it. Owner and mode are kept as by
+ * dsb_fence_write(). The search is linear; with mixed line endings only the matched bytes
+ * change (DSH rewrites every line to the majority's ending), the new text taking the majority's
+ * ending. A result past DSB_FS_MAX_BYTES is FS_TOO_LARGE before it is built.
  */
 DSB_API int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *path,
 			   const char *old_string, const char *new_string, bool replace_all,
