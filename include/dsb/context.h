@@ -92,6 +92,18 @@ DSB_API const char *dsb_context_message_json(const dsb_context_message *message)
 DSB_API int dsb_context_message_append(dsb_session *session, const dsb_context_message *message,
 				       uint64_t *ret_seq, dsb_error *reterr);
 
+/*
+ * dsb_context_project() and, when it returns a message, dsb_context_message_append() of it, both
+ * inside the append's locked section: the projection reads the log no other writer can change
+ * before the message is written, so N concurrent callers on one session append at most one
+ * identical snapshot (the later ones see it and decide nothing). Returns 1 with *@ret_message
+ * (the message appended, at *@ret_seq; may be NULL) or 0 with *@ret_message = NULL when nothing
+ * was needed. Errors as dsb_context_project() and the append; on one nothing is appended.
+ */
+DSB_API int dsb_context_project_append(dsb_session *session, const dsb_policy *policy,
+				       const dsb_config *cfg, dsb_context_message **ret_message,
+				       uint64_t *ret_seq, dsb_error *reterr);
+
 /* Frees @message (NULL is fine). Returns NULL. */
 DSB_API dsb_context_message *dsb_context_message_free(dsb_context_message *message);
 

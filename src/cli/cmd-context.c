@@ -71,16 +71,14 @@ static int project(const cli_global *global, const context_args *args,
 		r = dsb_store_open(global->store_path, &store, err);
 	if (r >= 0)
 		r = dsb_session_open(store, args->session, &session, err);
-	if (r >= 0)
+	/*
+	 * Logged before it is printed: what the model is shown must be in the log. Decided and
+	 * appended under one lock, so concurrent callers append one snapshot, not several.
+	 */
+	if (r >= 0 && args->append)
+		r = dsb_context_project_append(session, policy, cfg, ret_message, NULL, err);
+	else if (r >= 0)
 		r = dsb_context_project(session, policy, cfg, ret_message, err);
-	/* Logged before it is printed: what the model is shown must be in the log. */
-	if (r > 0 && args->append) {
-		int k = dsb_context_message_append(session, *ret_message, NULL, err);
-		if (k < 0) {
-			*ret_message = dsb_context_message_free(*ret_message);
-			r = k;
-		}
-	}
 	dsb_session_free(session);
 	dsb_store_free(store);
 	dsb_policy_free(policy);

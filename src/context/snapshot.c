@@ -554,6 +554,44 @@ int dsb_context_message_append(dsb_session *session, const dsb_context_message *
 				    ",\"surfaceOp\":\"append\"", ret_seq, reterr);
 }
 
+/* What the locked decision of dsb_context_project_append() needs and leaves. */
+struct project_decision {
+	dsb_session *session;
+	const dsb_policy *policy;
+	const dsb_config *cfg;
+	dsb_context_message *message;
+};
+
+static int decide_snapshot(void *userdata, log_event *ret_event, dsb_error *reterr)
+{
+	struct project_decision *d = userdata;
+	d->message = dsb_context_message_free(d->message);
+	int r = dsb_context_project(d->session, d->policy, d->cfg, &d->message, reterr);
+	if (r <= 0)
+		return r;
+	*ret_event = (log_event){
+		.type = "user/message",
+		.data_json = d->message->json,
+		.extra = ",\"surfaceOp\":\"append\"",
+	};
+	return 1;
+}
+
+int dsb_context_project_append(dsb_session *session, const dsb_policy *policy,
+			       const dsb_config *cfg, dsb_context_message **ret_message,
+			       uint64_t *ret_seq, dsb_error *reterr)
+{
+	if (!session || !policy || !cfg || !ret_message)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_context_project_append: missing argument");
+	struct project_decision d = {.session = session, .policy = policy, .cfg = cfg};
+	int r = session_append_decide(session, decide_snapshot, &d, ret_seq, reterr);
+	if (r <= 0)
+		d.message = dsb_context_message_free(d.message);
+	*ret_message = d.message;
+	return r;
+}
+
 dsb_context_message *dsb_context_message_free(dsb_context_message *message)
 {
 	if (message) {

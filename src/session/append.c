@@ -213,8 +213,8 @@ static int zstd_frame(const char *text, size_t len, char **ret_frame, size_t *re
 	return 0;
 }
 
-int log_append(const char *path, const char *type, const char *data_json, const char *extra,
-	       bool sync, uint64_t *ret_seq, dsb_error *reterr)
+int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *userdata,
+		      uint64_t *ret_seq, dsb_error *reterr)
 {
 	_cleanup_close_ int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -234,6 +234,13 @@ int log_append(const char *path, const char *type, const char *data_json, const 
 	r = prepare_append(fd, path, &size, &zstd, &seq, reterr);
 	if (r < 0)
 		return r;
+
+	/* Decided here, under the lock: no other writer can change the log before the write. */
+	log_event ev = {0};
+	r = decide(userdata, &ev, reterr);
+	if (r <= 0)
+		return r;
+	const char *type = ev.type, *data_json = ev.data_json, *extra = ev.extra;
 
 	/* JSON.stringify({type, seq, time, data}): DSH's envelope key order (spec §3.1). */
 	strbuf line = STRBUF_INIT;
@@ -276,5 +283,20 @@ int log_append(const char *path, const char *type, const char *data_json, const 
 	}
 	if (ret_seq)
 		*ret_seq = seq;
-	return 0;
+	return 1;
+}
+
+/* The decision of a plain append: always this one event. */
+static int decide_fixed(void *userdata, log_event *ret_event, dsb_error *reterr)
+{
+	*ret_event = *(const log_event *)userdata;
+	return 1;
+}
+
+int log_append(const char *path, const char *type, const char *data_json, const char *extra,
+	       bool sync, uint64_t *ret_seq, dsb_error *reterr)
+{
+	log_event ev = {.type = type, .data_json = data_json, .extra = extra};
+	int r = log_append_decide(path, sync, decide_fixed, &ev, ret_seq, reterr);
+	return r < 0 ? r : 0;
 }

@@ -466,6 +466,12 @@ int session_append_extra(dsb_session *session, const char *type, const char *dat
 	return log_append(session->path, type, data_json, extra, session->fsync, ret_seq, reterr);
 }
 
+int session_append_decide(dsb_session *session, log_decide_fn decide, void *userdata,
+			  uint64_t *ret_seq, dsb_error *reterr)
+{
+	return log_append_decide(session->path, session->fsync, decide, userdata, ret_seq, reterr);
+}
+
 /* Appends {"type":@type,"data":{"@key":"@value"}}. */
 static int append_knob(dsb_session *s, const char *type, const char *key, const char *value,
 		       dsb_error *reterr)

@@ -161,6 +161,35 @@ int log_create(const char *dir, const char *name, const char *header_line, char 
 int log_append(const char *path, const char *type, const char *data_json, const char *extra,
 	       bool sync, uint64_t *ret_seq, dsb_error *reterr);
 
+/* One event an append writes: see log_append() for the members. */
+typedef struct log_event {
+	const char *type;
+	const char *data_json;
+	const char *extra;
+} log_event;
+
+/*
+ * Decides, under the append's lock, whether to append and what: 1 with *@ret_event filled (its
+ * strings must live until log_append_decide() returns), 0 to append nothing, or < 0 (an error,
+ * nothing appended). The log it may read is complete, valid and repaired, and no other writer
+ * can change it until the decision is written.
+ */
+typedef int (*log_decide_fn)(void *userdata, log_event *ret_event, dsb_error *reterr);
+
+/*
+ * log_append() whose event is decided by @decide inside the locked section, after the log was
+ * validated and a torn tail repaired: N concurrent callers deciding from the log's contents
+ * (e.g. "append the snapshot unless the log already ends with it") append it at most once.
+ * Returns 1 when an event was appended (*@ret_seq, may be NULL, is its seq), 0 when @decide
+ * chose none.
+ */
+int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *userdata,
+		      uint64_t *ret_seq, dsb_error *reterr);
+
+/* session.c: log_append_decide() on a session's log. */
+int session_append_decide(dsb_session *session, log_decide_fn decide, void *userdata,
+			  uint64_t *ret_seq, dsb_error *reterr);
+
 /* --- tail.c: plain logs read backwards ---------------------------------------------------- */
 
 #define TAIL_BLOCK (64 * 1024)

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1425,6 +1426,91 @@ static int check_fixture(fixture *f, const char *dir, const char *name, const ch
 	return owned_count;
 }
 
+/* Owned snapshots (user/message of ours) in the log of @s. */
+static int count_snapshot(const log_record *rec, void *userdata, dsb_error *reterr)
+{
+	if (strcmp(rec->type, "user/message") == 0 &&
+	    context_is_owned(json_object_get(rec->json, "data")))
+		(*(size_t *)userdata)++;
+	return 0;
+}
+
+static size_t snapshots_in(dsb_session *s)
+{
+	size_t n = 0;
+	dsb_error err = {0};
+	if (session_scan(s, count_snapshot, &n, NULL, &err) < 0)
+		fail_msg("scan: %s", err.message);
+	return n;
+}
+
+/*
+ * @n processes released at once, each projecting and appending the session's snapshot. Returns
+ * how many reported an append; fails on any error.
+ */
+static int race_project_append(fixture *f, const char *path, int n)
+{
+	int gate[2];
+	assert_int_equal(pipe(gate), 0);
+	pid_t pids[32];
+	assert_true(n <= 32);
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] > 0)
+			continue;
+		close(gate[1]);
+		char c;
+		if (read(gate[0], &c, 1) != 0)
+			_exit(3);
+		dsb_session *s = NULL;
+		dsb_context_message *m = NULL;
+		int r = dsb_session_open(f->store, path, &s, NULL);
+		if (r >= 0)
+			r = dsb_context_project_append(s, f->policy, f->cfg, &m, NULL, NULL);
+		int status = r < 0 ? 2 : r > 0 && m ? 1 : r == 0 && !m ? 0 : 2;
+		dsb_context_message_free(m);
+		dsb_session_free(s);
+		_exit(status);
+	}
+	close(gate[0]);
+	close(gate[1]); /* EOF releases them all at once */
+	int appended = 0;
+	for (int i = 0; i < n; i++) {
+		int st;
+		assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+		assert_true(WIFEXITED(st));
+		assert_true(WEXITSTATUS(st) <= 1);
+		appended += WEXITSTATUS(st);
+	}
+	return appended;
+}
+
+/* Item 3 of issue 13: decided and appended under one lock, so one snapshot per state. */
+static void test_concurrent_project_append(void **state)
+{
+	fixture *f = *state;
+	dsb_session *s = NULL;
+	assert_int_equal(dsb_session_create(f->store, f->ws, &s, NULL), 0);
+	const char *path = dsb_session_path(s);
+	static const dsb_mode modes[] = {DSB_MODE_READ_ONLY, DSB_MODE_WORKSPACE_WRITE,
+					 DSB_MODE_DANGER_FULL_ACCESS};
+	size_t expected = 0;
+	for (int round = 0; round < 6; round++) {
+		if (round > 0 && round % 2 == 0)
+			assert_int_equal(dsb_session_set_mode(s, modes[round / 2 % 3], NULL), 0);
+		int changed = round % 2 == 0;
+		assert_int_equal(race_project_append(f, path, 12), changed);
+		expected += (size_t)changed;
+		assert_int_equal(snapshots_in(s), expected);
+	}
+	/* A state already logged is not appended again, whoever asks. */
+	dsb_context_message *m = NULL;
+	assert_int_equal(dsb_context_project_append(s, f->policy, f->cfg, &m, NULL, NULL), 0);
+	assert_null(m);
+	dsb_session_free(s);
+}
+
 static void test_fixture_snapshots(void **state)
 {
 	fixture *f = *state;
@@ -1489,6 +1575,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workspace_path_with_references, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fixture_snapshots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_project_append, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
