@@ -61,6 +61,9 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, session_arg
 		case 'C':
 			if (strcmp(args->verb, "new") != 0)
 				return -cli_usage_error(cmd, "--cwd goes with 'session new'");
+			/* An empty path names no directory: a usage error, not the current one. */
+			if (!*optarg)
+				return -cli_usage_error(cmd, "--cwd: empty path");
 			args->cwd = optarg;
 			break;
 		case 'j':

@@ -332,34 +332,58 @@ static bool optional_string(const json_t *v, const char *key)
 	return !s || json_is_string(s);
 }
 
+/* Why a line is not a header: the field at fault, or none when it is no header at all. */
+typedef struct header_fault {
+	const char *field; /* NULL: not an object, or a "type" other than "session" */
+	bool missing;	   /* absent, rather than present with a value of the wrong kind */
+} header_fault;
+
+static bool header_refuse(header_fault *fault, const json_t *v, const char *field)
+{
+	*fault = (header_fault){.field = field, .missing = !json_object_get(v, field)};
+	return false;
+}
+
 /*
  * isHeaderLine(), plus what a C struct needs: cwd and parentSession strings and seedLength a
- * count where present (DSH trusts those three, but nothing it writes breaks them).
+ * count where present (DSH trusts those three, but nothing it writes breaks them). When it is
+ * not a header, *@fault names the first field at fault (the required ones in DSH's order).
  */
-static bool is_header_line(const json_t *v, log_header *h)
+static bool is_header_line(const json_t *v, log_header *h, header_fault *fault)
 {
+	const json_t *type = json_object_get(v, "type");
 	const json_t *origin = json_object_get(v, "origin");
 	const json_t *seed = json_object_get(v, "seedLength");
 
-	if (!json_is_object(v) || !json_is_string(json_object_get(v, "type")) ||
-	    strcmp(json_string_value(json_object_get(v, "type")), "session") != 0 ||
-	    json_string_length(json_object_get(v, "type")) != strlen("session"))
+	*fault = (header_fault){0};
+	if (!json_is_object(v))
 		return false;
-	if (!json_is_number(json_object_get(v, "version")) ||
-	    !json_is_string(json_object_get(v, "id")) ||
-	    !js_count(json_object_get(v, "createdAt"), &h->created_at) ||
-	    !js_count(json_object_get(v, "delegationDepth"), &h->delegation_depth))
+	if (!type)
+		return header_refuse(fault, v, "type");
+	if (!json_is_string(type) || strcmp(json_string_value(type), "session") != 0 ||
+	    json_string_length(type) != strlen("session"))
 		return false;
+	if (!json_is_number(json_object_get(v, "version")))
+		return header_refuse(fault, v, "version");
+	if (!json_is_string(json_object_get(v, "id")))
+		return header_refuse(fault, v, "id");
+	if (!js_count(json_object_get(v, "createdAt"), &h->created_at))
+		return header_refuse(fault, v, "createdAt");
+	if (!js_count(json_object_get(v, "delegationDepth"), &h->delegation_depth))
+		return header_refuse(fault, v, "delegationDepth");
 	if (origin &&
 	    !(json_is_string(origin) && json_string_length(origin) == strlen("subagent") &&
 	      strcmp(json_string_value(origin), "subagent") == 0))
-		return false;
+		return header_refuse(fault, v, "origin");
 	if (seed && !js_count(seed, &h->seed_length))
-		return false;
+		return header_refuse(fault, v, "seedLength");
 	h->has_seed_length = seed != NULL;
 	h->origin_subagent = origin != NULL;
-	return optional_string(v, "agentPreset") && optional_string(v, "cwd") &&
-	       optional_string(v, "parentSession");
+	static const char *const optional[] = {"agentPreset", "cwd", "parentSession"};
+	for (size_t i = 0; i < ELEMENTSOF(optional); i++)
+		if (!optional_string(v, optional[i]))
+			return header_refuse(fault, v, optional[i]);
+	return true;
 }
 
 /* A copy of the string at @key (NULL when absent); -EINVAL for one holding a NUL. */
@@ -394,9 +418,16 @@ int log_header_parse(const char *line, size_t len, const char *path, log_header 
 	}
 
 	_cleanup_(log_header_done) log_header h = {0};
-	if (!is_header_line(v, &h))
-		return header_fail(reterr, path,
-				   "corrupt session log: first line is not a session header");
+	header_fault fault;
+	if (!is_header_line(v, &h, &fault)) {
+		static const char not_header[] =
+			"corrupt session log: first line is not a session header";
+		if (!fault.field)
+			return header_fail(reterr, path, not_header);
+		return dsb_fail(reterr, DSB_E_SESSION_INVALID, "%s: %s (%s field \"%s\")", path,
+				not_header, fault.missing ? "missing required" : "invalid",
+				fault.field);
+	}
 	if (json_object_get(v, "sandboxMode") || json_object_get(v, "approvalPolicy"))
 		return header_fail(reterr, path,
 				   "session header uses retired policy baseline fields");
@@ -979,8 +1010,11 @@ static int scan_record(scan_state *s, const char *text, size_t len, size_t line,
 	/* Without seq (the fixtures strip it) an event takes its position; with one, must match. */
 	const json_t *seq = json_object_get(v, seq_key);
 	if (seq && !js_equals_count(seq, s->n_events)) {
+		/* An integer is printed exactly, never through a double (2^53 + 1 stays itself). */
 		strbuf sb = STRBUF_INIT;
-		r = js_string_append(&sb, seq);
+		r = json_is_integer(seq)
+			    ? strbuf_printf(&sb, "%" JSON_INTEGER_FORMAT, json_integer_value(seq))
+			    : js_string_append(&sb, seq);
 		_cleanup_free_ char *got = r >= 0 ? strbuf_take(&sb) : NULL;
 		strbuf_done(&sb);
 		if (!got)

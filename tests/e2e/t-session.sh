@@ -47,6 +47,8 @@ test_new_json_records_the_canonical_cwd() {
 }
 
 test_new_refuses_missing_cwd() {
+	local before
+	before=$(find "$DSH_SANDBOX_STORE" -name session.jsonl 2>/dev/null | wc -l)
 	run session new --cwd does-not-exist
 	assert_rc 2
 	assert_contains "$err" "does-not-exist"
@@ -55,6 +57,34 @@ test_new_refuses_missing_cwd() {
 	run session new --cwd plain-file
 	assert_rc 2
 	assert_contains "$err" "Not a directory"
+	# An empty --cwd is a usage error, never read as the current directory (issue 13 item 7).
+	run session new --cwd ""
+	assert_rc 2
+	assert_contains "$err" "dsh-sandbox: session: --cwd: empty path"
+	assert_contains "$err" "usage: dsh-sandbox"
+	[ ! -d "$DSH_SANDBOX_STORE" ] || [ -z "$(ls -A "$DSH_SANDBOX_STORE")" ] ||
+		[ "$(find "$DSH_SANDBOX_STORE" -name session.jsonl | wc -l)" = "$before" ] ||
+		fail "session new --cwd '' created a session"
+}
+
+# Each session error says its errno text once (issue 13 item 7).
+test_errno_text_once() {
+	local e
+	run session new --cwd does-not-exist
+	assert_streq "$(grep -o 'No such file or directory' <<<"$err" | wc -l)" 1
+	run session show "$PWD/missing/s.jsonl"
+	assert_rc 7
+	assert_streq "$err" "dsh-sandbox: $PWD/missing/s.jsonl: no such session log"
+	mkdir dir.jsonl
+	run session log "$PWD/dir.jsonl"
+	assert_streq "$err" "dsh-sandbox: $PWD/dir.jsonl: not a regular file"
+	touch plain
+	run --store "$PWD/plain" session new --cwd "$PWD"
+	[ "$rc" -ne 0 ] || fail "a store under a file was accepted"
+	for e in "Not a directory" "No such file or directory" "Permission denied"; do
+		[ "$(grep -o "$e" <<<"$err" | wc -l)" -le 1 ] || fail "doubled errno text: $err"
+	done
+	assert_contains "$err" ": cannot create: Not a directory"
 }
 
 test_mode_switch_and_policy() {
@@ -208,6 +238,7 @@ test_session_usage_errors() {
 t "session new prints an id and writes DSH's header, 0600" test_new_prints_an_id_and_writes_the_header
 t "session new --json: one object, the canonical cwd as recorded" test_new_json_records_the_canonical_cwd
 t "session new refuses a missing or non-directory cwd" test_new_refuses_missing_cwd
+t "session errors say their errno text once" test_errno_text_once
 t "session mode switches what policy --session resolves" test_mode_switch_and_policy
 t "session new pins the default preset, mode and approval, in DSH's order" test_new_pins_the_default_preset
 t "session mode appends exactly one sandbox/mode event" test_mode_appends_exactly_one_event
