@@ -283,6 +283,23 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 	assert_int_equal(err.sys_errno, EACCES);
 }
 
+/* A working directory that vanished before the spawn: the errno text once, not twice. */
+static void test_spawn_bad_cwd_names_errno_once(void **state)
+{
+	(void)state;
+	char *argv[] = {(char *)"true", NULL};
+	dsb_confined c = {.argv = argv};
+	dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
+	o.cwd = "/no/such/dsb-dir";
+	dsb_error err = {0};
+	pid_t pid;
+	assert_int_equal(dsb_confined_spawn(&c, DSB_MODE_DANGER_FULL_ACCESS, &o, &pid, &err),
+			 -DSB_E_IO);
+	assert_string_equal(err.message, "cannot change directory to '/no/such/dsb-dir': No such "
+					 "file or directory");
+	assert_int_equal(err.sys_errno, ENOENT);
+}
+
 static void test_bwrap_exec_errno(void **state)
 {
 	(void)state;
@@ -860,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_spawn_failures_come_back_out_of_band),
 		cmocka_unit_test(test_a_command_cannot_fake_a_runner_failure),
 		cmocka_unit_test(test_bwrap_exec_errno),
+		cmocka_unit_test(test_spawn_bad_cwd_names_errno_once),
 		cmocka_unit_test(test_spawn_wait_times_out_and_reaps),
 		cmocka_unit_test(test_protect_ops_build),
 		cmocka_unit_test(test_protect_ops_hide_a_whole_root),
