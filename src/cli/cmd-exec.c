@@ -4,8 +4,10 @@
  * stdin and stdout pass straight through; stderr is copied through as it comes (and read for
  * the denial dialect). Exit status: the command's; 124 when it timed out; 125 when dsh-sandbox
  * failed or no sandbox could run it (then nothing ran). A denial adds the denial marker on
- * stderr after the command's own output.
+ * stderr after the command's own output. A command that could not be executed: 127 when it
+ * does not exist, 126 otherwise, with `dsh-sandbox: COMMAND: REASON` (as env(1)).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,10 @@
 /* dsh-sandbox's own failures: the command's statuses take everything else (DESIGN.md). */
 #define EXEC_FAILED    125
 #define EXEC_TIMED_OUT 124
+/* The command could not be executed (GNU env and timeout): it does not exist, or another
+ * reason (no x bit, a directory, not an executable format). */
+#define EXEC_NOT_FOUND	127
+#define EXEC_CANNOT_RUN 126
 
 int cmd_exec(cli_global *global, int argc, char **argv)
 {
@@ -74,6 +80,11 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 	}
 	run_context_done(&ctx);
 	strbuf_done(&shown);
+	if (r == -DSB_E_EXEC_FAILED) {
+		/* The sandbox ran; the command did not: env(1)'s words and statuses. */
+		fprintf(stderr, "dsh-sandbox: %s: %s\n", err.subject, strerror(err.sys_errno));
+		return err.sys_errno == ENOENT ? EXEC_NOT_FOUND : EXEC_CANNOT_RUN;
+	}
 	if (r < 0) {
 		fprintf(stderr, "dsh-sandbox: %s\n", err.message);
 		return EXEC_FAILED;

@@ -138,6 +138,19 @@ static int run_probe(void)
 	return fflush(stdout) == 0 ? 0 : LANDLOCK_RUN_EXIT;
 }
 
+/*
+ * Leaves a process that restricted itself, with @status and nothing else: no exit handlers.
+ * A sanitized build's leak checker runs at exit() and needs /proc/self/task and ptrace, which
+ * the grants may not give (`--ro /usr`): it then dies with its own status instead of the
+ * contract's. Nothing is left to flush but stdio.
+ */
+static _Noreturn void restricted_exit(int status)
+{
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	_exit(status);
+}
+
 static int run_exec(const landlock_run_args *a)
 {
 	/*
@@ -156,7 +169,7 @@ static int run_exec(const landlock_run_args *a)
 
 	if (confine_self(&plan, &achieved, &partial, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s\n", msg);
-		return LANDLOCK_RUN_EXIT;
+		restricted_exit(LANDLOCK_RUN_EXIT);
 	}
 	/* Informational, never fatal: DSH's classifier knows this exact line (spec §5.8). */
 	if (partial)
@@ -164,7 +177,7 @@ static int run_exec(const landlock_run_args *a)
 	(void)fflush(stdout);
 	confine_cloexec_from(3);
 	execvp(a->command[0], a->command);
-	return fail("exec failed", errno);
+	restricted_exit(fail("exec failed", errno));
 }
 
 int cmd_landlock_run(cli_global *global, int argc, char **argv)

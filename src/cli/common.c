@@ -104,6 +104,10 @@ static char *default_config_path(void)
 int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr)
 {
 	const char *explicit_path = global->config_path;
+	/* An empty --config names no file: a usage error (DSH_SANDBOX_CONFIG="" is unset). */
+	if (explicit_path && !*explicit_path)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"--config: expected a file path, got an empty string");
 	if (!explicit_path)
 		explicit_path = getenv("DSH_SANDBOX_CONFIG");
 

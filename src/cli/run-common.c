@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/core.h"
@@ -99,6 +100,18 @@ int run_workdir(const char *base, const char *workdir, char **ret_dir)
 		return *ret_dir ? 0 : -ENOMEM;
 	}
 	return path_lexical_resolve(base, workdir, ret_dir);
+}
+
+int run_check_dir(const char *what, const char *path, dsb_error *err)
+{
+	struct stat st;
+	if (!path)
+		return 0;
+	if (stat(path, &st) < 0)
+		return dsb_fail_errno(err, DSB_E_INVALID_ARGS, errno, "%s %s", what, path);
+	if (!S_ISDIR(st.st_mode))
+		return dsb_fail_errno(err, DSB_E_INVALID_ARGS, ENOTDIR, "%s %s", what, path);
+	return 0;
 }
 
 int run_dsh_env(dsb_session *session, char ***ret_env)
@@ -234,6 +247,19 @@ int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_
 	if (run_workdir(ctx->policy.workspace_root, args->workdir, &ctx->workdir) < 0 ||
 	    run_dsh_env(ctx->session, &ctx->dsh_env) < 0)
 		return dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
+	/*
+	 * Where nothing can run is the caller's mistake, named, before any sandbox is tried: the
+	 * workspace whenever it plays a part (a confined mode binds or grants it; without
+	 * --workdir the command starts there), and the workdir given. danger-full-access with a
+	 * workdir has no use for the workspace (a replayed log's cwd may be a placeholder).
+	 */
+	r = 0;
+	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS || !args->workdir)
+		r = run_check_dir("workspace", ctx->policy.workspace_root, err);
+	if (r >= 0 && args->workdir)
+		r = run_check_dir("workdir", ctx->workdir, err);
+	if (r < 0)
+		return r;
 	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS) {
 		_cleanup_free_ char *cache = cli_cache_dir(global);
 		r = dsb_provider_new(ctx->cfg, cache, &ctx->provider, err);

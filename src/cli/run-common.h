@@ -35,6 +35,9 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
 int run_workdir(const char *base, const char *workdir, char **ret_dir);
 
 /* The managed DSH_* variables (spec §6.9), key-sorted. -ENOMEM. */
+/* DSB_E_INVALID_ARGS naming @what and @path unless @path is a directory (NULL is fine). */
+int run_check_dir(const char *what, const char *path, dsb_error *err);
+
 int run_dsh_env(dsb_session *session, char ***ret_env);
 
 /* Everything one run needs, resolved from the options. */

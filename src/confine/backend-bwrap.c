@@ -79,7 +79,11 @@ static void bwrap_report(const dsb_provider *p, dsb_probe_backend *out)
 
 static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 {
-	/* The real read-only profile with workspaceRoot "/", as DSH probes it, plus ours. */
+	/*
+	 * The real read-only profile with workspaceRoot "/", as DSH probes it, plus ours; the
+	 * command is PROBE_COMMAND, not DSH's `true`, which PATH may not reach.
+	 */
+	static const char *const probe_command[] = {PROBE_COMMAND};
 	char why[512];
 	if (!p->bwrap[0] && bwrap_find(p->bwrap, sizeof(p->bwrap), why, sizeof(why)) < 0) {
 		(void)snprintf(out->reason, sizeof(out->reason), "%s", why);
@@ -91,8 +95,8 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 	int r = bwrap_argv(p, DSB_MODE_READ_ONLY, "/", &argv);
 	if (r >= 0)
 		r = strv_push(&argv, "--");
-	if (r >= 0)
-		r = strv_push(&argv, "true");
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(probe_command); i++)
+		r = strv_push(&argv, probe_command[i]);
 	if (r < 0) {
 		(void)snprintf(out->reason, sizeof(out->reason), "out of memory");
 		strv_free(argv);

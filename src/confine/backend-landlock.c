@@ -86,7 +86,8 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	};
 	landlock_status st;
 	landlock_negotiate(&plan.landlock, out->landlock_abi_used, &st);
-	char *argv[] = {(char *)"true", NULL};
+	static const char *const probe_command[] = {PROBE_COMMAND, NULL};
+	char **argv = (char **)probe_command;
 	dsb_confined c = {
 		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
 	unsigned achieved = 0;

@@ -89,6 +89,16 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 
 /* The filter a Landlock child gets: no new namespaces, and, without a PID namespace, no
  * reconfiguring processes outside by their pid. */
+/*
+ * What a backend's probe runs inside the sandbox: a program that exits 0 found by no PATH
+ * lookup (DSH probes with `true`, which a caller's PATH may not reach, and then a typo'd PATH
+ * would read as "no sandbox"). /bin/sh is the one absolute path every POSIX system has
+ * (system(3) and popen(3) rely on it; merged-/usr systems keep it as a link), and `:` is its
+ * builtin: nothing else is looked up. Not our own binary through /proc/self/exe: inside bwrap
+ * that names bwrap, and ours may lie where the sandbox does not show it.
+ */
+#define PROBE_COMMAND "/bin/sh", "-c", ":"
+
 #define LANDLOCK_FILTER (SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS)
 
 /* --- harden.c ------------------------------------------------------------------------------- */

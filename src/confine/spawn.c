@@ -31,14 +31,15 @@
  * it, so it can neither fake a runner failure nor hide one.
  */
 typedef struct child_report {
-	int failed; /* 0: exec'd; 1: setup failed; 2: the runner (sandbox) failed */
+	int failed; /* 0: exec'd; 1: setup failed; 2: the runner (sandbox) failed; 3: the
+		     * command's own exec failed (the confinement was in place) */
 	int sys_errno;
 	unsigned achieved; /* HARDEN_* */
 	char detail[1024];
 } child_report;
 
 /* In the child: report and die. */
-static _Noreturn void child_fail(child_report *rep, int runner, int errnum, const char *detail)
+static _Noreturn void child_fail(child_report *rep, int how, int errnum, const char *detail)
 {
 	size_t n = strlen(detail);
 	if (n >= sizeof(rep->detail))
@@ -46,7 +47,7 @@ static _Noreturn void child_fail(child_report *rep, int runner, int errnum, cons
 	memcpy(rep->detail, detail, n);
 	rep->detail[n] = '\0';
 	rep->sys_errno = errnum;
-	rep->failed = runner ? 2 : 1;
+	rep->failed = how;
 	_exit(125);
 }
 
@@ -163,10 +164,10 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	if (flags & SPAWN_DIE_WITH_PARENT)
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
 	if (o->new_session && setsid() < 0)
-		child_fail(rep, 0, errno, "cannot start a new session");
+		child_fail(rep, 1, errno, "cannot start a new session");
 	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
 	    move_fd(o->stderr_fd, 2) < 0)
-		child_fail(rep, 0, errno, "cannot set up the standard streams");
+		child_fail(rep, 1, errno, "cannot set up the standard streams");
 
 	/* The runner's filter descriptor survives exec; nothing else above stdio does. */
 	const confine_plan *plan = confined_plan(c);
@@ -174,7 +175,7 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	if (filter_read >= 0) {
 		if (filter_read == plan->filter_fd ? fcntl(filter_read, F_SETFD, 0) < 0
 						   : dup2(filter_read, plan->filter_fd) < 0)
-			child_fail(rep, 1, errno, "cannot pass the system-call filter");
+			child_fail(rep, 2, errno, "cannot pass the system-call filter");
 		keep = plan->filter_fd + 1;
 	}
 	confine_cloexec_from(keep);
@@ -182,18 +183,18 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	/* A runner's protected paths, mounted before it starts (backend-bwrap.c). */
 	if (plan && !c->landlock && plan->mounts.n > 0) {
 		if (unshare(CLONE_NEWNS) < 0)
-			child_fail(rep, 1, errno,
+			child_fail(rep, 2, errno,
 				   "cannot make a mount namespace for protected paths");
 		int r = protect_apply_mounts(plan->mounts.v, plan->mounts.n, msg, sizeof(msg));
 		if (r < 0)
-			child_fail(rep, 1, -r, msg);
+			child_fail(rep, 2, -r, msg);
 	}
 
 	if (plan && c->landlock) {
 		bool partial = false;
 		int r = confine_self(plan, &rep->achieved, &partial, msg, sizeof(msg));
 		if (r < 0)
-			child_fail(rep, 1, -r, msg);
+			child_fail(rep, 2, -r, msg);
 		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
 		if (partial) {
 			ssize_t ignored =
@@ -204,9 +205,9 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 
 	/* After the mounts: a directory entered before them would bypass them. */
 	if (o->cwd && chdir(o->cwd) < 0) {
-		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s': %s", o->cwd,
-			       strerror(errno));
-		child_fail(rep, 0, errno, msg);
+		/* The errno text is the error's own (dsb_fail_errno): not twice. */
+		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s'", o->cwd);
+		child_fail(rep, 1, errno, msg);
 	}
 
 	(void)sigemptyset(&none);
@@ -217,17 +218,17 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 		execvp(c->argv[0], c->argv);
 
 	/*
-	 * The detail DSH reports: its launcher's line, or Node's spawn error. Without a backend
-	 * (danger-full-access) the command itself failed to start: an ordinary error.
+	 * The command itself could not be executed: without a backend (danger-full-access) or
+	 * in-process under Landlock, whose restrictions were all in place, that is the command's
+	 * failure (126/127, as env(1) reports it), never the sandbox's. Its text is Node's spawn
+	 * error, what DSH reports for a command it could not start. A runner's own spawn
+	 * failure (bwrap or a runnerCommand missing) stays a runner failure (spec §5.8).
 	 */
 	int e = errno;
 	const char *name = strerrorname_np(e);
-	if (plan && c->landlock)
-		(void)snprintf(msg, sizeof(msg), "landlock-run: exec failed: %s", strerror(e));
-	else
-		(void)snprintf(msg, sizeof(msg), "Error: spawn %s %s", c->argv[0],
-			       name ? name : "EUNKNOWN");
-	child_fail(rep, c->backend != NULL, e, msg);
+	(void)snprintf(msg, sizeof(msg), "Error: spawn %s %s", c->argv[0],
+		       name ? name : "EUNKNOWN");
+	child_fail(rep, c->backend != NULL && !c->landlock ? 2 : 3, e, msg);
 }
 
 /* The filter program for the runner to read, on a descriptor at 3 or above; -errno. */
@@ -307,6 +308,14 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	rep.detail[sizeof(rep.detail) - 1] = '\0';
 	if (rep.failed == 2)
 		return policy_fail_unavailable(reterr, mode, rep.detail);
+	if (rep.failed == 3) {
+		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "%s", rep.detail);
+		if (reterr) {
+			reterr->sys_errno = rep.sys_errno;
+			(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s", c->argv[0]);
+		}
+		return r;
+	}
 	return dsb_fail_errno(reterr, DSB_E_IO, rep.sys_errno, "%s", rep.detail);
 }
 

@@ -47,6 +47,14 @@ typedef struct run {
 	char **env;
 	dsb_confined confined;
 	char *bash_argv[4];
+	/*
+	 * Under bwrap, a person's stderr is held back while it could still be bwrap's own
+	 * "bwrap: execvp ARGV0: ERROR" line: that line means the command could not be executed
+	 * (bwrap_exec_errno()), which we then report in env(1)'s words instead.
+	 */
+	bool holding;
+	size_t held;
+	char hold[4096];
 } run;
 
 static void run_done(run *r)
@@ -63,8 +71,67 @@ static void run_done(run *r)
 	dsb_confined_done(&r->confined);
 }
 
+/* A person watching sees stderr as it comes; a closed stderr is their choice. */
+static void tee_write(int tee, const char *buf, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t k = write(tee, buf + off, n - off);
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+#define BWRAP_EXECVP "bwrap: execvp "
+
+/* Whether @h (@n bytes) can still be the start of bwrap's one execvp line, and nothing more. */
+static bool may_be_execvp_line(const char *h, size_t n)
+{
+	size_t p = sizeof(BWRAP_EXECVP) - 1;
+	if (memcmp(h, BWRAP_EXECVP, n < p ? n : p) != 0)
+		return false;
+	const char *nl = memchr(h, '\n', n);
+	return !nl || nl == h + n - 1;
+}
+
+/* Holds @buf back in @r while it may be bwrap's execvp line; else lets it (and the held) out. */
+static void tee_hold(run *r, int tee, const char *buf, size_t n)
+{
+	if (r->holding && n <= sizeof(r->hold) - r->held) {
+		memcpy(r->hold + r->held, buf, n);
+		r->held += n;
+		if (may_be_execvp_line(r->hold, r->held))
+			return;
+		n = 0; /* now in the hold */
+	}
+	if (r->holding) {
+		r->holding = false;
+		tee_write(tee, r->hold, r->held);
+		r->held = 0;
+	}
+	tee_write(tee, buf, n);
+}
+
+int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *argv0)
+{
+	/* bwrap's die_with_error("execvp %s", argv0): its whole stderr, then exit 1. */
+	size_t p = sizeof(BWRAP_EXECVP) - 1, a = strlen(argv0);
+	if (exit_code != 1 || !text || len < p + a + 4 || memcmp(text, BWRAP_EXECVP, p) != 0 ||
+	    memcmp(text + p, argv0, a) != 0 || memcmp(text + p + a, ": ", 2) != 0 ||
+	    text[len - 1] != '\n')
+		return 0;
+	const char *desc = text + p + a + 2;
+	size_t desc_len = len - 1 - (p + a + 2);
+	for (int e = 1; e < 4096; e++) {
+		const char *d = strerrordesc_np(e);
+		if (d && strlen(d) == desc_len && memcmp(d, desc, desc_len) == 0)
+			return e;
+	}
+	return 0;
+}
+
 /* Reads what is there from *@fd into @c (and @tee); closes it at EOF. -errno, -ENOMEM. */
-static int pump(int *fd, collector *c, int tee)
+static int pump(run *r, int *fd, collector *c, int tee)
 {
 	char buf[65536];
 	ssize_t n = read(*fd, buf, sizeof(buf));
@@ -75,15 +142,8 @@ static int pump(int *fd, collector *c, int tee)
 		*fd = -1;
 		return 0;
 	}
-	if (tee >= 0) {
-		/* A person watching sees stderr as it comes; a closed stderr is their choice. */
-		for (ssize_t off = 0; off < n;) {
-			ssize_t k = write(tee, buf + off, (size_t)(n - off));
-			if (k <= 0)
-				break;
-			off += k;
-		}
-	}
+	if (tee >= 0)
+		tee_hold(r, tee, buf, (size_t)n);
 	return c ? collector_write(c, buf, (size_t)n) : 0;
 }
 
@@ -169,9 +229,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 
 		int rr = 0;
 		if (i_out >= 0 && p[i_out].revents)
-			rr = pump(&r->out_fd, r->out, -1);
+			rr = pump(r, &r->out_fd, r->out, -1);
 		if (rr >= 0 && i_err >= 0 && p[i_err].revents)
-			rr = pump(&r->err_fd, r->err, tee);
+			rr = pump(r, &r->err_fd, r->err, tee);
 		if (rr < 0)
 			return rr;
 		if (i_in >= 0 && p[i_in].revents) {
@@ -337,6 +397,9 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 
 	if (x.in_fd >= 0)
 		(void)fcntl(x.in_fd, F_SETFL, O_NONBLOCK);
+	bool bwrap = policy->mode != DSB_MODE_DANGER_FULL_ACCESS && x.confined.backend &&
+		     strcmp(x.confined.backend, "bwrap") == 0;
+	x.holding = bwrap && req->passthrough;
 	int status = 0;
 	bool timed_out = false;
 	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
@@ -347,6 +410,7 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		protect_remove_absent(policy);
 	}
 	if (r < 0) {
+		tee_write(STDERR_FILENO, x.hold, x.held);
 		run_done(&x);
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
@@ -370,6 +434,28 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		run_done(&x);
 		dsb_run_result_done(&res);
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
+
+	/*
+	 * bwrap set everything up, then could not execute the command: the command's failure
+	 * (126/127), not the runner's. Only bwrap's whole stderr, exactly its execvp line.
+	 */
+	int exec_errno = 0;
+	if (bwrap && !timed_out && !res.err.truncated && (!req->passthrough || x.holding))
+		exec_errno = bwrap_exec_errno(res.exit_code, res.err.text, res.err.len, argv[0]);
+	if (!exec_errno)
+		tee_write(STDERR_FILENO, x.hold, x.held);
+	if (exec_errno) {
+		const char *name = strerrorname_np(exec_errno);
+		run_done(&x);
+		dsb_run_result_done(&res);
+		r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "Error: spawn %s %s", argv[0],
+			     name ? name : "EUNKNOWN");
+		if (reterr) {
+			reterr->sys_errno = exec_errno;
+			dsb_error_set_subject(reterr, argv[0]);
+		}
+		return r;
 	}
 
 	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {

@@ -130,6 +130,14 @@ test_exec_failure() {
 	PATH=/usr/bin:/bin lr "$how" --ro / -- dsb-no-such-command-anywhere
 	assert_rc 125
 	assert_streq "$err" "$(with_prelude 'landlock-run: exec failed: No such file or directory')"
+	# Grants that hide /proc: the launcher still leaves with the contract's status and line
+	# (a sanitized build's leak checker cannot run there and must not decide the status).
+	lr "$how" --ro /usr -- /no/such/command
+	assert_rc 125
+	assert_streq "$err" "$(with_prelude 'landlock-run: exec failed: No such file or directory')"
+	lr "$how" --rw /dev/null -- /no/such/command
+	assert_rc 125
+	assert_streq "$err" "$(with_prelude 'landlock-run: exec failed: No such file or directory')"
 }
 
 test_environment_unchanged() {

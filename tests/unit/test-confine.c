@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "src/confine/confine.h"
+#include "src/exec/exec.h"
 #include "src/policy/policy.h"
 #include "helpers.h"
 
@@ -267,9 +268,57 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 						       .backend = (char *)"landlock",
 						       .plan = &plan},
 				       out, sizeof(out), &err),
-			 -DSB_E_SANDBOX_UNAVAILABLE);
-	assert_non_null(strstr(err.message, "Runner failure: landlock-run: exec failed: No such "
-					    "file or directory"));
+			 -DSB_E_EXEC_FAILED);
+	/* Every restriction was in place: the command's exec failed, not the sandbox (126/127). */
+	assert_string_equal(err.message, "Error: spawn dsb-no-such-runner ENOENT");
+	assert_string_equal(err.subject, "dsb-no-such-runner");
+	assert_int_equal(err.sys_errno, ENOENT);
+	char *dir[] = {(char *)"/", NULL};
+	assert_int_equal(spawn_capture(&(dsb_confined){.argv = dir,
+						       .landlock = true,
+						       .backend = (char *)"landlock",
+						       .plan = &plan},
+				       out, sizeof(out), &err),
+			 -DSB_E_EXEC_FAILED);
+	assert_int_equal(err.sys_errno, EACCES);
+}
+
+/* A working directory that vanished before the spawn: the errno text once, not twice. */
+static void test_spawn_bad_cwd_names_errno_once(void **state)
+{
+	(void)state;
+	char *argv[] = {(char *)"true", NULL};
+	dsb_confined c = {.argv = argv};
+	dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
+	o.cwd = "/no/such/dsb-dir";
+	dsb_error err = {0};
+	pid_t pid;
+	assert_int_equal(dsb_confined_spawn(&c, DSB_MODE_DANGER_FULL_ACCESS, &o, &pid, &err),
+			 -DSB_E_IO);
+	assert_string_equal(err.message, "cannot change directory to '/no/such/dsb-dir': No such "
+					 "file or directory");
+	assert_int_equal(err.sys_errno, ENOENT);
+}
+
+static void test_bwrap_exec_errno(void **state)
+{
+	(void)state;
+	static const char nf[] = "bwrap: execvp nosuch: No such file or directory\n";
+	assert_int_equal(bwrap_exec_errno(1, nf, strlen(nf), "nosuch"), ENOENT);
+	static const char acc[] = "bwrap: execvp /etc: Permission denied\n";
+	assert_int_equal(bwrap_exec_errno(1, acc, strlen(acc), "/etc"), EACCES);
+	/* Only bwrap's status, only its whole stderr, only the command's own name. */
+	assert_int_equal(bwrap_exec_errno(2, nf, strlen(nf), "nosuch"), 0);
+	assert_int_equal(bwrap_exec_errno(1, nf, strlen(nf), "other"), 0);
+	assert_int_equal(bwrap_exec_errno(1, nf, strlen(nf), "nosuc"), 0);
+	static const char more[] = "bwrap: execvp nosuch: No such file or directory\nmore\n";
+	assert_int_equal(bwrap_exec_errno(1, more, strlen(more), "nosuch"), 0);
+	static const char setup[] = "bwrap: Can't mount proc on /newroot/proc: Operation not "
+				    "permitted\n";
+	assert_int_equal(bwrap_exec_errno(1, setup, strlen(setup), "nosuch"), 0);
+	static const char odd[] = "bwrap: execvp nosuch: Not a real error text\n";
+	assert_int_equal(bwrap_exec_errno(1, odd, strlen(odd), "nosuch"), 0);
+	assert_int_equal(bwrap_exec_errno(1, NULL, 0, "nosuch"), 0);
 }
 
 static void test_a_command_cannot_fake_a_runner_failure(void **state)
@@ -827,6 +876,8 @@ int main(void)
 		cmocka_unit_test(test_full_access_is_never_confined),
 		cmocka_unit_test(test_spawn_failures_come_back_out_of_band),
 		cmocka_unit_test(test_a_command_cannot_fake_a_runner_failure),
+		cmocka_unit_test(test_bwrap_exec_errno),
+		cmocka_unit_test(test_spawn_bad_cwd_names_errno_once),
 		cmocka_unit_test(test_spawn_wait_times_out_and_reaps),
 		cmocka_unit_test(test_protect_ops_build),
 		cmocka_unit_test(test_protect_ops_hide_a_whole_root),
