@@ -331,7 +331,7 @@ int fence_fail_stale(const fence_op *op, dsb_error *reterr)
 /* flock(LOCK_EX) of @fd, polled so that a lock never released is an error, not a hang. */
 static int lock_wait(int fd)
 {
-	struct timespec now, nap = {0, 100 * 1000};
+	struct timespec now, nap = {0, 100L * 1000};
 	(void)clock_gettime(CLOCK_MONOTONIC, &now);
 	int64_t deadline = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + FENCE_LOCK_WAIT_NS;
 
@@ -344,7 +344,7 @@ static int lock_wait(int fd)
 		if ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec > deadline)
 			return -ETIMEDOUT;
 		(void)nanosleep(&nap, NULL);
-		if (nap.tv_nsec < 2 * 1000 * 1000)
+		if (nap.tv_nsec < 2L * 1000 * 1000)
 			nap.tv_nsec *= 2;
 	}
 }
