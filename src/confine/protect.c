@@ -39,14 +39,6 @@
 
 #include "confine.h"
 
-static const char *root_of(char *const *roots, const char *path)
-{
-	for (char *const *r = roots; r && *r; r++)
-		if (path_is_under(path, *r))
-			return *r;
-	return NULL;
-}
-
 static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_kind kind)
 {
 	for (size_t i = 0; i < o->n; i++)
@@ -132,13 +124,13 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
-		const char *root = root_of(visible, e->path);
+		const char *root = path_root_of(visible, e->path);
 		bool hide = e->kind == DSB_PROTECT_DENY_READ;
 		if (e->absent) /* nothing to bind: protect_remove_absent() after the call */
 			continue;
 		/* Outside every writable root a path is read-only already; hidden it still must
 		 * be, unless the backend does not show it at all (bwrap's private /tmp). */
-		if (!root && (!hide || root_of(unseen, e->path)))
+		if (!root && (!hide || path_root_of(unseen, e->path)))
 			continue;
 		if (root)
 			r = pin_between(&o, root, e->path);
@@ -230,7 +222,7 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 {
 	for (size_t i = 0; i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
-		const char *root = root_of(roots, e->path);
+		const char *root = path_root_of(roots, e->path);
 		/* A root itself exists (it was opened as one) and is no protected path to make. */
 		if (e->exists || e->absent || !root || strcmp(root, e->path) == 0)
 			continue;

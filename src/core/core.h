@@ -95,6 +95,16 @@ int path_resolve_root(const char *path, char **ret_path);
 /* Whether the canonical @path is the canonical directory @dir or lies inside it. */
 bool path_is_under(const char *path, const char *dir);
 
+/* The first of the canonical @roots (NULL-terminated; NULL: none) holding @path, or NULL. */
+const char *path_root_of(char *const *roots, const char *path);
+
+/*
+ * The first component of the absolute, lexically normal @path that is a symlink whose
+ * directory (canonical) lies in one of the canonical @dirs: 1 with it in *@ret_link (new
+ * string), 0 when there is none. -ENOMEM.
+ */
+int path_link_within(const char *path, char *const *dirs, char **ret_link);
+
 /* fsync(2) of a directory, so an entry just made in it survives a crash. -errno. */
 int fsync_dir(const char *dir);
 

@@ -145,3 +145,38 @@ bool path_is_under(const char *path, const char *dir)
 		n--;
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
 }
+
+const char *path_root_of(char *const *roots, const char *path)
+{
+	for (char *const *r = roots; r && *r; r++)
+		if (path_is_under(path, *r))
+			return *r;
+	return NULL;
+}
+
+int path_link_within(const char *path, char *const *dirs, char **ret_link)
+{
+	_cleanup_free_ char *p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	*ret_link = NULL;
+	for (char *slash = p + 1;; slash++) {
+		slash = strchrnul(slash, '/');
+		char saved = *slash;
+		*slash = '\0';
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+			_cleanup_free_ char *parent = NULL, *real_parent = NULL;
+			if (path_lexical_resolve(p, "..", &parent) < 0 ||
+			    path_canonical(parent, &real_parent) < 0)
+				return -ENOMEM;
+			if (path_root_of(dirs, real_parent)) {
+				*ret_link = strdup(p);
+				return *ret_link ? 1 : -ENOMEM;
+			}
+		}
+		*slash = saved;
+		if (!saved)
+			return 0;
+	}
+}

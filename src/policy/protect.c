@@ -215,37 +215,36 @@ static int canonical_nearest(const char *path, char **ret, bool *ret_exists)
 	}
 }
 
-/* The writable root holding @path, or NULL. */
-static const char *root_of(char *const *roots, const char *path)
-{
-	for (char *const *r = roots; r && *r; r++)
-		if (path_is_under(path, *r))
-			return *r;
-	return NULL;
-}
-
 /*
  * Lists @path as @kind when it lies strictly inside a writable root. A missing one is listed
  * (to be made empty) when @make_missing; @directory says what it would be.
  */
-static int protect_path(plist *l, char *const *roots, const char *path, dsb_protect_kind kind,
-			bool directory, bool make_missing)
+/* protect_path() of @canon (taken), canonical_nearest()'s result, which @exists or not. */
+static int protect_canonical(plist *l, char *const *roots, char *canon, bool exists,
+			     dsb_protect_kind kind, bool directory, bool make_missing)
 {
-	_cleanup_free_ char *canon = NULL;
-	bool exists = false;
-	int r = canonical_nearest(path, &canon, &exists);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0 || (!exists && !make_missing))
+	_cleanup_free_ char *owned = canon;
+	if (!exists && !make_missing)
 		return 0;
-	const char *root = root_of(roots, canon);
+	const char *root = path_root_of(roots, canon);
 	/* A whole writable root is not "inside" one: protecting it would undo the mode. */
 	if (!root || strcmp(root, canon) == 0 || strv_contains(roots, canon))
 		return 0;
 	struct stat st;
 	if (exists && stat(canon, &st) == 0)
 		directory = S_ISDIR(st.st_mode);
-	return plist_take(l, TAKE_PTR(canon), kind, directory, exists);
+	return plist_take(l, TAKE_PTR(owned), kind, directory, exists);
+}
+
+static int protect_path(plist *l, char *const *roots, const char *path, dsb_protect_kind kind,
+			bool directory, bool make_missing)
+{
+	char *canon = NULL;
+	bool exists = false;
+	int r = canonical_nearest(path, &canon, &exists);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	return protect_canonical(l, roots, canon, exists, kind, directory, make_missing);
 }
 
 /*
@@ -264,23 +263,13 @@ static int protect_child(plist *l, char *const *roots, const char *dir, const ch
 		return protect_path(l, roots, p, kind, directory, make_missing);
 	if ((k < 0 && errno != ENOENT) || (k < 0 && !make_missing))
 		return 0;
-	const char *root = root_of(roots, p);
+	const char *root = path_root_of(roots, p);
 	if (!root || strcmp(root, p) == 0 || strv_contains(roots, p))
 		return 0;
 	return plist_take(l, TAKE_PTR(p), kind, k == 0 ? S_ISDIR(st.st_mode) : directory, k == 0);
 }
 
-/* protect_path() of the file @dir/@name, kind git. */
-static int protect_path_in(plist *l, char *const *roots, const char *dir, const char *name,
-			   bool make_missing)
-{
-	_cleanup_free_ char *p = NULL;
-	if (asprintf(&p, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	return protect_path(l, roots, p, DSB_PROTECT_GIT, false, make_missing);
-}
-
-/* Reads the first line of the small file @dir/@name, "" when absent. -errno. */
+/* Reads the first line of the small file @dir/@name. -ENOENT when absent, -errno. */
 static int read_line(const char *dir, const char *name, char *buf, size_t size)
 {
 	buf[0] = '\0';
@@ -289,7 +278,7 @@ static int read_line(const char *dir, const char *name, char *buf, size_t size)
 		return -errno;
 	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return -errno;
 	ssize_t n = read(fd, buf, size - 1);
 	if (n < 0)
 		return -errno;
@@ -332,7 +321,7 @@ static int protect_absent(plist *l, char *const *roots, const char *dir, const c
 	_cleanup_free_ char *p = NULL;
 	if (asprintf(&p, "%s/%s", dir, name) < 0)
 		return -ENOMEM;
-	const char *root = root_of(roots, p);
+	const char *root = path_root_of(roots, p);
 	if (!root || strcmp(root, dir) == 0)
 		return 0;
 	size_t before = l->n;
@@ -340,6 +329,18 @@ static int protect_absent(plist *l, char *const *roots, const char *dir, const c
 	if (r >= 0 && l->n > before)
 		l->v[l->n - 1].absent = true;
 	return r;
+}
+
+/*
+ * @gitdir's config.worktree counts only with extensions.worktreeConfig (@enabled): then it is
+ * made empty and kept read-only; without, one the command writes is removed after the call (a
+ * later `git config extensions.worktreeConfig true` would otherwise bring it to life).
+ */
+static int protect_config_worktree(plist *l, char *const *roots, const char *gitdir, bool enabled)
+{
+	if (!enabled && !child_exists(gitdir, "config.worktree"))
+		return protect_absent(l, roots, gitdir, "config.worktree");
+	return protect_child(l, roots, gitdir, "config.worktree", DSB_PROTECT_GIT, false, enabled);
 }
 
 #define GIT_MAX_DEPTH 4 /* nested submodules followed, modules/ levels searched */
@@ -388,7 +389,8 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir, bool
 	struct dirent *e;
 	int r = 0;
 	while (r >= 0 && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		/* A worktree's gitdir is a directory; names below it are then canonical. */
+		if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
 			continue;
 		static const char *const names[] = {"commondir", "gitdir"};
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {
@@ -402,12 +404,8 @@ static int protect_worktrees(plist *l, char *const *roots, const char *dir, bool
 		char line[DSB_PATH_MAX];
 		if (asprintf(&w, "%s/%s", dir, e->d_name) < 0)
 			return -ENOMEM;
-		if (r >= 0 && worktree_config)
-			r = protect_path_in(l, roots, w, "config.worktree", true);
-		else if (r >= 0 && !child_exists(w, "config.worktree"))
-			r = protect_absent(l, roots, w, "config.worktree");
-		else if (r >= 0)
-			r = protect_path_in(l, roots, w, "config.worktree", false);
+		if (r >= 0)
+			r = protect_config_worktree(l, roots, w, worktree_config);
 		/* The worktree's own .git file, which names this gitdir: not to be repointed. */
 		_cleanup_free_ char *checkout = NULL;
 		/* Absolute as git 2.39 writes it, or relative (worktree.useRelativePaths). */
@@ -465,25 +463,14 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 		{"config", false, false},
 		{"commondir", false, false},
 	};
-	if (depth > GIT_MAX_DEPTH || !root_of(roots, gitdir))
+	if (depth > GIT_MAX_DEPTH || !path_root_of(roots, gitdir))
 		return 0;
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(parts); i++)
 		r = protect_child(l, roots, gitdir, parts[i].name, DSB_PROTECT_GIT,
 				  parts[i].directory, parts[i].make);
-	/*
-	 * config.worktree counts only with extensions.worktreeConfig: then it is made empty and
-	 * kept read-only; without, one the command writes is removed after the call (a later
-	 * `git config extensions.worktreeConfig true` would otherwise bring it to life).
-	 */
-	if (r >= 0 && worktree_config_enabled(gitdir))
-		r = protect_child(l, roots, gitdir, "config.worktree", DSB_PROTECT_GIT, false,
-				  true);
-	else if (r >= 0 && !child_exists(gitdir, "config.worktree"))
-		r = protect_absent(l, roots, gitdir, "config.worktree");
-	else if (r >= 0)
-		r = protect_child(l, roots, gitdir, "config.worktree", DSB_PROTECT_GIT, false,
-				  false);
+	if (r >= 0)
+		r = protect_config_worktree(l, roots, gitdir, worktree_config_enabled(gitdir));
 
 	/*
 	 * A main gitdir has no commondir, and git dies on an empty one: a command that writes
@@ -491,10 +478,10 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 	 * after the call (policy's "absent").
 	 */
 	char line[DSB_PATH_MAX];
-	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && !line[0] &&
-	    !child_exists(gitdir, "commondir"))
+	int k = r < 0 ? 0 : read_line(gitdir, "commondir", line, sizeof(line));
+	if (k == -ENOENT)
 		r = protect_absent(l, roots, gitdir, "commondir");
-	if (r >= 0 && read_line(gitdir, "commondir", line, sizeof(line)) == 0 && line[0]) {
+	else if (k == 0 && line[0]) {
 		_cleanup_free_ char *common = NULL, *canon = NULL;
 		bool exists = false;
 		if (join(gitdir, line, &common) < 0)
@@ -631,39 +618,23 @@ static int protect_deny_read(plist *l, char *const *entries)
  * A policy-bearing path reached through a symlink that lies inside a writable root: the bind
  * protects the target, but the command could point the link elsewhere (at a store of its own)
  * for the next call. Nothing can bind a symlink itself, so the call fails closed, naming it.
- * Only paths that resolve differently from their spelling are walked.
+ * The caller walks only paths that resolve differently from their spelling.
  */
-static int check_no_link_in_roots(const policy_source *s, char *const *roots, dsb_mode mode,
-				  dsb_error *reterr)
+static int check_no_link_in_roots(const policy_source *s, const char *lexical, char *const *roots,
+				  dsb_mode mode, dsb_error *reterr)
 {
-	_cleanup_free_ char *lexical = NULL, *canon = NULL;
-	bool exists = false;
-	int r = path_lexical_resolve("/", s->path, &lexical);
-	if (r >= 0)
-		r = canonical_nearest(s->path, &canon, &exists);
-	if (r == -ENOMEM)
+	_cleanup_free_ char *link = NULL;
+	int r = path_link_within(lexical, roots, &link);
+	if (r < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "protected paths: out of memory");
-	if (r < 0 || strcmp(lexical, canon) == 0)
+	if (r == 0)
 		return 0;
-	for (char *slash = lexical + 1;; slash++) {
-		slash = strchrnul(slash, '/');
-		char saved = *slash;
-		*slash = '\0';
-		struct stat st;
-		const char *root = root_of(roots, lexical);
-		if (root && strcmp(root, lexical) != 0 && lstat(lexical, &st) == 0 &&
-		    S_ISLNK(st.st_mode)) {
-			char detail[2 * DSB_PATH_MAX + 200];
-			(void)snprintf(detail, sizeof(detail),
-				       "the %s %s leads through the symlink %s in a writable root, "
-				       "which a command could repoint; give its real path",
-				       dsb_protect_kind_to_string(s->kind), s->path, lexical);
-			return policy_fail_unavailable(reterr, mode, detail);
-		}
-		*slash = saved;
-		if (!saved)
-			return 0;
-	}
+	char detail[2 * DSB_PATH_MAX + 200];
+	(void)snprintf(detail, sizeof(detail),
+		       "the %s %s leads through the symlink %s in a writable root, which a command "
+		       "could repoint; give its real path",
+		       dsb_protect_kind_to_string(s->kind), s->path, link);
+	return policy_fail_unavailable(reterr, mode, detail);
 }
 
 int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_error *reterr)
@@ -681,8 +652,20 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 	for (size_t i = 0; r >= 0 && i < policy->n_sources; i++) {
 		const policy_source *s = &policy->sources[i];
 		bool dir = s->kind == DSB_PROTECT_STORE || s->kind == DSB_PROTECT_SPILL;
-		if (dsb_protect_kind_required(s->kind)) {
-			r = check_no_link_in_roots(s, roots, p->mode, reterr);
+		_cleanup_free_ char *lexical = NULL, *canon = NULL;
+		bool exists = false;
+		r = path_lexical_resolve("/", s->path, &lexical);
+		if (r >= 0)
+			r = canonical_nearest(s->path, &canon, &exists);
+		if (r == -ENOMEM)
+			break;
+		if (r < 0) {
+			r = 0;
+			continue;
+		}
+		/* Resolving differently from its spelling: a symlink on the way. */
+		if (dsb_protect_kind_required(s->kind) && strcmp(lexical, canon) != 0) {
+			r = check_no_link_in_roots(s, lexical, roots, p->mode, reterr);
 			if (r < 0)
 				return r;
 		}
@@ -690,7 +673,7 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 			struct stat st;
 			dir = stat(s->path, &st) < 0 || S_ISDIR(st.st_mode);
 		}
-		r = protect_path(&l, roots, s->path, s->kind, dir, true);
+		r = protect_canonical(&l, roots, TAKE_PTR(canon), exists, s->kind, dir, true);
 		/* A configuration file's directory too, unless it holds a writable root. */
 		if (r >= 0 && s->kind == DSB_PROTECT_CONFIG && !dir) {
 			_cleanup_free_ char *parent = NULL;

@@ -104,34 +104,20 @@ static int check_root_identity(const char *recorded, const char *canonical, dsb_
 	    path_canonical("/tmp", &tmp_real) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
 
-	for (char *slash = lexical + 1;; slash++) {
-		slash = strchrnul(slash, '/');
-		char saved = *slash;
-		*slash = '\0';
-		struct stat st;
-		bool link = lstat(lexical, &st) == 0 && S_ISLNK(st.st_mode);
-		if (link) {
-			_cleanup_free_ char *parent = NULL, *real_parent = NULL;
-			if (path_lexical_resolve(lexical, "..", &parent) < 0 ||
-			    path_canonical(parent, &real_parent) < 0)
-				return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
-			if (path_is_under(real_parent, tmp) ||
-			    path_is_under(real_parent, tmp_real)) {
-				char detail[2 * DSB_PATH_MAX + 200];
-				(void)snprintf(
-					detail, sizeof(detail),
-					"the session's workspace root %s now leads through the "
-					"symlink %s in a writable temp dir (to %s): it was "
-					"swapped, so nothing runs; start a new session from the "
-					"real directory",
-					recorded, lexical, canonical);
-				return policy_fail_unavailable(reterr, mode, detail);
-			}
-		}
-		*slash = saved;
-		if (!saved)
-			return 0;
-	}
+	char *temp_dirs[] = {tmp, tmp_real, NULL};
+	_cleanup_free_ char *link = NULL;
+	int r = path_link_within(lexical, temp_dirs, &link);
+	if (r < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+	if (r == 0)
+		return 0;
+	char detail[2 * DSB_PATH_MAX + 200];
+	(void)snprintf(detail, sizeof(detail),
+		       "the session's workspace root %s now leads through the symlink %s in a "
+		       "writable temp dir (to %s): it was swapped, so nothing runs; start a new "
+		       "session from the real directory",
+		       recorded, link, canonical);
+	return policy_fail_unavailable(reterr, mode, detail);
 }
 
 static bool mode_valid_or_unset(dsb_mode m)
