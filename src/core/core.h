@@ -140,6 +140,12 @@ int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint
  */
 int open_dir_no_symlinks(const char *path);
 
+/*
+ * write(2) of @n bytes of @buf to @fd (a pipe whose reader may have gone) that fails with EPIPE
+ * instead of raising SIGPIPE, for the calling thread only. The result of write(2).
+ */
+ssize_t write_no_sigpipe(int fd, const void *buf, size_t n);
+
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
 

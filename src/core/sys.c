@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -108,4 +110,26 @@ uint64_t monotonic_ms(void)
 	struct timespec ts;
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+ssize_t write_no_sigpipe(int fd, const void *buf, size_t n)
+{
+	/*
+	 * The reader may be gone between poll and write: the EPIPE is ours to handle, never a
+	 * SIGPIPE that kills the caller. SIGPIPE is blocked for the write and a pending one
+	 * consumed, thread-directed, so other threads (and their dispositions) are unaffected.
+	 */
+	sigset_t pipe_only, old;
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	(void)pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+	ssize_t k = write(fd, buf, n);
+	if (k < 0 && errno == EPIPE) {
+		int saved = errno;
+		struct timespec none = {0, 0};
+		(void)sigtimedwait(&pipe_only, NULL, &none);
+		errno = saved;
+	}
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return k;
 }

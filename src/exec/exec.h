@@ -20,6 +20,16 @@
 #include "../core/core.h"
 #include "../policy/policy.h"
 
+/* --- run.c ---------------------------------------------------------------------------------- */
+
+/*
+ * dsb_exec_run() that a cancellation can stop: once @cancel_fd (-1: none) polls readable, the
+ * command's tree gets SIGTERM, then SIGKILL after graceMs, and the run fails with DSB_E_ABORTED,
+ * `tool call aborted` (unless the deadline came first: then it is a timeout, as ever).
+ */
+int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
+	     const dsb_run_request *req, int cancel_fd, dsb_run_result *ret, dsb_error *reterr);
+
 /* --- capture.c ------------------------------------------------------------------------------ */
 
 /*

@@ -2,17 +2,17 @@
 /*
  * Running one command (spec §6.2-6.5): confine it (or not, for danger-full-access), spawn it in
  * a new session with a scrubbed environment, pump stdin, stdout and stderr through one poll
- * loop that also watches the child through a pidfd and the deadline, and on timeout SIGTERM the
- * whole process group, then SIGKILL it after graceMs — a timer that outlives the leader, so a
- * TERM-trapping descendant still dies. Once the leader is gone, the pipes get graceMs more to
- * close: a background grandchild holding them cannot hold the result hostage. Then whatever the
- * command left running is killed (src/confine/tree.c: nothing outlives the call), and the outcome
- * is classified: a runner failure outranks a denial.
+ * loop that also watches the child through a pidfd, the deadline and the caller's
+ * cancellation, and on timeout (or cancellation) SIGTERM the whole process group, then SIGKILL
+ * it after graceMs — a timer that outlives the leader, so a TERM-trapping descendant still
+ * dies. Once the leader is gone, the pipes get graceMs more to close: a background grandchild
+ * holding them cannot hold the result hostage. Then whatever the command left running is
+ * killed (src/confine/tree.c: nothing outlives the call), and the outcome is classified: a
+ * runner failure outranks a denial.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,47 +148,28 @@ static int pump(run *r, int *fd, collector *c, int tee)
 }
 
 /*
- * One write of the command's stdin. The command may exit between poll and write: the EPIPE is
- * ours to handle, never a SIGPIPE that kills the caller. SIGPIPE is blocked for the write and a
- * pending one consumed (thread-directed, so other threads are unaffected).
- */
-static ssize_t write_stdin(int fd, const char *buf, size_t n)
-{
-	sigset_t pipe_only, old;
-	sigemptyset(&pipe_only);
-	sigaddset(&pipe_only, SIGPIPE);
-	(void)pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
-	ssize_t k = write(fd, buf, n);
-	if (k < 0 && errno == EPIPE) {
-		int saved = errno;
-		struct timespec none = {0, 0};
-		(void)sigtimedwait(&pipe_only, NULL, &none);
-		errno = saved;
-	}
-	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return k;
-}
-
-/*
  * The loop: until the leader has exited and both pipes are closed (or the drain bound passed).
- * Fills exit status and timed_out.
+ * Fills exit status, timed_out and aborted: @cancel_fd (-1: none) polled readable before the
+ * deadline ends the command as the deadline does (spec §6.4: the timer first is a timeout, a
+ * cancellation first an abort; never both).
  */
 static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t timeout_ms,
-		    uint64_t grace_ms, int tee, int *ret_status, bool *ret_timed_out)
+		    uint64_t grace_ms, int tee, int cancel_fd, int *ret_status, bool *ret_timed_out,
+		    bool *ret_aborted)
 {
 	/* UINT64_MAX is "no timeout" (a person's exec without --timeout): saturate. */
 	uint64_t start = monotonic_ms();
 	uint64_t deadline = timeout_ms > UINT64_MAX - start ? UINT64_MAX : start + timeout_ms;
 	uint64_t kill_at = 0, drain_until = 0;
 	size_t stdin_off = 0;
-	bool exited = false, timed_out = false;
+	bool exited = false, timed_out = false, aborted = false;
 	int status = 0;
 
 	for (;;) {
 		if (exited && r->out_fd < 0 && r->err_fd < 0)
 			break;
 		uint64_t now = monotonic_ms();
-		if (!exited && !timed_out && now >= deadline) {
+		if (!exited && !timed_out && !aborted && now >= deadline) {
 			timed_out = true;
 			tree_signal(&r->tree, SIGTERM);
 			kill_at = now + grace_ms;
@@ -204,8 +185,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (exited && now >= drain_until)
 			break; /* a descendant still holds a pipe: stop waiting for it */
 
-		struct pollfd p[4];
-		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid = -1;
+		struct pollfd p[5];
+		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid = -1, i_cancel = -1;
 		if (r->out_fd >= 0)
 			p[i_out = n++] = (struct pollfd){.fd = r->out_fd, .events = POLLIN};
 		if (r->err_fd >= 0)
@@ -214,10 +195,13 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			p[i_in = n++] = (struct pollfd){.fd = r->in_fd, .events = POLLOUT};
 		if (!exited && r->tree.event_fd >= 0)
 			p[i_pid = n++] = (struct pollfd){.fd = r->tree.event_fd, .events = POLLIN};
+		if (!exited && !timed_out && !aborted && cancel_fd >= 0)
+			p[i_cancel = n++] = (struct pollfd){.fd = cancel_fd, .events = POLLIN};
 
-		uint64_t wake = exited	    ? drain_until
-				: timed_out ? (kill_at ? kill_at : 0)
-					    : (deadline == UINT64_MAX ? 0 : deadline);
+		bool stopping = timed_out || aborted;
+		uint64_t wake = exited	   ? drain_until
+				: stopping ? (kill_at ? kill_at : 0)
+					   : (deadline == UINT64_MAX ? 0 : deadline);
 		if (kill_at && (!wake || kill_at < wake))
 			wake = kill_at;
 		int wait_ms = wake ? (int)(wake > now ? (wake - now > 1000 ? 1000 : wake - now) : 0)
@@ -227,6 +211,11 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			return -errno;
 
+		if (i_cancel >= 0 && p[i_cancel].revents) {
+			aborted = true;
+			tree_signal(&r->tree, SIGTERM);
+			kill_at = monotonic_ms() + grace_ms;
+		}
 		int rr = 0;
 		if (i_out >= 0 && p[i_out].revents)
 			rr = pump(r, &r->out_fd, r->out, -1);
@@ -236,8 +225,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			return rr;
 		if (i_in >= 0 && p[i_in].revents) {
 			ssize_t k = p[i_in].revents & POLLOUT && stdin_off < stdin_len
-					    ? write_stdin(r->in_fd, stdin_text + stdin_off,
-							  stdin_len - stdin_off)
+					    ? write_no_sigpipe(r->in_fd, stdin_text + stdin_off,
+							       stdin_len - stdin_off)
 					    : -1;
 			if (k > 0)
 				stdin_off += (size_t)k;
@@ -252,12 +241,13 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			exited = true;
 			drain_until = monotonic_ms() + grace_ms;
 			/* After a timeout nothing it left behind gets to print: end it all now. */
-			if (timed_out && !kill_at)
+			if ((timed_out || aborted) && !kill_at)
 				tree_done(&r->tree);
 		}
 	}
 	*ret_status = status;
 	*ret_timed_out = timed_out;
+	*ret_aborted = aborted;
 	return 0;
 }
 
@@ -308,6 +298,12 @@ static int spill_protect(dsb_provider *provider, spill_dir *spill, dsb_exec_poli
 
 int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
 		 const dsb_run_request *req, dsb_run_result *ret, dsb_error *reterr)
+{
+	return exec_run(provider, cfg, policy, req, -1, ret, reterr);
+}
+
+int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
+	     const dsb_run_request *req, int cancel_fd, dsb_run_result *ret, dsb_error *reterr)
 {
 	if (!cfg || !policy || !req || !ret ||
 	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
@@ -401,9 +397,10 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		     strcmp(x.confined.backend, "bwrap") == 0;
 	x.holding = bwrap && req->passthrough;
 	int status = 0;
-	bool timed_out = false;
+	bool timed_out = false, aborted = false;
 	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
-		     req->passthrough ? STDERR_FILENO : -1, &status, &timed_out);
+		     req->passthrough ? STDERR_FILENO : -1, cancel_fd, &status, &timed_out,
+		     &aborted);
 	/* Once nothing the command started runs any more, undo what no mount could forbid. */
 	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
 		tree_done(&x.tree);
@@ -414,6 +411,12 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 		run_done(&x);
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
+	}
+	if (aborted) {
+		/* Cancellation wins over whatever the killed command left (spec §6.5, §6.7). */
+		tee_write(STDERR_FILENO, x.hold, x.held);
+		run_done(&x);
+		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 	}
 
 	dsb_run_result res = {
