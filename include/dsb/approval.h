@@ -13,6 +13,7 @@
 #define DSB_APPROVAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <dsb/error.h>
 #include <dsb/policy.h>
@@ -41,7 +42,7 @@ DSB_API int dsb_escalation_validate(const char *sandbox_permissions, const char 
 /* WIDER_MODES (spec §8.1): whether @requested is strictly wider than @effective. */
 DSB_API bool dsb_escalation_is_wider(dsb_mode effective, dsb_mode requested);
 
-/* What an answerer is shown and decides on. Strings borrowed. */
+/* What an answerer is shown and decides on. Strings borrowed. Made by the library only. */
 typedef struct dsb_approval_request {
 	const char *id;	       /* the audit id (set by the service) */
 	const char *tool_name; /* "bash", "write", ... */
@@ -49,6 +50,8 @@ typedef struct dsb_approval_request {
 	const char *reason;    /* "escalate sandbox to MODE: JUSTIFICATION" */
 	const char *subject;   /* what would run or change: the command or path (for people) */
 	const char *session_id;
+	/* How long the answer may take (the call's timeout); then it counts as cancelled. */
+	uint64_t timeout_ms;
 } dsb_approval_request;
 
 /*

@@ -3,6 +3,7 @@
  * Internals of the approval piece.
  *
  *   escalation.c  WIDER_MODES, validateEscalationArgs, approveEscalation (spec §8.1-8.2)
+ *   answer.c      the external answerer program of approval.answerer (spec §8.3)
  *   service.c     the approval service: turn enclosure, the audit pair, the policy gate, the
  *                 answerers, the live policy switch (spec §8.3-8.5)
  *   presets.c     permission presets and the /permission command (spec §8.6-8.7)
@@ -49,11 +50,12 @@ int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn, 
 typedef struct dsb_escalation {
 	dsb_mode requested;
 	const char *justification;
-	dsb_mode effective;	  /* the call's standing mode */
-	const char *subject;	  /* "command" (bash) or "operation" (fs) */
-	const char *tool_name;	  /* "bash", "write", "edit" */
-	const char *call_id;	  /* NULL when none */
-	const char *subject_text; /* the command or path, for the person asked */
+	dsb_mode effective;	    /* the call's standing mode */
+	const char *subject;	    /* "command" (bash) or "operation" (fs) */
+	const char *tool_name;	    /* "bash", "write", "edit" */
+	const char *call_id;	    /* NULL when none */
+	const char *subject_text;   /* the command or path, for the person asked */
+	uint64_t answer_timeout_ms; /* how long the answerer may take */
 } dsb_escalation;
 
 /*
@@ -64,6 +66,17 @@ typedef struct dsb_escalation {
 int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
 		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
 		      dsb_error *reterr);
+
+/* --- answer.c ------------------------------------------------------------------------------- */
+
+/*
+ * Asks the external answerer @argv (approval.answerer): @req as one JSON line on its stdin, the
+ * outcome word on its stdout. An answer not given within @timeout_ms, or before @cancel_fd (-1:
+ * none) polls readable, is cancelled (the program is killed, a late answer discarded). A program
+ * that cannot start or exits non-zero returns -1, which the service counts as unavailable.
+ */
+int approval_answer_command(char *const *argv, const dsb_approval_request *req, uint64_t timeout_ms,
+			    int cancel_fd, dsb_approval_outcome *ret_outcome);
 
 /* --- presets.c ------------------------------------------------------------------------------ */
 

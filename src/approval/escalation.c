@@ -76,6 +76,7 @@ int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalatio
 		.call_id = e->call_id,
 		.reason = reason,
 		.subject = e->subject_text,
+		.timeout_ms = e->answer_timeout_ms,
 	};
 	dsb_approval_outcome outcome;
 	int r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The external answerer of approval.answerer (spec §8.3 answerer chain): a program that reads
+ * the request as one JSON line on stdin and prints one outcome word. It runs as the caller,
+ * unconfined, and is trusted with the decision (the configuration names it and the call's
+ * protected paths keep it out of a command's reach). A hung answerer is cancelled at the call's
+ * timeout, or when the call is cancelled, and its late answer discarded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "approval.h"
+
+static int put_member(strbuf *sb, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	int r = strbuf_printf(sb, "%s\"%s\":", sb->len > 1 ? "," : "", key);
+	return r < 0 ? r : json_quote_append(sb, value, strlen(value));
+}
+
+/* The request as the program reads it: one JSON object and a newline. -ENOMEM. */
+static int request_line(const dsb_approval_request *req, strbuf *line)
+{
+	int r = strbuf_putc(line, '{');
+	if (r >= 0)
+		r = put_member(line, "id", req->id);
+	if (r >= 0)
+		r = put_member(line, "sessionId", req->session_id);
+	if (r >= 0)
+		r = put_member(line, "toolName", req->tool_name);
+	if (r >= 0)
+		r = put_member(line, "callId", req->call_id);
+	if (r >= 0)
+		r = put_member(line, "reason", req->reason);
+	if (r >= 0)
+		r = put_member(line, "subject", req->subject);
+	if (r >= 0)
+		r = strbuf_puts(line, "}\n");
+	return r;
+}
+
+/*
+ * Reads what the program says (at most @size-1 bytes) until it closes its stdout. 0;
+ * -ETIMEDOUT at @deadline; -ECANCELED once @cancel_fd polls readable; -errno.
+ */
+static int read_answer(int fd, int cancel_fd, char *buf, size_t size, uint64_t deadline)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	while (len + 1 < size) {
+		uint64_t now = monotonic_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+				      {.fd = cancel_fd, .events = POLLIN}};
+		uint64_t left = deadline - now;
+		int k = poll(p, cancel_fd >= 0 ? 2 : 1, left > 1000 ? 1000 : (int)left);
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		if (k <= 0)
+			continue;
+		if (cancel_fd >= 0 && p[1].revents)
+			return -ECANCELED;
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && strchr(" \t\r\n", s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+/* Starts @argv with @in as its stdin and @out as its stdout. The pid, or -1. */
+static pid_t spawn_answerer(char *const *argv, int in, int out)
+{
+	/* posix_spawn, not fork: the caller may be a threaded server. */
+	posix_spawn_file_actions_t fa;
+	pid_t pid = -1;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	if (posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO) == 0 &&
+	    posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO) == 0 &&
+	    posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0)
+		pid = -1;
+	(void)posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+int approval_answer_command(char *const *argv, const dsb_approval_request *req, uint64_t timeout_ms,
+			    int cancel_fd, dsb_approval_outcome *ret_outcome)
+{
+	strbuf line = STRBUF_INIT;
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	if (request_line(req, &line) < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+		const int fds[] = {in[0], in[1]};
+		for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		strbuf_done(&line);
+		return -1;
+	}
+	pid_t pid = spawn_answerer(argv, in[0], out[1]);
+	close(in[0]);
+	close(out[1]);
+	/* A small line; an answerer that does not read it gets EPIPE, not us blocked. */
+	if (pid > 0)
+		(void)write_no_sigpipe(in[1], line.buf, line.len);
+	close(in[1]);
+	strbuf_done(&line);
+	if (pid < 0) {
+		close(out[0]);
+		return -1;
+	}
+
+	char said[256];
+	uint64_t now = monotonic_ms();
+	uint64_t deadline = timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
+	int r = read_answer(out[0], cancel_fd, said, sizeof(said), deadline);
+	close(out[0]);
+	int status = 0;
+	if (r < 0) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		*ret_outcome = DSB_OUTCOME_CANCELLED; /* a hung answerer: the call's time is up */
+		return 0;
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1; /* a failing answerer: unavailable */
+	*ret_outcome = dsb_approval_outcome_from_string(trim(said));
+	return 0;
+}
