@@ -12,6 +12,7 @@
 #define DSB_VERSION_STRING "0.1.0"
 
 #include <dsb/approval.h>
+#include <dsb/call.h>
 #include <dsb/confine.h>
 #include <dsb/context.h>
 #include <dsb/error.h>

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The call piece: one tool call end to end (spec §6.7, §7.4). A call loads the configuration,
+ * resolves its policy (a session's, or agentless), validates its arguments in DSH's order,
+ * approves a one-shot escalation inside a turn of the session, runs its command confined or its
+ * file operation fenced, and builds the result exactly as the model sees it. The command line
+ * and the server are front ends over these calls, and a C harness drives them the same way:
+ *
+ *	dsb_call_setup setup = {.store_path = "/var/lib/agent/store"};
+ *	dsb_call_request req = DSB_CALL_REQUEST_INIT;
+ *	req.tool = DSB_TOOL_BASH;
+ *	req.session = session_id;
+ *	req.command = "make test";
+ *	dsb_call *call = NULL;
+ *	dsb_call_result res = {0};
+ *	if (dsb_call_new(&setup, &call, &err) < 0 || dsb_call_run(call, &req, &res, &err) < 0)
+ *		... err says why no result could be made ...
+ *	... res.text is the tool result, res.is_error says whether the call failed ...
+ *	dsb_call_result_done(&res);
+ *	dsb_call_free(call);
+ *
+ * Lifecycle: dsb_call_new() one dsb_call per tool call; optionally dsb_call_set_answerer() and
+ * dsb_call_set_on_run(); dsb_call_run() it once; dsb_call_free() it. The result lives in caller
+ * storage and outlives the call; release it with dsb_call_result_done().
+ *
+ * Errors: a tool call that fails (bad arguments, a refused escalation, an unavailable sandbox, a
+ * fence denial, a cancellation) is a result, not an error: dsb_call_run() returns 0 with
+ * is_error set, the code in result.error and "Error: MESSAGE" in result.text, as DSH reports it
+ * to the model. dsb_call_run() returns -code only when it cannot make a result at all (a misused
+ * API, out of memory).
+ *
+ * Approval: an escalation is asked of the program configured as approval.answerer when there is
+ * one (the operator's choice wins), else of the call's answerer callback, else of nobody, which
+ * the approval service records as `unavailable` (the escalation is refused, nothing runs).
+ *
+ * Thread-safety: a call keeps no global state. Calls on different dsb_call objects may run at
+ * once from different threads; their appends to one session are serialised by the log's lock,
+ * and each call confines through its own provider (the probe verdict is shared only through
+ * @cache_dir). One thread drives a dsb_call; dsb_call_cancel() alone may come from another
+ * thread, or from a signal handler. Process-wide effects: dsb_call_run() marks the process not
+ * dumpable (PR_SET_DUMPABLE 0), since its memory and environment hold what no confined command
+ * may read; a bash or exec call forks, and a single-threaded caller is a child subreaper while
+ * the command runs (so that nothing the command starts outlives the call); an exec call's
+ * command shares the process's stdin, stdout and stderr.
+ */
+#ifndef DSB_CALL_H
+#define DSB_CALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dsb/approval.h>
+#include <dsb/error.h>
+#include <dsb/exec.h>
+#include <dsb/policy.h>
+
+/* The tools a call can be. */
+typedef enum dsb_tool {
+	DSB_TOOL_BASH,	/* DSH's bash tool: bash -c COMMAND, output captured, text for the model */
+	DSB_TOOL_EXEC,	/* an argv for a person: the process's stdio passed through, no text */
+	DSB_TOOL_WRITE, /* DSH's write tool, fenced */
+	DSB_TOOL_EDIT,	/* DSH's edit tool, fenced */
+	DSB_TOOL_READ,	/* a read: only sandbox-policy.denyRead refuses it */
+	_DSB_TOOL_MAX,
+	_DSB_TOOL_INVALID = -1,
+} dsb_tool;
+
+/* "bash", "exec", "write", "edit", "read" (the approval request's toolName); NULL outside. */
+DSB_API const char *dsb_tool_to_string(dsb_tool tool);
+
+/* The tool named exactly @s, or _DSB_TOOL_INVALID (also for NULL). Borrows @s. */
+DSB_API dsb_tool dsb_tool_from_string(const char *s);
+
+/*
+ * Where a front end's calls find what lies outside any one call: the configuration, the session
+ * store and the probe verdict cache (the command line's --config and --store). Zero-initialise.
+ */
+typedef struct dsb_call_setup {
+	/*
+	 * The configuration file; NULL: $DSH_SANDBOX_CONFIG when set and not empty, else
+	 * $XDG_CONFIG_HOME/dsh-sandbox/config.yaml (~/.config/... without XDG_CONFIG_HOME) when
+	 * it exists, else the defaults. DSH_PERMISSION_MODE then overrides its mode.
+	 */
+	const char *config_path;
+	/* The session store; NULL: as dsb_store_open() finds it. */
+	const char *store_path;
+	/* Where the probe verdict is kept between calls and processes; NULL: no disk cache. */
+	const char *cache_dir;
+} dsb_call_setup;
+
+/*
+ * Loads the configuration of @setup (see dsb_call_setup) and applies DSH_PERMISSION_MODE. On
+ * success *@ret_cfg is a new configuration; free it with dsb_config_free(). An empty
+ * config_path is DSB_E_INVALID_ARGS; a file that does not load is its dsb_config_load_file()
+ * error. Borrows @setup. Thread-safe (reads the environment).
+ */
+DSB_API int dsb_call_load_config(const dsb_call_setup *setup, dsb_config **ret_cfg,
+				 dsb_error *reterr);
+
+/*
+ * Resolves one call's policy as dsb_call_run() does: the configuration of @setup, with
+ * @workspace (NULL: none) as the fallback workspace root; then the session named @session (an
+ * id in the store, or a log's path), whose log decides (spec §2.2), or, with @session NULL, an
+ * agentless call; @mode (_DSB_MODE_INVALID: none) is an explicit mode over both. The protected
+ * paths include what a front end adds to the configuration's: the store, the configuration as
+ * spelled, and, when no file was loaded, the directory one would be looked for in. On success
+ * *@ret_cfg is the configuration used (free with dsb_config_free()) and *@ret_policy the policy
+ * (release with dsb_exec_policy_done()). Borrows everything.
+ */
+DSB_API int dsb_call_resolve(const dsb_call_setup *setup, const char *session, dsb_mode mode,
+			     const char *workspace, dsb_config **ret_cfg,
+			     dsb_exec_policy *ret_policy, dsb_error *reterr);
+
+/* One tool call: its tool, whose policy it runs under, and the tool's arguments. */
+typedef struct dsb_call_request {
+	dsb_tool tool;
+
+	/*
+	 * Whose policy: a session's, whose log decides (spec §2.2), or an agentless call's.
+	 * @session is a session id in the store or a log's path (NULL: agentless); @mode an
+	 * explicit mode over the session's or the configured one (_DSB_MODE_INVALID: none);
+	 * @workspace the fallback workspace root (NULL: sandbox-policy.workspaceRoot, else the
+	 * process's working directory); @backend that backend alone instead of the configured
+	 * chain (_DSB_BACKEND_INVALID: the chain).
+	 */
+	const char *session;
+	dsb_mode mode;
+	const char *workspace;
+	dsb_backend backend;
+
+	/*
+	 * The tool's arguments; what the tool does not take is ignored.
+	 *
+	 * bash: @command, run as `bash -c COMMAND`. exec: @argv, NULL-terminated, argv[0]
+	 * looked up in PATH. Both: @workdir, absolute or relative to the workspace root (NULL:
+	 * the root for bash, the process's working directory for exec); @timeout_ms (0:
+	 * bash.timeoutMs for bash, capped at bash.maxTimeoutMs; none for exec).
+	 *
+	 * write, edit, read: @path, absolute or relative to the workspace root. write: the
+	 * @content_len bytes of @content, or, with @content NULL, what @content_fd holds, read
+	 * to its end once the call is approved (beyond DSB_FS_MAX_BYTES: FS_TOO_LARGE). edit:
+	 * @old_string, @new_string, @replace_all.
+	 *
+	 * Every tool: @timeout_ms is also how long an approval may take (0: bash.timeoutMs).
+	 */
+	const char *command;
+	char *const *argv;
+	const char *workdir;
+	uint64_t timeout_ms;
+	const char *path;
+	const char *content;
+	size_t content_len;
+	int content_fd;
+	const char *old_string;
+	const char *new_string;
+	bool replace_all;
+
+	/*
+	 * A one-shot escalation (spec §8.1): @sandbox_permissions ("workspace-write" or
+	 * "danger-full-access") and @justification, both or neither; a read is never escalated.
+	 * @call_id is the harness's id of this tool call for the audit pair, or NULL.
+	 */
+	const char *sandbox_permissions;
+	const char *justification;
+	const char *call_id;
+} dsb_call_request;
+
+#define DSB_CALL_REQUEST_INIT                                         \
+	{                                                             \
+		.tool = _DSB_TOOL_INVALID, .mode = _DSB_MODE_INVALID, \
+		.backend = _DSB_BACKEND_INVALID, .content_fd = -1,    \
+	}
+
+/* What a call came to. Caller-owned: init with {0}; release with dsb_call_result_done(). */
+typedef struct dsb_call_result {
+	dsb_tool tool;
+	/*
+	 * The tool call failed: @error holds its code (dsb_code_name(), dsb_code_dsh_error()),
+	 * errno and subject, and @text is "Error: MESSAGE", the message mapped as DSH maps it
+	 * for the model (a fence denial becomes the denial marker and the escalation hint).
+	 */
+	bool is_error;
+	dsb_error error;
+	/*
+	 * The call got past its preparation (arguments, policy, approval, directories, sandbox
+	 * provider) and went on to its command or file operation; an error before that means
+	 * nothing was attempted.
+	 */
+	bool prepared;
+	/*
+	 * What the model sees, byte for byte, NUL-terminated; bash output may hold NUL bytes,
+	 * hence @text_len. bash: the rendered result (spec §6.8); write, edit: DSH's confirmation;
+	 * read: the file's text. NULL for a successful exec, whose output went to the caller.
+	 */
+	char *text;
+	size_t text_len;
+	dsb_run_result run;  /* bash, exec: the command's outcome */
+	char *path;	     /* write, edit, read: the display path (path.resolve(root, path)) */
+	bool created;	     /* write: the file was made, not replaced */
+	size_t replacements; /* edit */
+	bool replaced_all;   /* edit */
+} dsb_call_result;
+
+/* Releases what @r holds and zeroes it. NULL is fine. */
+DSB_API void dsb_call_result_done(dsb_call_result *r);
+
+/*
+ * @r as one JSON object, no newline: for bash {"exitCode", "signal", "timedOut", "timeoutMs",
+ * "stdout", "stderr", "sandbox", "text"}; write {"path", "operation"}; edit {"path",
+ * "replacements"}; read {"path", "content"}; a failed call {"error": {"name", "code",
+ * "message"}}. A successful exec has none (DSB_E_INVALID_ARGS). *@ret_json is a new string;
+ * free with free(). Thread-safe.
+ */
+DSB_API int dsb_call_render_json(const dsb_call_result *r, char **ret_json, dsb_error *reterr);
+
+typedef struct dsb_call dsb_call;
+
+/*
+ * A new call for @setup, whose strings are copied. DSB_E_NO_MEMORY, or DSB_E_IO when the
+ * descriptor that carries a cancellation cannot be made. Free with dsb_call_free().
+ */
+DSB_API int dsb_call_new(const dsb_call_setup *setup, dsb_call **ret_call, dsb_error *reterr);
+
+/* Frees @call (NULL is fine) once dsb_call_run() has returned, never racing dsb_call_cancel(). */
+DSB_API dsb_call *dsb_call_free(dsb_call *call);
+
+/*
+ * Sets who is asked to approve an escalation when the configuration names no approval.answerer:
+ * @answer(request, @userdata, &outcome), called in the thread that runs the call, with the
+ * request's timeout_ms saying how long the answer may take. NULL (the default): nobody, so an
+ * escalation is refused as unavailable. Before dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_answerer(dsb_call *call, dsb_answerer_fn answer, void *userdata);
+
+/* What dsb_call_set_on_run() installs. */
+typedef void (*dsb_call_on_run_fn)(void *userdata);
+
+/*
+ * Sets @on_run(@userdata), called once the call is prepared (policy resolved, escalation
+ * approved) and about to run its command or file operation, in the thread that runs the call:
+ * where a front end for people stops taking the terminal's signals for itself. Before
+ * dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userdata);
+
+/*
+ * Runs @req through to its result (see the top of this file), in the calling thread; the
+ * session's turn that an escalation opened is closed before it returns. Fills *@ret (release
+ * with dsb_call_result_done()) and returns 0. -DSB_E_INVALID_ARGS for a call run twice or a
+ * missing argument; when memory runs out before the result is built, -code with the call's own
+ * error (DSB_E_NO_MEMORY, or the failure it could not make a result of) in @reterr. Borrows
+ * @req (and reads, without closing, its content_fd).
+ */
+DSB_API int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_result *ret,
+			 dsb_error *reterr);
+
+/*
+ * Cancels @call: a command it runs gets SIGTERM, with its whole process tree, then SIGKILL after
+ * bash.graceMs; an approval it asks of the approval.answerer program is cancelled (the audit
+ * pair records `cancelled`); a call not yet at its command or file operation fails without
+ * running it. The result is then the error DSB_E_ABORTED, `tool call aborted`. A file operation
+ * already under way completes, and its result stands (it is atomic). An answerer callback is not
+ * interrupted: the one who cancels tells it, and whatever it answers, the call then fails as
+ * aborted. Idempotent; thread-safe and async-signal-safe.
+ */
+DSB_API void dsb_call_cancel(dsb_call *call);
+
+#endif

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The dsb_call object and each tool's run. A call is prepared (prepare.c), then runs its bash
+ * command or argv through the executor, or its write, edit or read through the fence, and its
+ * outcome becomes the result the model sees (result.c). A cancellation reaches a running
+ * command through an eventfd the executor polls, so no thread but the caller's ever touches the
+ * call's children.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <dsb/fence.h>
+
+#include "../exec/exec.h"
+#include "call.h"
+
+static const char *const tool_names[_DSB_TOOL_MAX] = {
+	[DSB_TOOL_BASH] = "bash", [DSB_TOOL_EXEC] = "exec", [DSB_TOOL_WRITE] = "write",
+	[DSB_TOOL_EDIT] = "edit", [DSB_TOOL_READ] = "read",
+};
+
+const char *dsb_tool_to_string(dsb_tool tool)
+{
+	return tool >= 0 && tool < _DSB_TOOL_MAX ? tool_names[tool] : NULL;
+}
+
+dsb_tool dsb_tool_from_string(const char *s)
+{
+	for (int i = 0; s && i < _DSB_TOOL_MAX; i++)
+		if (strcmp(tool_names[i], s) == 0)
+			return (dsb_tool)i;
+	return _DSB_TOOL_INVALID;
+}
+
+int dsb_call_new(const dsb_call_setup *setup, dsb_call **ret_call, dsb_error *reterr)
+{
+	if (!ret_call)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_new: missing argument");
+	dsb_call *call = calloc(1, sizeof(*call));
+	if (!call)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	atomic_init(&call->cancelled, false);
+	call->cancel_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (call->cancel_fd < 0) {
+		int r = dsb_fail_errno(reterr, DSB_E_IO, errno, "cannot make the call's eventfd");
+		dsb_call_free(call);
+		return r;
+	}
+	const char *from[] = {setup ? setup->config_path : NULL, setup ? setup->store_path : NULL,
+			      setup ? setup->cache_dir : NULL};
+	char **to[] = {&call->config_path, &call->store_path, &call->cache_dir};
+	for (size_t i = 0; i < ELEMENTSOF(from); i++)
+		if (from[i] && !(*to[i] = strdup(from[i]))) {
+			dsb_call_free(call);
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		}
+	*ret_call = call;
+	return 0;
+}
+
+dsb_call *dsb_call_free(dsb_call *call)
+{
+	if (!call)
+		return NULL;
+	if (call->cancel_fd >= 0)
+		close(call->cancel_fd);
+	free(call->config_path);
+	free(call->store_path);
+	free(call->cache_dir);
+	free(call);
+	return NULL;
+}
+
+void dsb_call_set_answerer(dsb_call *call, dsb_answerer_fn answer, void *userdata)
+{
+	if (!call)
+		return;
+	call->answer = answer;
+	call->answer_userdata = userdata;
+}
+
+void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userdata)
+{
+	if (!call)
+		return;
+	call->on_run = on_run;
+	call->on_run_userdata = userdata;
+}
+
+void dsb_call_cancel(dsb_call *call)
+{
+	if (!call)
+		return;
+	/* Only an atomic store and a write(2): safe from a signal handler, errno kept. */
+	int saved = errno;
+	atomic_store(&call->cancelled, true);
+	uint64_t one = 1;
+	ssize_t ignored = write(call->cancel_fd, &one, sizeof(one));
+	(void)ignored;
+	errno = saved;
+}
+
+static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_call_result *res, dsb_error *reterr)
+{
+	dsb_run_request run = {
+		.command = req->command,
+		.workdir = ctx->workdir,
+		.timeout_ms = req->timeout_ms,
+		.dsh_env = ctx->dsh_env,
+	};
+	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
+			 reterr);
+	/* Ours is a confining executor: the escalation hint follows a denial (spec §6.8). */
+	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
+}
+
+static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_call_result *res, dsb_error *reterr)
+{
+	/* A person's command starts where they are, unless told; it has no default timeout. */
+	dsb_run_request run = {
+		.argv = req->argv,
+		.workdir = req->workdir ? ctx->workdir : NULL,
+		.timeout_ms = req->timeout_ms ? req->timeout_ms : UINT64_MAX,
+		.dsh_env = ctx->dsh_env,
+		.passthrough = true,
+		.no_spill = true,
+	};
+	ctx->cfg->max_timeout_ms = UINT64_MAX;
+	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
+			reterr);
+}
+
+/*
+ * The write tool's content read from @fd, up to the fence's limit. At most one byte past it is
+ * read: *@ret_over says the input is longer, and the rest is never buffered.
+ */
+static int read_content(int fd, char **ret, size_t *ret_len, bool *ret_over, dsb_error *reterr)
+{
+	strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	ssize_t n;
+	int r = strbuf_append(&sb, "", 0);
+	*ret_over = false;
+	while (r >= 0) {
+		size_t want = DSB_FS_MAX_BYTES + 1 - sb.len;
+		n = read(fd, buf, want < sizeof(buf) ? want : sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			strbuf_done(&sb);
+			return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s",
+					      fd == STDIN_FILENO ? "reading the content from stdin"
+								 : "reading the content");
+		}
+		if (n == 0)
+			break;
+		r = strbuf_append(&sb, buf, (size_t)n);
+		if (r >= 0 && sb.len > DSB_FS_MAX_BYTES) {
+			*ret_over = true;
+			break;
+		}
+	}
+	if (r < 0) {
+		strbuf_done(&sb);
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
+	*ret_len = sb.len;
+	*ret = strbuf_take(&sb);
+	return 0;
+}
+
+/* FS_TOO_LARGE for an input cut at the limit, in the fence's text, after the fence's check. */
+static int fail_input_too_large(const char *path, const call_context *ctx, dsb_error *reterr)
+{
+	const char *cwd = ctx->policy.workspace_root;
+	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
+
+	/* A denied write is denied whatever its size, as the fence decides it first. */
+	int r = dsb_fence_check(&ctx->policy, cwd, path, reterr);
+	if (r < 0)
+		return r;
+	r = dsb_fs_resolve(cwd, path, &t, reterr);
+	if (r < 0)
+		return r;
+	r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,
+		     "cannot write \"%s\": content exceeds the %zu-byte limit", t.display_path,
+		     DSB_FS_MAX_BYTES);
+	dsb_error_set_subject(reterr, t.display_path);
+	return r;
+}
+
+static int run_write(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
+		     dsb_error *reterr)
+{
+	_cleanup_free_ char *read = NULL;
+	const char *content = req->content;
+	size_t len = req->content_len;
+	if (!content) {
+		bool over = false;
+		int r = read_content(req->content_fd, &read, &len, &over, reterr);
+		if (r < 0)
+			return r;
+		if (over)
+			return fail_input_too_large(req->path, ctx, reterr);
+		content = read;
+	}
+	dsb_fs_write_result w = {0};
+	int r = dsb_fence_write(&ctx->policy, ctx->policy.workspace_root, req->path, content, len,
+				&w, reterr);
+	if (r < 0)
+		return r;
+	res->path = TAKE_PTR(w.display_path);
+	res->created = w.created;
+	return call_result_write(res) < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory") : 0;
+}
+
+static int run_edit(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
+		    dsb_error *reterr)
+{
+	dsb_fs_edit_result e = {0};
+	int r = dsb_fence_edit(&ctx->policy, ctx->policy.workspace_root, req->path, req->old_string,
+			       req->new_string, req->replace_all, &e, reterr);
+	if (r < 0)
+		return r;
+	res->path = TAKE_PTR(e.display_path);
+	res->replacements = e.replacements;
+	res->replaced_all = e.replaced_all;
+	return call_result_edit(res) < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory") : 0;
+}
+
+static int run_read(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
+		    dsb_error *reterr)
+{
+	const char *cwd = ctx->policy.workspace_root;
+	int r = dsb_fence_read(&ctx->policy, cwd, req->path, &res->text, &res->text_len, reterr);
+	if (r < 0)
+		return r;
+	/* The display path is path.resolve(cwd, path): lexical, as the fence names the file. */
+	return path_lexical_resolve(cwd, req->path, &res->path) < 0
+		       ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
+		       : 0;
+}
+
+static int run_tool(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_call_result *res, dsb_error *reterr)
+{
+	switch (req->tool) {
+	case DSB_TOOL_BASH:
+		return run_bash(call, req, ctx, res, reterr);
+	case DSB_TOOL_EXEC:
+		return run_exec(call, req, ctx, res, reterr);
+	case DSB_TOOL_WRITE:
+		return run_write(req, ctx, res, reterr);
+	case DSB_TOOL_EDIT:
+		return run_edit(req, ctx, res, reterr);
+	case DSB_TOOL_READ:
+		return run_read(req, ctx, res, reterr);
+	case _DSB_TOOL_MAX:
+	case _DSB_TOOL_INVALID:
+	default:
+		break;
+	}
+	return dsb_fail(reterr, DSB_E_INVALID_ARGS, "invalid tool %d", (int)req->tool);
+}
+
+int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_result *ret,
+		 dsb_error *reterr)
+{
+	if (!call || !req || !ret)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_run: missing argument");
+	if (call->ran)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_run: a call runs once");
+	call->ran = true;
+
+	dsb_call_result res = {.tool = req->tool};
+	dsb_error err = {0};
+	call_context ctx;
+	int r = call_prepare(call, req, &ctx, &err);
+	if (r >= 0) {
+		res.prepared = true;
+		if (call->on_run)
+			call->on_run(call->on_run_userdata);
+		r = atomic_load(&call->cancelled)
+			    ? dsb_fail(&err, DSB_E_ABORTED, "tool call aborted")
+			    : run_tool(call, req, &ctx, &res, &err);
+	}
+	if (r < 0) {
+		/* A failed call is a result: what the tool made on the way is dropped. */
+		bool prepared = res.prepared;
+		dsb_call_result_done(&res);
+		res = (dsb_call_result){.tool = req->tool, .prepared = prepared};
+		if (call_result_fail(&res, &err, &ctx.policy) < 0) {
+			/* No memory for the text: the call's own error is all there is to give. */
+			call_context_done(&ctx);
+			if (reterr)
+				*reterr = err;
+			return -(int)err.code;
+		}
+	}
+	call_context_done(&ctx);
+	*ret = res;
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the call piece.
+ *
+ *   setup.c    where a front end's configuration comes from, and one call's policy with the
+ *              protected paths a front end adds (spec §2.2)
+ *   prepare.c  a call's preparation in DSH's order: arguments, escalation pairing, policy,
+ *              approval inside a turn, working directory, DSH_* variables, provider (§6.7, §7.4)
+ *   call.c     the dsb_call object, its cancellation, and each tool's run
+ *   result.c   the result as the model sees it: texts, fs error mapping, JSON (§6.8, §7.4)
+ */
+#ifndef DSB_CALL_CALL_H
+#define DSB_CALL_CALL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dsb/call.h>
+#include <dsb/confine.h>
+#include <dsb/session.h>
+
+#include "../core/core.h"
+#include "../policy/policy.h"
+
+struct dsb_call {
+	char *config_path; /* copies of the dsb_call_setup */
+	char *store_path;
+	char *cache_dir;
+	dsb_answerer_fn answer;
+	void *answer_userdata;
+	dsb_call_on_run_fn on_run;
+	void *on_run_userdata;
+	/* An eventfd that polls readable once the call is cancelled (never read, so it stays). */
+	int cancel_fd;
+	atomic_bool cancelled;
+	bool ran; /* dsb_call_run() was called: a call runs once */
+};
+
+/* --- setup.c -------------------------------------------------------------------------------- */
+
+/* @call's setup as the public struct (its strings borrowed from @call). */
+dsb_call_setup call_setup(const dsb_call *call);
+
+/*
+ * dsb_call_resolve(), also handing out the store and the session the policy was read from
+ * (NULL when no session was named), so that a call going on to append to the session does not
+ * open and fold it a second time. @ret_store and @ret_session may be NULL (then both are).
+ */
+int call_resolve(const dsb_call_setup *setup, const char *session, dsb_mode mode,
+		 const char *workspace, dsb_config **ret_cfg, dsb_exec_policy *ret_policy,
+		 dsb_store **ret_store, dsb_session **ret_session, dsb_error *reterr);
+
+/* --- prepare.c ------------------------------------------------------------------------------ */
+
+/*
+ * The tool's own argument checks, first failure wins, in DSH's order (spec §6.7 step 1, §7.4):
+ * a blank command; a blank file_path (FS_NOT_FOUND), an edit's blank or unchanged old_string.
+ * The escalation pairing (dsb_escalation_validate()) comes next, after what a front end parses
+ * of its own in between. DSB_E_INVALID_ARGS (or FS_NOT_FOUND) with DSH's texts.
+ */
+int call_check_arguments(const dsb_call_request *req, dsb_error *reterr);
+
+/* Everything one call needs once prepared. */
+typedef struct call_context {
+	dsb_config *cfg;
+	dsb_exec_policy policy; /* the mode granted by an approved escalation, if one was */
+	dsb_store *store;
+	dsb_session *session;
+	dsb_provider *provider; /* NULL for danger-full-access */
+	char *workdir;		/* the workdir resolved against the workspace root */
+	char **dsh_env;
+	int64_t opened_turn; /* > 0: the turn this call opened, to close when done */
+} call_context;
+
+/*
+ * Prepares @req (spec §6.7 steps 1-6, §7.4 resolvePolicy): its arguments and escalation pairing
+ * checked, its policy resolved, an escalation approved through the session before anything
+ * runs (the call opening its own turn when the session has none open), its working directory,
+ * the DSH_* variables and the provider. Fills @ctx, also on failure (release it with
+ * call_context_done()).
+ */
+int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx, dsb_error *reterr);
+
+/* Closes the turn call_prepare() opened (turn/end, reason completed) and releases @ctx. */
+void call_context_done(call_context *ctx);
+
+/* --- result.c ------------------------------------------------------------------------------- */
+
+/*
+ * Makes @res the failed call @err, for the model: "Error: MESSAGE", a fence denial mapped as
+ * mapError() does under @policy (NULL or unresolved: not mapped) with the escalation hint when
+ * the tool escalates, a stale version remedied (spec §7.4). -ENOMEM.
+ */
+int call_result_fail(dsb_call_result *res, const dsb_error *err, const dsb_exec_policy *policy);
+
+/* The write tool's confirmation in @res->text (spec §7.4). -ENOMEM. */
+int call_result_write(dsb_call_result *res);
+
+/* The edit tool's confirmation in @res->text (spec §7.4). -ENOMEM. */
+int call_result_edit(dsb_call_result *res);
+
+#endif

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A call's preparation, in DSH's order (spec §6.7 steps 1-6, §7.4): the tool's argument checks
+ * and the escalation pairing; the policy; a one-shot escalation approved (before anything runs,
+ * inside a turn of the session); the working directory and the DSH_* variables; the directories
+ * checked; the provider that will confine the command.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../approval/approval.h"
+#include "call.h"
+
+int call_check_arguments(const dsb_call_request *req, dsb_error *reterr)
+{
+	switch (req->tool) {
+	case DSB_TOOL_BASH:
+		if (!req->command || js_blank(req->command))
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+					"invalid command: expected a non-empty string");
+		return 0;
+	case DSB_TOOL_EXEC:
+		/* An empty argv[0] is the executor's to refuse, as for any argv it is given. */
+		if (!req->argv || !req->argv[0])
+			return dsb_fail(
+				reterr, DSB_E_INVALID_ARGS,
+				"invalid argv: expected a non-empty program name at argv[0]");
+		return 0;
+	case DSB_TOOL_WRITE:
+	case DSB_TOOL_EDIT:
+	case DSB_TOOL_READ:
+		break;
+	case _DSB_TOOL_MAX:
+	case _DSB_TOOL_INVALID:
+	default:
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "invalid tool %d", (int)req->tool);
+	}
+	if (!req->path || js_blank(req->path))
+		return dsb_fail(reterr, DSB_E_FS_NOT_FOUND, "file_path must be a non-empty string");
+	if (req->tool == DSB_TOOL_WRITE && !req->content && req->content_fd < 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "content must be a string");
+	if (req->tool == DSB_TOOL_EDIT) {
+		if (!req->old_string || !*req->old_string)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+					"old_string must be a non-empty string");
+		if (!req->new_string)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS, "new_string must be a string");
+		if (strcmp(req->old_string, req->new_string) == 0)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+					"old_string and new_string must differ");
+	}
+	/* DSH's read tool takes no escalation: one given here would be silently ineffective. */
+	if (req->tool == DSB_TOOL_READ && (req->sandbox_permissions || req->justification))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"reads are not escalated: nothing to approve");
+	return 0;
+}
+
+/* The command's working directory (spec §6.7 step 5). -ENOMEM. */
+static int resolve_workdir(const char *base, const char *workdir, char **ret_dir)
+{
+	/* Absent: the workspace root; relative: against it; absolute: as given (spec §6.7). */
+	if (!workdir)
+		workdir = ".";
+	if (workdir[0] == '/') {
+		*ret_dir = strdup(workdir);
+		return *ret_dir ? 0 : -ENOMEM;
+	}
+	return path_lexical_resolve(base, workdir, ret_dir);
+}
+
+/* DSB_E_INVALID_ARGS naming @what and @path unless @path is a directory (NULL is fine). */
+static int check_dir(const char *what, const char *path, dsb_error *reterr)
+{
+	struct stat st;
+	if (!path)
+		return 0;
+	if (stat(path, &st) < 0)
+		return dsb_fail_errno(reterr, DSB_E_INVALID_ARGS, errno, "%s %s", what, path);
+	if (!S_ISDIR(st.st_mode))
+		return dsb_fail_errno(reterr, DSB_E_INVALID_ARGS, ENOTDIR, "%s %s", what, path);
+	return 0;
+}
+
+/* The managed DSH_* variables (spec §6.9), key-sorted. -errno. */
+static int dsh_env(dsb_session *session, char ***ret_env)
+{
+	/* DSH_HOME: $DSH_HOME, else ~/.dsh, made absolute (spec §1.4 shell-env). */
+	const char *home = getenv("DSH_HOME");
+	_cleanup_free_ char *fallback = NULL, *cwd = NULL, *dsh_home = NULL;
+	if (!home || !*home) {
+		const char *h = getenv("HOME");
+		if (asprintf(&fallback, "%s/.dsh", h && *h ? h : "") < 0)
+			return -ENOMEM;
+		home = fallback;
+	}
+	if (home[0] != '/' && !(cwd = getcwd(NULL, 0)))
+		return -errno;
+	int r = path_lexical_resolve(cwd ? cwd : "/", home, &dsh_home);
+	if (r < 0)
+		return r;
+
+	/* Key-sorted, as DSH hands them over. */
+	char **env = NULL;
+	char *entry = NULL;
+	r = asprintf(&entry, "DSH_HOME=%s", dsh_home) < 0 ? -ENOMEM : strv_consume(&env, entry);
+	if (r >= 0 && session) {
+		r = asprintf(&entry, "DSH_SESSION_ID=%s", dsb_session_id(session)) < 0
+			    ? -ENOMEM
+			    : strv_consume(&env, entry);
+		if (r >= 0)
+			r = asprintf(&entry, "DSH_SESSION_JSONL=%s", dsb_session_path(session)) < 0
+				    ? -ENOMEM
+				    : strv_consume(&env, entry);
+	}
+	if (r >= 0)
+		r = strv_push(&env, "DSH_SHELL=1");
+	if (r < 0) {
+		strv_free(env);
+		return r;
+	}
+	/* DSH_HOME < DSH_SESSION_ID < DSH_SESSION_JSONL < DSH_SHELL: already in order. */
+	*ret_env = env;
+	return 0;
+}
+
+/* Appends turn/start or turn/end for @turn (a call on an idle session is its own turn). */
+static int append_turn(dsb_session *s, bool start, int64_t turn, dsb_error *reterr)
+{
+	char data[96];
+	if (start)
+		(void)snprintf(data, sizeof(data), "{\"turn\":%lld}", (long long)turn);
+	else
+		(void)snprintf(data, sizeof(data),
+			       "{\"turn\":%lld,\"reason\":{\"kind\":\"completed\"}}",
+			       (long long)turn);
+	return dsb_session_append(s, start ? "turn/start" : "turn/end", data, NULL, reterr);
+}
+
+/* Who is asked: approval.answerer's program when configured, else the call's callback. */
+typedef struct answer_route {
+	char *const *program;
+	int cancel_fd;
+	dsb_answerer_fn callback;
+	void *userdata;
+} answer_route;
+
+static int answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
+{
+	const answer_route *a = userdata;
+	if (a->program && a->program[0])
+		return approval_answer_command(a->program, req, req->timeout_ms, a->cancel_fd, ret);
+	if (a->callback)
+		return a->callback(req, a->userdata, ret);
+	*ret = DSB_OUTCOME_UNAVAILABLE;
+	return 0;
+}
+
+/* What the person approving sees of an exec: the whole command, as typed. New string. */
+static char *shown_argv(char *const *argv)
+{
+	strbuf shown = STRBUF_INIT;
+	for (size_t i = 0; argv[i]; i++)
+		(void)strbuf_printf(&shown, i > 0 ? " %s" : "%s", argv[i]);
+	return shown.buf ? strbuf_take(&shown) : strdup(argv[0]);
+}
+
+/*
+ * Steps 3-4 of spec §6.7: approve the escalation (before anything runs), then run this one
+ * call under the granted mode, keeping the standing root.
+ */
+static int escalate(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_error *reterr)
+{
+	bool fs = req->tool != DSB_TOOL_BASH && req->tool != DSB_TOOL_EXEC;
+	_cleanup_free_ char *shown = req->tool == DSB_TOOL_EXEC ? shown_argv(req->argv) : NULL;
+	if (req->tool == DSB_TOOL_EXEC && !shown)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	dsb_escalation e = {
+		.requested = dsb_mode_from_string(req->sandbox_permissions),
+		.justification = req->justification,
+		.effective = ctx->policy.mode,
+		.subject = fs ? "operation" : "command",
+		.tool_name = dsb_tool_to_string(req->tool),
+		.call_id = req->call_id,
+		.subject_text = fs	? req->path
+				: shown ? shown
+					: req->command,
+		.answer_timeout_ms = req->timeout_ms ? req->timeout_ms : ctx->cfg->timeout_ms,
+	};
+	bool open = true;
+	int64_t last = 0;
+	int r = 0;
+	/* Fail closed on the wider-check first, before any turn or audit event. */
+	if (ctx->session && dsb_escalation_is_wider(e.effective, e.requested)) {
+		r = approval_turn_state(ctx->session, &open, &last, reterr);
+		if (r >= 0 && !open) {
+			r = append_turn(ctx->session, true, last + 1, reterr);
+			if (r >= 0)
+				ctx->opened_turn = last + 1;
+		}
+	}
+	if (r < 0)
+		return r;
+	answer_route route = {
+		.program = ctx->cfg->answerer,
+		.cancel_fd = call->cancel_fd,
+		.callback = call->answer,
+		.userdata = call->answer_userdata,
+	};
+	dsb_mode granted;
+	r = approval_escalate(ctx->session, ctx->cfg, &e, answer, &route, &granted, reterr);
+	if (r < 0)
+		return r;
+	ctx->policy.mode = granted;
+	return 0;
+}
+
+int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx, dsb_error *reterr)
+{
+	*ctx = (call_context){0};
+	/*
+	 * Our memory and environment hold what the command must not see (the scrubbed variables,
+	 * the session): not dumpable, /proc/PID/{environ,mem,fd} and ptrace need CAP_SYS_PTRACE,
+	 * which no confined command has. (Landlock and bwrap's PID namespace refuse them too.)
+	 */
+	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
+	if (atomic_load(&call->cancelled))
+		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
+	int r = call_check_arguments(req, reterr);
+	if (r < 0)
+		return r;
+	if (req->mode < _DSB_MODE_INVALID || req->mode >= _DSB_MODE_MAX ||
+	    req->backend < _DSB_BACKEND_INVALID || req->backend >= _DSB_BACKEND_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "invalid mode or backend");
+	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
+	r = dsb_escalation_validate(req->sandbox_permissions, req->justification, reterr);
+	if (r < 0)
+		return r;
+	dsb_call_setup setup = call_setup(call);
+	r = call_resolve(&setup, req->session, req->mode, req->workspace, &ctx->cfg, &ctx->policy,
+			 &ctx->store, &ctx->session, reterr);
+	if (r < 0)
+		return r;
+	if (req->backend >= 0) {
+		/* One backend, as asked: the chain is that backend alone. */
+		ctx->cfg->backends[0] = req->backend;
+		ctx->cfg->n_backends = 1;
+	}
+	if (req->sandbox_permissions)
+		r = escalate(call, req, ctx, reterr);
+	/* A cancellation while the answer was awaited wins over the answer (spec §6.5). */
+	if (atomic_load(&call->cancelled))
+		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
+	if (r < 0)
+		return r;
+	if (resolve_workdir(ctx->policy.workspace_root, req->workdir, &ctx->workdir) < 0 ||
+	    dsh_env(ctx->session, &ctx->dsh_env) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	/*
+	 * Where nothing can run is the caller's mistake, named, before any sandbox is tried: the
+	 * workspace whenever it plays a part (a confined mode binds or grants it; without a
+	 * workdir the command starts there), and the workdir given. danger-full-access with a
+	 * workdir has no use for the workspace (a replayed log's cwd may be a placeholder).
+	 */
+	r = 0;
+	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS || !req->workdir)
+		r = check_dir("workspace", ctx->policy.workspace_root, reterr);
+	if (r >= 0 && req->workdir)
+		r = check_dir("workdir", ctx->workdir, reterr);
+	if (r < 0)
+		return r;
+	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS)
+		r = dsb_provider_new(ctx->cfg, call->cache_dir, &ctx->provider, reterr);
+	return r;
+}
+
+void call_context_done(call_context *ctx)
+{
+	if (ctx->opened_turn > 0 && ctx->session)
+		(void)append_turn(ctx->session, false, ctx->opened_turn, NULL);
+	dsb_provider_free(ctx->provider);
+	dsb_session_free(ctx->session);
+	dsb_store_free(ctx->store);
+	dsb_exec_policy_done(&ctx->policy);
+	dsb_config_free(ctx->cfg);
+	strv_free(ctx->dsh_env);
+	free(ctx->workdir);
+	*ctx = (call_context){0};
+}
