@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CLI's approval answerers (spec §8.3 answerer chain): the external command of
- * approval.answerer, which reads the request as one JSON line on stdin and prints one outcome;
- * else a prompt on the controlling terminal (allow once / reject; Ctrl-C cancels); else none,
- * which the service turns into `unavailable`. A hung answerer is cancelled at the call's
- * timeout and its late answer discarded.
+ * The CLI's approval answerer (spec §8.3 answerer chain), asked when approval.answerer names no
+ * program (the library asks that one itself): a prompt on the controlling terminal (allow once
+ * / reject; Ctrl-C cancels); without a terminal none, which the service records as
+ * `unavailable`. An unanswered prompt is cancelled at the call's timeout.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/core.h"
@@ -27,8 +25,9 @@ static void on_interrupt(int sig)
 	interrupted = 1;
 }
 
-/* Reads up to @size-1 bytes from @fd until EOF, the deadline or Ctrl-C. 0, or -ETIMEDOUT/-EINTR. */
-static int read_until(int fd, char *buf, size_t size, uint64_t deadline, bool stop_at_newline)
+/* Reads one line (at most @size-1 bytes) from @fd until the deadline or Ctrl-C. 0, -ETIMEDOUT,
+ * -EINTR. */
+static int read_line(int fd, char *buf, size_t size, uint64_t deadline)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -52,7 +51,7 @@ static int read_until(int fd, char *buf, size_t size, uint64_t deadline, bool st
 			break;
 		len += (size_t)n;
 		buf[len] = '\0';
-		if (stop_at_newline && memchr(buf, '\n', len))
+		if (memchr(buf, '\n', len))
 			break;
 	}
 	return 0;
@@ -68,81 +67,8 @@ static char *trim(char *s)
 	return s;
 }
 
-static int put_member(strbuf *sb, const char *key, const char *value)
-{
-	if (!value)
-		return 0;
-	int r = strbuf_printf(sb, "%s\"%s\":", sb->len > 1 ? "," : "", key);
-	return r < 0 ? r : json_quote_append(sb, value, strlen(value));
-}
-
-/* The external command: request on stdin as one JSON line, the outcome word on stdout. */
-static int ask_command(const cli_answerer *a, const dsb_approval_request *req,
-		       dsb_approval_outcome *ret)
-{
-	strbuf line = STRBUF_INIT;
-	int r = strbuf_putc(&line, '{');
-	if (r >= 0)
-		r = put_member(&line, "id", req->id);
-	if (r >= 0)
-		r = put_member(&line, "sessionId", req->session_id);
-	if (r >= 0)
-		r = put_member(&line, "toolName", req->tool_name);
-	if (r >= 0)
-		r = put_member(&line, "callId", req->call_id);
-	if (r >= 0)
-		r = put_member(&line, "reason", req->reason);
-	if (r >= 0)
-		r = put_member(&line, "subject", req->subject);
-	if (r >= 0)
-		r = strbuf_puts(&line, "}\n");
-	int in[2] = {-1, -1}, out[2] = {-1, -1};
-	if (r < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-		strbuf_done(&line);
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		execvp(a->argv[0], a->argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	/* A small line; an answerer that does not read it gets EPIPE, not us blocked. */
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
-	sigaction(SIGPIPE, &ignore, &old);
-	ssize_t ignored = pid > 0 ? write(in[1], line.buf, line.len) : -1;
-	(void)ignored;
-	sigaction(SIGPIPE, &old, NULL);
-	close(in[1]);
-	strbuf_done(&line);
-	if (pid < 0) {
-		close(out[0]);
-		return -1;
-	}
-
-	char said[256];
-	r = read_until(out[0], said, sizeof(said), monotonic_ms() + a->timeout_ms, false);
-	close(out[0]);
-	int status = 0;
-	if (r < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		*ret = DSB_OUTCOME_CANCELLED; /* a hung answerer: the call's time is up */
-		return 0;
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return -1; /* a failing answerer: unavailable */
-	*ret = dsb_approval_outcome_from_string(trim(said));
-	return 0;
-}
-
 /* The controlling terminal, where a person can answer. No terminal: no answerer. */
-static int ask_terminal(const cli_answerer *a, const dsb_approval_request *req,
-			dsb_approval_outcome *ret)
+int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
 {
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (tty < 0) {
@@ -160,7 +86,9 @@ static int ask_terminal(const cli_answerer *a, const dsb_approval_request *req,
 		req->subject && strchr(req->subject, '/') == req->subject ? "path" : "command",
 		req->subject ? req->subject : "", req->reason ? req->reason : "");
 	char answer[64];
-	int r = read_until(tty, answer, sizeof(answer), monotonic_ms() + a->timeout_ms, true);
+	uint64_t now = monotonic_ms();
+	uint64_t deadline = req->timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + req->timeout_ms;
+	int r = read_line(tty, answer, sizeof(answer), deadline);
 	sigaction(SIGINT, &old, NULL);
 	if (r < 0) {
 		dprintf(tty, "\n");
@@ -172,12 +100,4 @@ static int ask_terminal(const cli_answerer *a, const dsb_approval_request *req,
 		       ? DSB_OUTCOME_ALLOWED_ONCE
 		       : DSB_OUTCOME_REJECTED;
 	return 0;
-}
-
-int cli_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
-{
-	const cli_answerer *a = userdata;
-	if (a->argv && a->argv[0])
-		return ask_command(a, req, ret);
-	return ask_terminal(a, req, ret);
 }

@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The CLI's approval answerers: an external command, else the terminal, else none. */
+/* The CLI's approval answerer: a prompt on the controlling terminal. */
 #ifndef DSB_CLI_ANSWER_H
 #define DSB_CLI_ANSWER_H
 
-#include <stdint.h>
-
 #include <dsb/approval.h>
 
-typedef struct cli_answerer {
-	char *const *argv;   /* approval.answerer, or empty: ask the controlling terminal */
-	uint64_t timeout_ms; /* how long a person or command may take: the call's timeout */
-} cli_answerer;
-
-/* A dsb_answerer_fn; @userdata is a cli_answerer. */
-int cli_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
+/*
+ * A dsb_answerer_fn (@userdata unused): asks on /dev/tty, allow once or reject, within the
+ * request's timeout_ms; Ctrl-C or the timeout cancels; no terminal: unavailable.
+ */
+int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
 
 #endif

@@ -44,12 +44,21 @@ void cli_print_usage(FILE *f, const cli_command *cmd);
 
 const cli_command *cli_find_command(const char *name);
 
+/* The library's view of the global options: --config and --store, no probe cache. */
+dsb_call_setup cli_setup(const cli_global *global);
+
 /*
  * Loads the configuration: --config FILE, else $DSH_SANDBOX_CONFIG, else
  * $XDG_CONFIG_HOME/dsh-sandbox/config.yaml (~/.config/...) when it exists, else the defaults;
- * then DSH_PERMISSION_MODE over the mode.
+ * then DSH_PERMISSION_MODE over the mode (dsb_call_load_config(), an empty --config named).
  */
 int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr);
+
+/*
+ * What dsb_call_load_config() does first, in the CLI's words: an empty --config is a usage
+ * error, DSB_E_INVALID_ARGS `--config: expected a file path, got an empty string`.
+ */
+int cli_check_config_option(const cli_global *global, dsb_error *reterr);
 
 /* The options every policy-resolving command takes. */
 typedef struct cli_policy_args {
@@ -58,17 +67,16 @@ typedef struct cli_policy_args {
 	const char *workspace; /* --workspace DIR: the fallback root */
 } cli_policy_args;
 
+/* --mode MODE parsed into *@ret_mode (_DSB_MODE_INVALID when not given): INVALID_ARGS. */
+int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *reterr);
+
 /*
- * Loads the configuration (with --workspace over its root) and resolves one call's policy:
- * the session's when one is named, else agentless (spec §2.2). On success *@ret_cfg is the
- * configuration used (free it with dsb_config_free()) and *@ret_policy the policy. When
- * @ret_store and @ret_session are not NULL they receive the store and session the policy was
- * read from (NULL when no session was named), so a caller that goes on to append to the
- * session does not open and fold it a second time.
+ * Resolves one call's policy with dsb_call_resolve(): the session's when one is named, else
+ * agentless (spec §2.2). On success *@ret_cfg is the configuration used (free it with
+ * dsb_config_free()) and *@ret_policy the policy.
  */
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
-		       dsb_exec_policy *ret_policy, dsb_store **ret_store,
-		       dsb_session **ret_session, dsb_error *err);
+		       dsb_exec_policy *ret_policy, dsb_error *err);
 
 /* Appends the policy object of `policy --json` (no newline) to @sb. -ENOMEM. */
 struct strbuf;

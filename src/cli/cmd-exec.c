@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsh-sandbox exec: run ARGV under the resolved policy, confined, for people and scripts.
- * stdin and stdout pass straight through; stderr is copied through as it comes (and read for
- * the denial dialect). Exit status: the command's; 124 when it timed out; 125 when dsh-sandbox
- * failed or no sandbox could run it (then nothing ran). A denial adds the denial marker on
- * stderr after the command's own output. A command that could not be executed: 127 when it
- * does not exist, 126 otherwise, with `dsh-sandbox: COMMAND: REASON` (as env(1)).
+ * dsh-sandbox exec: run ARGV under the resolved policy, confined, for people and scripts (a
+ * DSB_TOOL_EXEC call). stdin and stdout pass straight through; stderr is copied through as it
+ * comes (and read for the denial dialect). Exit status: the command's; 124 when it timed out; 125
+ * when dsh-sandbox failed or no sandbox could run it (then nothing ran). A denial adds the denial
+ * marker on stderr after the command's own output. A command that could not be executed: 127 when
+ * it does not exist, 126 otherwise, with `dsh-sandbox: COMMAND: REASON` (as env(1)).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/core.h"
-#include "../policy/policy.h"
 #include "run-common.h"
 
 /* dsh-sandbox's own failures: the command's statuses take everything else (DESIGN.md). */
@@ -24,10 +22,18 @@
 #define EXEC_NOT_FOUND	127
 #define EXEC_CANNOT_RUN 126
 
+/* The child owns the terminal's signals once it runs; we only wait and pass its status on. */
+static void leave_signals_to_the_command(void *userdata)
+{
+	(void)userdata;
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+}
+
 int cmd_exec(cli_global *global, int argc, char **argv)
 {
 	const cli_command *cmd = cli_find_command("exec");
-	run_args args = {.tool_name = "exec"};
+	run_args args = {0};
 	int c;
 
 	opterr = 0;
@@ -47,57 +53,38 @@ int cmd_exec(cli_global *global, int argc, char **argv)
 		return cli_usage_error(cmd,
 				       "no command given (dsh-sandbox exec [OPTIONS] -- ARGV...)");
 
-	/* What the person approving sees: the whole command, as typed. */
-	strbuf shown = STRBUF_INIT;
-	for (int i = optind; i < argc; i++)
-		(void)strbuf_printf(&shown, i > optind ? " %s" : "%s", argv[i]);
-	args.subject = shown.buf ? shown.buf : argv[optind];
+	dsb_call_request req = DSB_CALL_REQUEST_INIT;
+	req.tool = DSB_TOOL_EXEC;
+	req.argv = argv + optind;
+	dsb_call_result res = {0};
 	dsb_error err = {0};
-	run_context ctx;
-	dsb_run_result res = {0};
-	int r = run_prepare(global, &args, &ctx, &err);
-	if (r == -DSB_E_INVALID_ARGS) {
-		cli_report(&err);
-		run_context_done(&ctx);
-		strbuf_done(&shown);
-		return CLI_EXIT_USAGE;
-	}
-	if (r >= 0) {
-		dsb_run_request req = {
-			.argv = argv + optind,
-			.workdir = args.workdir ? ctx.workdir : NULL,
-			.timeout_ms = ctx.timeout_ms ? ctx.timeout_ms : UINT64_MAX,
-			.dsh_env = ctx.dsh_env,
-			.passthrough = true,
-			.no_spill = true,
-		};
-		/* The child owns the terminal's signals; we only wait and pass its status on. */
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		/* A person's command has no default timeout: only --timeout sets one. */
-		ctx.cfg->max_timeout_ms = UINT64_MAX;
-		r = dsb_exec_run(ctx.provider, ctx.cfg, &ctx.policy, &req, &res, &err);
-	}
-	run_context_done(&ctx);
-	strbuf_done(&shown);
-	if (r == -DSB_E_EXEC_FAILED) {
-		/* The sandbox ran; the command did not: env(1)'s words and statuses. */
-		fprintf(stderr, "dsh-sandbox: %s: %s\n", err.subject, strerror(err.sys_errno));
-		return err.sys_errno == ENOENT ? EXEC_NOT_FOUND : EXEC_CANNOT_RUN;
-	}
-	if (r < 0) {
+	if (run_call(global, &args, &req, leave_signals_to_the_command, &res, &err) < 0) {
 		fprintf(stderr, "dsh-sandbox: %s\n", err.message);
 		return EXEC_FAILED;
 	}
-
-	int status = res.exit_code >= 0 ? res.exit_code : 128 + res.signal;
-	if (res.denied) {
-		fflush(stdout);
-		fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
-			dsb_mode_to_string(res.mode));
+	int status;
+	if (res.is_error && res.error.code == DSB_E_INVALID_ARGS && !res.prepared) {
+		/* A usage error, caught before anything was tried. */
+		cli_report(&res.error);
+		status = CLI_EXIT_USAGE;
+	} else if (res.is_error && res.error.code == DSB_E_EXEC_FAILED) {
+		/* The sandbox ran; the command did not: env(1)'s words and statuses. */
+		fprintf(stderr, "dsh-sandbox: %s: %s\n", res.error.subject,
+			strerror(res.error.sys_errno));
+		status = res.error.sys_errno == ENOENT ? EXEC_NOT_FOUND : EXEC_CANNOT_RUN;
+	} else if (res.is_error) {
+		fprintf(stderr, "dsh-sandbox: %s\n", res.error.message);
+		status = EXEC_FAILED;
+	} else {
+		status = res.run.exit_code >= 0 ? res.run.exit_code : 128 + res.run.signal;
+		if (res.run.denied) {
+			fflush(stdout);
+			fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
+				dsb_mode_to_string(res.run.mode));
+		}
+		if (res.run.timed_out)
+			status = EXEC_TIMED_OUT;
 	}
-	if (res.timed_out)
-		status = EXEC_TIMED_OUT;
-	dsb_run_result_done(&res);
+	dsb_call_result_done(&res);
 	return status;
 }

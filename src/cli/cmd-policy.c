@@ -177,7 +177,7 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 	dsb_config *cfg = NULL;
 	char **roots = NULL;
 	cli_policy_args pa = {args.session, args.mode, args.workspace};
-	r = cli_resolve_policy(global, &pa, &cfg, &resolved, NULL, NULL, &err);
+	r = cli_resolve_policy(global, &pa, &cfg, &resolved, &err);
 	enforcer en = {0};
 	if (r >= 0 && resolved.n_protected > 0)
 		find_enforcer(global, cfg, &en);

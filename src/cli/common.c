@@ -65,73 +65,28 @@ int cli_option_error(const cli_command *cmd, int c, char **argv)
 	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
-/* The directory a default configuration file is looked for in, or NULL (no HOME). */
-static char *default_config_dir(void)
+dsb_call_setup cli_setup(const cli_global *global)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	char *path = NULL;
-	if (xdg && xdg[0] == '/')
-		return asprintf(&path, "%s/dsh-sandbox", xdg) < 0 ? NULL : path;
-	if (home && home[0] == '/')
-		return asprintf(&path, "%s/.config/dsh-sandbox", home) < 0 ? NULL : path;
-	return NULL;
+	return (dsb_call_setup){.config_path = global->config_path,
+				.store_path = global->store_path};
 }
 
-/* The default configuration file, or NULL when there is none to read. */
-static char *default_config_path(void)
+int cli_check_config_option(const cli_global *global, dsb_error *reterr)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	char *path = NULL;
-
-	if (xdg && xdg[0] == '/') {
-		if (asprintf(&path, "%s/dsh-sandbox/config.yaml", xdg) < 0)
-			return NULL;
-	} else if (home && home[0] == '/') {
-		if (asprintf(&path, "%s/.config/dsh-sandbox/config.yaml", home) < 0)
-			return NULL;
-	} else
-		return NULL;
-
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		free(path);
-		return NULL;
-	}
-	return path;
+	/* An empty --config names no file: a usage error (DSH_SANDBOX_CONFIG="" is unset). */
+	if (global->config_path && !*global->config_path)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"--config: expected a file path, got an empty string");
+	return 0;
 }
 
 int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *reterr)
 {
-	const char *explicit_path = global->config_path;
-	/* An empty --config names no file: a usage error (DSH_SANDBOX_CONFIG="" is unset). */
-	if (explicit_path && !*explicit_path)
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
-				"--config: expected a file path, got an empty string");
-	if (!explicit_path)
-		explicit_path = getenv("DSH_SANDBOX_CONFIG");
-
-	_cleanup_free_ char *found = explicit_path && *explicit_path ? NULL : default_config_path();
-	const char *path = found ? found : explicit_path && *explicit_path ? explicit_path : NULL;
-
-	dsb_config *cfg = NULL;
-	int r;
-	if (path)
-		r = dsb_config_load_file(path, &cfg, reterr);
-	else {
-		cfg = dsb_config_new();
-		r = cfg ? 0 : dsb_fail(reterr, DSB_E_NO_MEMORY, "configuration: out of memory");
-	}
+	int r = cli_check_config_option(global, reterr);
 	if (r < 0)
 		return r;
-
-	r = dsb_config_apply_env(cfg, getenv("DSH_PERMISSION_MODE"), reterr);
-	if (r < 0) {
-		dsb_config_free(cfg);
-		return r;
-	}
-	*ret_cfg = cfg;
-	return 0;
+	dsb_call_setup setup = cli_setup(global);
+	return dsb_call_load_config(&setup, ret_cfg, reterr);
 }
 
 static int put_string(strbuf *sb, const char *s)
@@ -175,86 +130,25 @@ int cli_flush_stdout(void)
 	return 0;
 }
 
-/*
- * What the CLI adds to the policy's protected paths: the store it uses and, when no
- * configuration file was loaded, the directory where one would be found (so that a command
- * cannot plant one there for the next call).
- */
-static int cli_protect(const cli_global *global, dsb_policy *policy, const dsb_config *cfg,
-		       const dsb_store *store, dsb_error *err)
+int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *reterr)
 {
-	int r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_store_root(store), err);
-	/*
-	 * As spelled too: the store and the configuration are opened by that path on every
-	 * call, so a symlink on it inside a writable root must be refused (policy/protect.c),
-	 * not only its target protected.
-	 */
-	const char *spelled[][2] = {
-		{global->store_path ? global->store_path : getenv("DSH_SANDBOX_STORE"), "store"},
-		{global->config_path ? global->config_path : getenv("DSH_SANDBOX_CONFIG"),
-		 "config"},
-	};
-	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(spelled); i++) {
-		_cleanup_free_ char *absolute = NULL;
-		if (!spelled[i][0] || !spelled[i][0][0])
-			continue;
-		_cleanup_free_ char *cwd = spelled[i][0][0] == '/' ? NULL : getcwd(NULL, 0);
-		if (spelled[i][0][0] != '/' && !cwd)
-			continue;
-		if (path_lexical_resolve(cwd ? cwd : "/", spelled[i][0], &absolute) < 0)
-			return dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-		r = dsb_policy_protect(policy, i == 0 ? DSB_PROTECT_STORE : DSB_PROTECT_CONFIG,
-				       absolute, err);
-	}
-	if (r < 0 || dsb_config_file(cfg))
-		return r;
-	_cleanup_free_ char *dir = default_config_dir();
-	return dir ? dsb_policy_protect(policy, DSB_PROTECT_CONFIG, dir, err) : 0;
+	*ret_mode = _DSB_MODE_INVALID;
+	if (args->mode &&
+	    dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, ret_mode, reterr) < 0)
+		return -DSB_E_INVALID_ARGS;
+	return 0;
 }
 
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
-		       dsb_exec_policy *ret_policy, dsb_store **ret_store,
-		       dsb_session **ret_session, dsb_error *err)
+		       dsb_exec_policy *ret_policy, dsb_error *err)
 {
-	dsb_mode mode = _DSB_MODE_INVALID;
-	if (args->mode && dsb_mode_parse(args->mode, "--mode", DSB_E_INVALID_ARGS, &mode, err) < 0)
-		return -DSB_E_INVALID_ARGS;
-
-	dsb_config *cfg = NULL;
-	dsb_policy *policy = NULL;
-	dsb_store *store = NULL;
-	dsb_session *session = NULL;
-	int r = cli_load_config(global, &cfg, err);
-	if (r >= 0 && args->workspace)
-		r = dsb_config_set_workspace_root(cfg, args->workspace, err);
+	dsb_mode mode;
+	int r = cli_parse_mode(args, &mode, err);
 	if (r >= 0)
-		r = dsb_policy_new(cfg, &policy, err);
-	if (r >= 0)
-		r = dsb_store_open(global->store_path, &store, err);
-	if (r >= 0)
-		r = cli_protect(global, policy, cfg, store, err);
-	if (r >= 0 && args->session) {
-		r = dsb_session_open(store, args->session, &session, err);
-		if (r >= 0)
-			r = dsb_session_resolve(session, policy, mode, ret_policy, err);
-	} else if (r >= 0) {
-		dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
-		req.mode = mode;
-		r = dsb_policy_resolve(policy, &req, ret_policy, err);
-	}
-	dsb_policy_free(policy);
-	if (r < 0) {
-		dsb_session_free(session);
-		dsb_store_free(store);
-		dsb_config_free(cfg);
+		r = cli_check_config_option(global, err);
+	if (r < 0)
 		return r;
-	}
-	if (ret_session && ret_store) {
-		*ret_session = TAKE_PTR(session);
-		*ret_store = TAKE_PTR(store);
-	}
-	dsb_session_free(session);
-	dsb_store_free(store);
-	*ret_cfg = cfg;
-	return r;
+	dsb_call_setup setup = cli_setup(global);
+	return dsb_call_resolve(&setup, args->session, mode, args->workspace, ret_cfg, ret_policy,
+				err);
 }

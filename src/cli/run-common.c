@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* What `bash` and `exec` share: their options, the working directory and the DSH_* variables. */
+/* What `bash`, `exec` and `fs` share: their options, and one call made with them. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../call/call.h"
 #include "../core/core.h"
 #include "../policy/policy.h"
-#include "../approval/approval.h"
 #include "answer.h"
 #include "run-common.h"
 
@@ -90,193 +87,94 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err)
 	return 0;
 }
 
-int run_workdir(const char *base, const char *workdir, char **ret_dir)
+/* The CLI's own options, checked in the place DSH's tool checks the same arguments. */
+static int check_options(const cli_global *global, const run_args *args, dsb_call_request *req,
+			 dsb_error *err)
 {
-	/* Absent: the workspace root; relative: against it; absolute: as given (spec §6.7). */
-	if (!workdir)
-		workdir = ".";
-	if (workdir[0] == '/') {
-		*ret_dir = strdup(workdir);
-		return *ret_dir ? 0 : -ENOMEM;
-	}
-	return path_lexical_resolve(base, workdir, ret_dir);
-}
-
-int run_check_dir(const char *what, const char *path, dsb_error *err)
-{
-	struct stat st;
-	if (!path)
-		return 0;
-	if (stat(path, &st) < 0)
-		return dsb_fail_errno(err, DSB_E_INVALID_ARGS, errno, "%s %s", what, path);
-	if (!S_ISDIR(st.st_mode))
-		return dsb_fail_errno(err, DSB_E_INVALID_ARGS, ENOTDIR, "%s %s", what, path);
-	return 0;
-}
-
-int run_dsh_env(dsb_session *session, char ***ret_env)
-{
-	/* DSH_HOME: $DSH_HOME, else ~/.dsh, made absolute (spec §1.4 shell-env). */
-	const char *home = getenv("DSH_HOME");
-	_cleanup_free_ char *fallback = NULL, *cwd = NULL, *dsh_home = NULL;
-	if (!home || !*home) {
-		const char *h = getenv("HOME");
-		if (asprintf(&fallback, "%s/.dsh", h && *h ? h : "") < 0)
-			return -ENOMEM;
-		home = fallback;
-	}
-	if (home[0] != '/' && !(cwd = getcwd(NULL, 0)))
-		return -errno;
-	int r = path_lexical_resolve(cwd ? cwd : "/", home, &dsh_home);
+	int r = call_check_arguments(req, err);
 	if (r < 0)
 		return r;
-
-	/* Key-sorted, as DSH hands them over. */
-	char **env = NULL;
-	char *entry = NULL;
-	r = asprintf(&entry, "DSH_HOME=%s", dsh_home) < 0 ? -ENOMEM : strv_consume(&env, entry);
-	if (r >= 0 && session) {
-		r = asprintf(&entry, "DSH_SESSION_ID=%s", dsb_session_id(session)) < 0
-			    ? -ENOMEM
-			    : strv_consume(&env, entry);
-		if (r >= 0)
-			r = asprintf(&entry, "DSH_SESSION_JSONL=%s", dsb_session_path(session)) < 0
-				    ? -ENOMEM
-				    : strv_consume(&env, entry);
-	}
-	if (r >= 0)
-		r = strv_push(&env, "DSH_SHELL=1");
-	if (r < 0) {
-		strv_free(env);
-		return r;
-	}
-	/* DSH_HOME < DSH_SESSION_ID < DSH_SESSION_JSONL < DSH_SHELL: already in order. */
-	*ret_env = env;
-	return 0;
-}
-
-/* Appends turn/start or turn/end for @turn (a CLI call on an idle session is its own turn). */
-static int append_turn(dsb_session *s, bool start, int64_t turn, dsb_error *err)
-{
-	char data[96];
-	if (start)
-		(void)snprintf(data, sizeof(data), "{\"turn\":%lld}", (long long)turn);
-	else
-		(void)snprintf(data, sizeof(data),
-			       "{\"turn\":%lld,\"reason\":{\"kind\":\"completed\"}}",
-			       (long long)turn);
-	return dsb_session_append(s, start ? "turn/start" : "turn/end", data, NULL, err);
-}
-
-/*
- * Steps 3-4 of spec §6.7: approve the escalation (before anything runs), then run this one
- * call under the granted mode, keeping the standing root.
- */
-static int escalate(const run_args *args, run_context *ctx, dsb_error *err)
-{
-	dsb_escalation e = {
-		.requested = dsb_mode_from_string(args->sandbox_permissions),
-		.justification = args->justification,
-		.effective = ctx->policy.mode,
-		.subject = args->escalation_subject ? args->escalation_subject : "command",
-		.tool_name = args->tool_name,
-		.call_id = args->call_id,
-		.subject_text = args->subject,
-	};
-	bool open = true;
-	int64_t last = 0;
-	int r = 0;
-	/* Fail closed on the wider-check first, before any turn or audit event. */
-	if (ctx->session && dsb_escalation_is_wider(e.effective, e.requested)) {
-		r = approval_turn_state(ctx->session, &open, &last, err);
-		if (r >= 0 && !open) {
-			r = append_turn(ctx->session, true, last + 1, err);
-			if (r >= 0)
-				ctx->opened_turn = last + 1;
-		}
-	}
-	if (r < 0)
-		return r;
-	cli_answerer a = {
-		.argv = ctx->cfg->answerer,
-		.timeout_ms = ctx->timeout_ms ? ctx->timeout_ms : ctx->cfg->timeout_ms,
-	};
-	dsb_mode granted;
-	r = approval_escalate(ctx->session, ctx->cfg, &e, cli_answer, &a, &granted, err);
-	if (r < 0)
-		return r;
-	ctx->policy.mode = granted;
-	return 0;
-}
-
-int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err)
-{
-	*ctx = (run_context){0};
-	/*
-	 * Our memory and environment hold what the command must not see (the scrubbed variables,
-	 * the session): not dumpable, /proc/PID/{environ,mem,fd} and ptrace need CAP_SYS_PTRACE,
-	 * which no confined command has. (Landlock and bwrap's PID namespace refuse them too.)
-	 */
-	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
-	if (args->timeout && run_parse_timeout(args->timeout, &ctx->timeout_ms, err) < 0)
+	if (args->timeout && run_parse_timeout(args->timeout, &req->timeout_ms, err) < 0)
 		return -DSB_E_INVALID_ARGS;
-	dsb_backend backend = _DSB_BACKEND_INVALID;
-	if (args->backend && (backend = dsb_backend_from_string(args->backend)) < 0)
+	if (args->backend && (req->backend = dsb_backend_from_string(args->backend)) < 0)
 		return dsb_fail(err, DSB_E_INVALID_ARGS,
 				"--backend: invalid backend \"%s\" (accepted: %s)", args->backend,
 				policy_backends_accepted());
-
 	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
-	int r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
-	if (r < 0)
-		return r;
-	r = cli_resolve_policy(global, &args->policy, &ctx->cfg, &ctx->policy, &ctx->store,
-			       &ctx->session, err);
-	if (r < 0)
-		return r;
-	if (backend >= 0) {
-		/* One backend, as asked: the chain is that backend alone. */
-		ctx->cfg->backends[0] = backend;
-		ctx->cfg->n_backends = 1;
-	}
-	if (args->sandbox_permissions) {
-		r = escalate(args, ctx, err);
-		if (r < 0)
-			return r;
-	}
-	if (run_workdir(ctx->policy.workspace_root, args->workdir, &ctx->workdir) < 0 ||
-	    run_dsh_env(ctx->session, &ctx->dsh_env) < 0)
-		return dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-	/*
-	 * Where nothing can run is the caller's mistake, named, before any sandbox is tried: the
-	 * workspace whenever it plays a part (a confined mode binds or grants it; without
-	 * --workdir the command starts there), and the workdir given. danger-full-access with a
-	 * workdir has no use for the workspace (a replayed log's cwd may be a placeholder).
-	 */
-	r = 0;
-	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS || !args->workdir)
-		r = run_check_dir("workspace", ctx->policy.workspace_root, err);
-	if (r >= 0 && args->workdir)
-		r = run_check_dir("workdir", ctx->workdir, err);
-	if (r < 0)
-		return r;
-	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS) {
-		_cleanup_free_ char *cache = cli_cache_dir(global);
-		r = dsb_provider_new(ctx->cfg, cache, &ctx->provider, err);
-	}
+	r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
+	if (r >= 0)
+		r = cli_parse_mode(&args->policy, &req->mode, err);
+	if (r >= 0)
+		r = cli_check_config_option(global, err);
 	return r;
 }
 
-void run_context_done(run_context *ctx)
+int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
+	     dsb_call_on_run_fn on_run, dsb_call_result *ret, dsb_error *err)
 {
-	if (ctx->opened_turn > 0 && ctx->session)
-		(void)append_turn(ctx->session, false, ctx->opened_turn, NULL);
-	dsb_provider_free(ctx->provider);
-	dsb_session_free(ctx->session);
-	dsb_store_free(ctx->store);
-	dsb_exec_policy_done(&ctx->policy);
-	dsb_config_free(ctx->cfg);
-	strv_free(ctx->dsh_env);
-	free(ctx->workdir);
-	*ctx = (run_context){0};
+	req->session = args->policy.session;
+	req->workspace = args->policy.workspace;
+	req->workdir = args->workdir;
+	req->sandbox_permissions = args->sandbox_permissions;
+	req->justification = args->justification;
+	req->call_id = args->call_id;
+
+	dsb_call_result res = {.tool = req->tool};
+	int r = check_options(global, args, req, err);
+	if (r < 0) {
+		/* Not made: a failed call all the same, for the model as for a person. */
+		if (call_result_fail(&res, err, NULL) < 0)
+			return r;
+		*ret = res;
+		return 0;
+	}
+
+	_cleanup_free_ char *cache = cli_cache_dir(global);
+	dsb_call_setup setup = cli_setup(global);
+	setup.cache_dir = cache;
+	dsb_call *call = NULL;
+	r = dsb_call_new(&setup, &call, err);
+	if (r < 0)
+		return r;
+	dsb_call_set_answerer(call, cli_answer_terminal, NULL);
+	dsb_call_set_on_run(call, on_run, NULL);
+	r = dsb_call_run(call, req, ret, err);
+	dsb_call_free(call);
+	return r;
+}
+
+int run_report(const dsb_error *err, bool json)
+{
+	if (json) {
+		strbuf sb = STRBUF_INIT;
+		const char *name = dsb_code_dsh_error(err->code);
+		int r = strbuf_printf(&sb,
+				      "{\"error\":{\"name\":\"%s\",\"code\":\"%s\",\"message\":",
+				      name ? name : "Error", dsb_code_name(err->code));
+		if (r >= 0)
+			r = json_quote_append(&sb, err->message, strlen(err->message));
+		if (r >= 0 && strbuf_puts(&sb, "}}\n") >= 0)
+			fputs(sb.buf, stdout);
+		strbuf_done(&sb);
+	} else
+		printf("Error: %s", err->message);
+	(void)cli_flush_stdout();
+	return dsb_code_exit_status(err->code);
+}
+
+int run_print_result(const dsb_call_result *res, bool json)
+{
+	if (json) {
+		dsb_error err = {0};
+		_cleanup_free_ char *text = NULL;
+		if (dsb_call_render_json(res, &text, &err) < 0)
+			return run_report(&err, json);
+		printf("%s\n", text);
+	} else
+		(void)fwrite(res->text, 1, res->text_len, stdout);
+	if (res->is_error) {
+		(void)cli_flush_stdout();
+		return dsb_code_exit_status(res->error.code);
+	}
+	return cli_flush_stdout();
 }

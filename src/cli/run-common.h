@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What `bash` and `exec` share. */
+/* What `bash`, `exec` and `fs` share: their options, and one call made with them. */
 #ifndef DSB_CLI_RUN_COMMON_H
 #define DSB_CLI_RUN_COMMON_H
 
@@ -16,9 +16,6 @@ typedef struct run_args {
 	const char *sandbox_permissions; /* --sandbox-permissions MODE: a one-shot escalation */
 	const char *justification;
 	const char *call_id;
-	const char *subject;		/* what the approval prompt shows: the command */
-	const char *tool_name;		/* "bash", "exec", "write", "edit" */
-	const char *escalation_subject; /* "command" (bash, exec) or "operation" (fs) */
 	bool json;
 } run_args;
 
@@ -31,36 +28,26 @@ int run_parse_option(int c, const char *arg, cli_global *global, run_args *args)
 /* --timeout MS: a positive whole number, else the bash tool's validation text. */
 int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
 
-/* The command's working directory (spec §6.7 step 5). -ENOMEM. */
-int run_workdir(const char *base, const char *workdir, char **ret_dir);
+/*
+ * Makes the call @req (its tool and the tool's arguments set) with the options of @args, an
+ * escalation asked of approval.answerer's program, else on the terminal. The options the CLI
+ * parses itself are checked where DSH's tool checks its arguments: the tool's own checks, then
+ * --timeout and --backend, the escalation pairing, --mode and --config, so that the first
+ * failure is the same whoever checks it. *@ret is the call's result (release it with
+ * dsb_call_result_done()), a failure to start it included; @on_run (may be NULL) as
+ * dsb_call_set_on_run(). 0, or -code with @err when no result could be made.
+ */
+int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
+	     dsb_call_on_run_fn on_run, dsb_call_result *ret, dsb_error *err);
 
-/* The managed DSH_* variables (spec §6.9), key-sorted. -ENOMEM. */
-/* DSB_E_INVALID_ARGS naming @what and @path unless @path is a directory (NULL is fine). */
-int run_check_dir(const char *what, const char *path, dsb_error *err);
-
-int run_dsh_env(dsb_session *session, char ***ret_env);
-
-/* Everything one run needs, resolved from the options. */
-typedef struct run_context {
-	dsb_config *cfg;
-	dsb_exec_policy policy;
-	dsb_store *store;
-	dsb_session *session;
-	dsb_provider *provider; /* NULL for danger-full-access */
-	char *workdir;
-	char **dsh_env;
-	uint64_t timeout_ms; /* 0: the configured default */
-	int64_t opened_turn; /* > 0: the turn this call opened, to close when done */
-} run_context;
+/* A failure with no result to show: what the model sees, "Error: MESSAGE", or with @json its
+ * JSON, on stdout. Returns the exit status of its code. */
+int run_report(const dsb_error *err, bool json);
 
 /*
- * Resolves everything for one run: the policy (and a one-shot escalation: validated, then
- * approved through the session before anything runs, the call opening its own turn when the
- * session has none open), the working directory, the DSH_* variables and the provider.
+ * The call's result on stdout: its text (which may hold NUL bytes) or, with @json, its JSON.
+ * Returns the exit status: 0, the failed call's code's, or 1 when stdout could not be written.
  */
-int run_prepare(cli_global *global, const run_args *args, run_context *ctx, dsb_error *err);
-
-/* Closes the turn run_prepare() opened (turn/end, reason completed) and releases @ctx. */
-void run_context_done(run_context *ctx);
+int run_print_result(const dsb_call_result *res, bool json);
 
 #endif
