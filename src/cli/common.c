@@ -235,6 +235,13 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 		r = cli_protect(global, policy, cfg, store, err);
 	if (r >= 0 && args->session) {
 		r = dsb_session_open(store, args->session, &session, err);
+		/*
+		 * The log bears the session's mode: one named by a path may lie in a writable root,
+		 * where a command could append its own mode switch for the next call.
+		 */
+		if (r >= 0)
+			r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_session_path(session),
+					       err);
 		if (r >= 0)
 			r = dsb_session_resolve(session, policy, mode, ret_policy, err);
 	} else if (r >= 0) {
