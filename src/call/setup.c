@@ -137,6 +137,13 @@ int call_resolve(const dsb_call_setup *setup, const char *session_name, dsb_mode
 		r = protect_front_end(setup, policy, cfg, store, reterr);
 	if (r >= 0 && session_name) {
 		r = dsb_session_open(store, session_name, &session, reterr);
+		/*
+		 * The log bears the session's mode: one named by a path may lie in a writable root,
+		 * where a command could append its own mode switch for the next call.
+		 */
+		if (r >= 0)
+			r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_session_path(session),
+					       reterr);
 		if (r >= 0)
 			r = dsb_session_resolve(session, policy, mode, ret_policy, reterr);
 	} else if (r >= 0) {

@@ -309,7 +309,17 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	if (rep.failed == 2)
 		return policy_fail_unavailable(reterr, mode, rep.detail);
 	if (rep.failed == 3) {
-		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "%s", rep.detail);
+		/*
+		 * Node's spawn error is named Error with the message "spawn X ENOENT"; DSH's
+		 * renderers add the "Error: " themselves. The detail carries String(error), as a
+		 * runner failure quotes it: without the name here, a tool result never says "Error:
+		 * Error: ...".
+		 */
+		static const char node_name[] = "Error: ";
+		const char *message = rep.detail;
+		if (strncmp(message, node_name, sizeof(node_name) - 1) == 0)
+			message += sizeof(node_name) - 1;
+		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "%s", message);
 		if (reterr) {
 			reterr->sys_errno = rep.sys_errno;
 			(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s", c->argv[0]);

@@ -123,11 +123,12 @@ typedef struct context_retained {
 void context_retained_done(context_retained *r);
 
 /*
- * Rebuilds `retained` from the log at @fd (@path names it in messages): the surface folded from
- * surfaceOp append/replace (DSH's rules and texts: DSB_E_SESSION_INVALID "PATH:LINE: ..."), the
- * owned user/messages with their textOf(), and the replacements' sourceEventSeqs; then, newest
- * first, the first owned message that is on the surface and cited by no later replacement.
- * Also hands back the header when @ret_header is non-NULL.
+ * Rebuilds `retained` from the log at @fd (@path names it in messages): the scan applies the
+ * one validity rule, the surface rule included (session/surface.c, DSB_E_SESSION_INVALID
+ * "PATH:LINE: ..."); this keeps the owned user/messages with their textOf() and marks those a
+ * replacement cites. Then, newest first, the first owned message no replacement cites (which
+ * also means it is still on the surface). Also hands back the header when @ret_header is
+ * non-NULL.
  */
 int context_retained_load(int fd, const char *path, context_retained *ret, log_header *ret_header,
 			  dsb_error *reterr);

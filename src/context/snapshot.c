@@ -22,12 +22,16 @@
 
 #include "context.h"
 
-#define JS_MAX_SAFE_INTEGER 9007199254740991.0
-
 struct dsb_context_message {
 	char *text;
 	char *json;
 };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
 
 /* One owned user/message of the log. */
 typedef struct owned {
@@ -37,12 +41,8 @@ typedef struct owned {
 	bool cited; /* by the sourceEventSeqs of a later replacement */
 } owned;
 
-/* The forward fold of a log: the surface and the owned messages, both in log order. */
+/* The forward fold of a log: its owned messages, in log order. */
 typedef struct fold_state {
-	const char *path;
-	uint64_t *nodes; /* surface seqs in model-visible order */
-	size_t n_nodes;
-	size_t cap_nodes;
 	owned *owned;
 	size_t n_owned;
 	size_t cap_owned;
@@ -50,7 +50,6 @@ typedef struct fold_state {
 
 static void fold_state_done(fold_state *f)
 {
-	free(f->nodes);
 	for (size_t i = 0; i < f->n_owned; i++)
 		free(f->owned[i].text);
 	free(f->owned);
@@ -88,201 +87,6 @@ static const json_t *text_of(const json_t *data)
 	return json_is_string(text) ? text : NULL;
 }
 
-/* isEventSeq(): a non-negative safe integer (a JSON real like 5.0 is the JS number 5). */
-static bool event_seq(const json_t *v, uint64_t *ret)
-{
-	double d;
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i < 0 || (double)i > JS_MAX_SAFE_INTEGER)
-			return false;
-		*ret = (uint64_t)i;
-		return true;
-	}
-	if (!json_is_real(v))
-		return false;
-	d = json_real_value(v);
-	if (!(d >= 0 && d <= JS_MAX_SAFE_INTEGER) || d != (double)(uint64_t)d)
-		return false;
-	*ret = (uint64_t)d;
-	return true;
-}
-
-static bool surface_type(const char *type)
-{
-	return strcmp(type, "user/message") == 0 || strcmp(type, "assistant/message") == 0 ||
-	       strcmp(type, "tool/result") == 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int fold_fail(const fold_state *f, const log_record *rec, dsb_error *reterr, const char *fmt,
-		     ...) __attribute__((format(printf, 4, 5)));
-
-static int fold_fail(const fold_state *f, const log_record *rec, dsb_error *reterr, const char *fmt,
-		     ...)
-{
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	(void)vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	return dsb_fail(reterr, DSB_E_SESSION_INVALID, "%s:%zu: %s", f->path, rec->line, text);
-}
-
-/*
- * assertProvenance(): the sourceEventSeqs of @rec, when present, are a non-empty (except on
- * assistant/message) array of distinct earlier seqs, which must include every @shadowed node.
- * On success *@ret_sorted (may be NULL) is the sorted set, *@ret_n its size.
- */
-static int check_provenance(const fold_state *f, const log_record *rec, const uint64_t *shadowed,
-			    size_t n_shadowed, uint64_t **ret_sorted, size_t *ret_n,
-			    dsb_error *reterr)
-{
-	const json_t *raw = json_object_get(rec->json, "sourceEventSeqs");
-	_cleanup_free_ uint64_t *sorted = NULL;
-	size_t n = 0;
-
-	if (raw) {
-		if (!json_is_array(raw))
-			return fold_fail(f, rec, reterr,
-					 "sourceEventSeqs on event at seq %" PRIu64
-					 " must be an array when present",
-					 rec->seq);
-		n = json_array_size(raw);
-		if (n == 0 && strcmp(rec->type, "assistant/message") != 0)
-			return fold_fail(f, rec, reterr,
-					 "sourceEventSeqs must not be empty except on "
-					 "assistant/message");
-		sorted = calloc(n ? n : 1, sizeof(*sorted));
-		if (!sorted)
-			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-		bool late = false;
-		uint64_t first_late = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!event_seq(json_array_get(raw, i), &sorted[i]))
-				return fold_fail(
-					f, rec, reterr,
-					"session event \"%s\" sourceEventSeqs must densely "
-					"contain non-negative safe integers",
-					rec->type);
-			if (!late && sorted[i] >= rec->seq) {
-				late = true;
-				first_late = sorted[i];
-			}
-		}
-		if (n > 0)
-			qsort(sorted, n, sizeof(*sorted), cmp_u64);
-		for (size_t i = 1; i < n; i++)
-			if (sorted[i] == sorted[i - 1])
-				return fold_fail(f, rec, reterr,
-						 "sourceEventSeqs must not contain duplicates");
-		if (late)
-			return fold_fail(f, rec, reterr,
-					 "sourceEventSeqs must reference earlier events: %" PRIu64
-					 " >= current seq %" PRIu64,
-					 first_late, rec->seq);
-	}
-
-	strbuf missing = STRBUF_INIT;
-	int r = 0;
-	for (size_t i = 0; r >= 0 && i < n_shadowed; i++)
-		if (!n || !bsearch(&shadowed[i], sorted, n, sizeof(*sorted), cmp_u64))
-			r = strbuf_printf(&missing, "%s%" PRIu64, missing.len ? ", " : "",
-					  shadowed[i]);
-	if (r < 0 || missing.len) {
-		r = r < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
-			  : fold_fail(f, rec, reterr,
-				      "surface replace: sourceEventSeqs must include every "
-				      "shadowed surface node; missing %s",
-				      missing.buf);
-		strbuf_done(&missing);
-		return r;
-	}
-	strbuf_done(&missing);
-	if (ret_sorted)
-		*ret_sorted = TAKE_PTR(sorted);
-	*ret_n = n;
-	return 0;
-}
-
-/* The index of @seq in the surface, or -1. */
-static ssize_t node_index(const fold_state *f, uint64_t seq)
-{
-	for (size_t i = 0; i < f->n_nodes; i++)
-		if (f->nodes[i] == seq)
-			return (ssize_t)i;
-	return -1;
-}
-
-static int push_node(fold_state *f, uint64_t seq)
-{
-	if (f->n_nodes == f->cap_nodes) {
-		size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 64;
-		uint64_t *grown = reallocarray(f->nodes, cap, sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		f->nodes = grown;
-		f->cap_nodes = cap;
-	}
-	f->nodes[f->n_nodes++] = seq;
-	return 0;
-}
-
-/* Whether @op is exactly {"op":"replace","start":S,"end":E} with event seqs S and E. */
-static bool replace_op(const json_t *op, uint64_t *ret_start, uint64_t *ret_end)
-{
-	const json_t *kind = json_object_get(op, "op");
-	return json_object_size(op) == 3 && json_is_string(kind) &&
-	       strcmp(json_string_value(kind), "replace") == 0 &&
-	       event_seq(json_object_get(op, "start"), ret_start) &&
-	       event_seq(json_object_get(op, "end"), ret_end);
-}
-
-/* A replacement: the surface range start..end becomes the event itself (foldSurface()). */
-static int fold_replace(fold_state *f, const log_record *rec, uint64_t start, uint64_t end,
-			dsb_error *reterr)
-{
-	ssize_t si = node_index(f, start);
-	if (si < 0)
-		return fold_fail(f, rec, reterr,
-				 "surface replace: start seq %" PRIu64 " not found in surface",
-				 start);
-	ssize_t ei = node_index(f, end);
-	if (ei < 0)
-		return fold_fail(f, rec, reterr,
-				 "surface replace: end seq %" PRIu64 " not found in surface", end);
-	if (si > ei)
-		return fold_fail(f, rec, reterr,
-				 "surface replace: start seq %" PRIu64
-				 " (index %zd) is after end seq "
-				 "%" PRIu64 " (index %zd)",
-				 start, si, end, ei);
-
-	_cleanup_free_ uint64_t *sources = NULL;
-	size_t n_sources = 0;
-	int r = check_provenance(f, rec, f->nodes + si, (size_t)(ei - si + 1), &sources, &n_sources,
-				 reterr);
-	if (r < 0)
-		return r;
-
-	/* Every owned message the replacement cites is gone from what the model sees. */
-	for (size_t i = 0; i < f->n_owned; i++)
-		if (n_sources &&
-		    bsearch(&f->owned[i].seq, sources, n_sources, sizeof(*sources), cmp_u64))
-			f->owned[i].cited = true;
-
-	f->nodes[si] = rec->seq;
-	memmove(f->nodes + si + 1, f->nodes + ei + 1,
-		(f->n_nodes - (size_t)ei - 1) * sizeof(*f->nodes));
-	f->n_nodes -= (size_t)(ei - si);
-	return 0;
-}
-
 static int push_owned(fold_state *f, const log_record *rec, const json_t *data)
 {
 	if (f->n_owned == f->cap_owned) {
@@ -306,50 +110,18 @@ static int push_owned(fold_state *f, const log_record *rec, const json_t *data)
 	return 0;
 }
 
-/* surfaceOpOf() and the surface transition of one record, then the owned-message bookkeeping. */
+/*
+ * The owned-message bookkeeping of one record. The scanner has already applied the surface rule
+ * (session/surface.c) and hands over a replacement's sorted sourceEventSeqs.
+ */
 static int fold_record(const log_record *rec, void *userdata, dsb_error *reterr)
 {
 	fold_state *f = userdata;
-	const json_t *op = json_object_get(rec->json, "surfaceOp");
-
-	if (!surface_type(rec->type)) {
-		if (op)
-			return fold_fail(f, rec, reterr,
-					 "session event \"%s\" is not surface-eligible and cannot "
-					 "carry surfaceOp",
-					 rec->type);
-		if (json_object_get(rec->json, "sourceEventSeqs"))
-			return fold_fail(f, rec, reterr,
-					 "session event \"%s\" is not surface-eligible and cannot "
-					 "carry sourceEventSeqs",
-					 rec->type);
-		return 0;
-	}
-	if (!op)
-		return fold_fail(
-			f, rec, reterr,
-			"session event \"%s\" is surface-eligible and requires a surfaceOp "
-			"marker",
-			rec->type);
-
-	int r;
-	uint64_t start, end;
-	size_t n;
-	if (json_is_string(op) && strcmp(json_string_value(op), "append") == 0) {
-		r = check_provenance(f, rec, NULL, 0, NULL, &n, reterr);
-		if (r >= 0 && push_node(f, rec->seq) < 0)
-			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	} else if (!json_is_object(op))
-		return fold_fail(f, rec, reterr,
-				 "session event \"%s\" carries an invalid surfaceOp", rec->type);
-	else if (!replace_op(op, &start, &end))
-		return fold_fail(f, rec, reterr,
-				 "session event \"%s\" carries an invalid replace surfaceOp",
-				 rec->type);
-	else
-		r = fold_replace(f, rec, start, end, reterr);
-	if (r < 0)
-		return r;
+	/* Every owned message a replacement cites is gone from what the model sees. */
+	for (size_t i = 0; rec->n_sources && i < f->n_owned; i++)
+		if (bsearch(&f->owned[i].seq, rec->sources, rec->n_sources, sizeof(*rec->sources),
+			    cmp_u64))
+			f->owned[i].cited = true;
 
 	const json_t *data = json_object_get(rec->json, "data");
 	if (strcmp(rec->type, "user/message") == 0 && context_is_owned(data) &&
@@ -361,22 +133,23 @@ static int fold_record(const log_record *rec, void *userdata, dsb_error *reterr)
 int context_retained_load(int fd, const char *path, context_retained *ret, log_header *ret_header,
 			  dsb_error *reterr)
 {
-	fold_state f = {.path = path};
+	fold_state f = {0};
 	int r = log_scan(fd, path, ret_header, fold_record, &f, NULL, reterr);
 	if (r < 0) {
 		fold_state_done(&f);
 		return r;
 	}
 
-	/* The surface as a sorted set, to ask membership of each owned message. */
+	/*
+	 * The newest owned message still on the surface and cited by no replacement. The scan
+	 * checked that a replacement's sourceEventSeqs include every node it shadows, so a message
+	 * that left the surface is cited: "not cited" says both.
+	 */
 	context_retained out = {.state = RETAINED_NEVER};
-	if (f.n_nodes > 0)
-		qsort(f.nodes, f.n_nodes, sizeof(*f.nodes), cmp_u64);
 	for (size_t i = f.n_owned; i-- > 0;) {
 		owned *o = &f.owned[i];
 		out.state = RETAINED_NONE;
-		if (o->cited || !f.n_nodes ||
-		    !bsearch(&o->seq, f.nodes, f.n_nodes, sizeof(*f.nodes), cmp_u64))
+		if (o->cited)
 			continue;
 		out.state = RETAINED_SOME;
 		out.seq = o->seq;

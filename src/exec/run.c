@@ -452,7 +452,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		const char *name = strerrorname_np(exec_errno);
 		run_done(&x);
 		dsb_run_result_done(&res);
-		r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "Error: spawn %s %s", argv[0],
+		r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "spawn %s %s", argv[0],
 			     name ? name : "EUNKNOWN");
 		if (reterr) {
 			reterr->sys_errno = exec_errno;

@@ -144,51 +144,22 @@ static int lock_exclusive(int fd)
 }
 
 /*
- * Under the lock: repairs a torn tail and finds the next seq. Sets *@ret_zstd for a zstd log.
+ * Under the lock: validates the log by the one rule every reader applies (check.c), so nothing
+ * lands on a log `session log` refuses, then repairs a torn tail. *@io_size becomes the size to
+ * append at; @ret_valid says where the next record goes.
  */
-static int prepare_append(int fd, const char *path, off_t *io_size, bool *ret_zstd,
-			  uint64_t *ret_next, dsb_error *reterr)
+static int prepare_append(int fd, const char *path, off_t *io_size, log_valid *ret_valid,
+			  dsb_error *reterr)
 {
-	off_t size = *io_size;
-	int r;
-	*ret_zstd = log_is_zstd(fd, size);
-
-	off_t committed;
-	bool need_count = *ret_zstd;
-	if (!*ret_zstd) {
-		off_t header_end;
-		r = tail_bounds(fd, size, &header_end, &committed);
-		if (r == -ENODATA)
-			return dsb_fail(reterr, DSB_E_SESSION_INVALID,
-					"%s: empty or header-less session log", path);
-		if (r < 0)
-			return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
-		if (committed < size) {
-			r = cut_torn_tail(fd, path, committed, size, reterr);
-			if (r < 0)
-				return r;
-			size = committed;
-		}
-		r = tail_last_seq(fd, path, header_end, committed, ret_next, reterr);
+	int r = log_validate(fd, path, ret_valid, reterr);
+	if (r < 0)
+		return r;
+	if (ret_valid->end.offset < ret_valid->file_bytes) {
+		r = cut_torn_tail(fd, path, ret_valid->end.offset, ret_valid->file_bytes, reterr);
 		if (r < 0)
 			return r;
-		need_count = r == 0;
 	}
-	if (need_count) {
-		/* zstd frames cannot be read backwards, nor can a log whose lines carry no seq. */
-		log_scan_result res;
-		r = log_scan(fd, path, NULL, NULL, NULL, &res, reterr);
-		if (r < 0)
-			return r;
-		if (res.torn) {
-			r = cut_torn_tail(fd, path, res.committed_bytes, res.file_bytes, reterr);
-			if (r < 0)
-				return r;
-			size = res.committed_bytes;
-		}
-		*ret_next = res.n_events == 0 ? 0 : res.last_seq + 1;
-	}
-	*io_size = size;
+	*io_size = ret_valid->end.offset;
 	return 0;
 }
 
@@ -229,11 +200,11 @@ int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *u
 	if (!S_ISREG(st.st_mode))
 		return dsb_fail(reterr, DSB_E_IO, "%s: not a regular file", path);
 	off_t size = st.st_size;
-	bool zstd;
-	uint64_t seq;
-	r = prepare_append(fd, path, &size, &zstd, &seq, reterr);
+	log_valid valid;
+	r = prepare_append(fd, path, &size, &valid, reterr);
 	if (r < 0)
 		return r;
+	uint64_t seq = valid.end.events;
 
 	/* Decided here, under the lock: no other writer can change the log before the write. */
 	log_event ev = {0};
@@ -256,10 +227,16 @@ int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *u
 	if (!text)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
 
+	/* What readers would refuse is never written: the same rule, at the line it would take. */
+	size_t text_len = strlen(text);
+	r = log_check_appended(fd, path, &valid.end, text, text_len - 1, reterr);
+	if (r < 0)
+		return r;
+
 	_cleanup_free_ char *frame = NULL;
 	const char *out = text;
-	size_t out_len = strlen(text);
-	if (zstd) {
+	size_t out_len = text_len;
+	if (valid.zstd) {
 		r = zstd_frame(text, out_len, &frame, &out_len);
 		if (r < 0)
 			return dsb_fail(reterr, r == -ENOMEM ? DSB_E_NO_MEMORY : DSB_E_IO,
@@ -280,6 +257,12 @@ int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *u
 		if (ftruncate(fd, size) == 0)
 			(void)fsync(fd);
 		return dsb_fail_errno(reterr, DSB_E_IO, saved, "%s: cannot append", path);
+	}
+	if (!valid.zstd) {
+		log_position next = {.offset = size + (off_t)out_len,
+				     .lines = valid.end.lines + 1,
+				     .events = seq + 1};
+		log_checkpoint_save(fd, &next);
 	}
 	if (ret_seq)
 		*ret_seq = seq;

@@ -832,7 +832,13 @@ typedef struct scan_state {
 	log_record_fn fn;
 	void *userdata;
 	uint64_t n_events;
+	log_surface surface;
 } scan_state;
+
+static void scan_state_done(scan_state *s)
+{
+	log_surface_done(&s->surface);
+}
 
 static bool has_exact_keys(const json_t *v, const char *const *keys, size_t n)
 {
@@ -1038,6 +1044,9 @@ static int scan_record(scan_state *s, const char *text, size_t len, size_t line,
 		.line = line,
 		.offset = offset,
 	};
+	r = log_surface_apply(&s->surface, s->path, &rec, reterr);
+	if (r < 0)
+		return r;
 	s->n_events += count;
 	if (!s->fn)
 		return 0;
@@ -1045,9 +1054,11 @@ static int scan_record(scan_state *s, const char *text, size_t len, size_t line,
 	return r < 0 ? r : r > 0;
 }
 
-int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn, void *userdata,
-	     log_scan_result *ret_result, dsb_error *reterr)
+/* log_scan_from() with the caller's state @s, which holds the surface and counts afterwards. */
+static int scan_file(int fd, const log_position *from, scan_state *s, log_header *ret_header,
+		     log_scan_result *ret_result, dsb_error *reterr)
 {
+	const char *path = s->path;
 	if (fd < 0 || !path)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "log_scan: no file");
 
@@ -1059,14 +1070,26 @@ int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn,
 	k = read_header(&r, &header, reterr);
 	if (k < 0)
 		return k;
+	off_t header_end = r.text_pos;
 
-	scan_state s = {.path = path, .fn = fn, .userdata = userdata};
+	s->surface.known = true;
+	if (from && from->offset != r.text_pos) {
+		/* Only a plain log's complete line ends are places to resume at. */
+		if (r.zstd || from->offset < r.text_pos || from->offset > r.size || from->lines < 1)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS, "%s: no line ends at byte %jd",
+					path, (intmax_t)from->offset);
+		r.start = r.scan = r.len = 0;
+		r.file_pos = r.text_pos = r.committed = from->offset;
+		r.line_no = from->lines;
+		s->n_events = from->events;
+		s->surface.known = from->events == 0;
+	}
+
 	const char *line;
 	size_t len;
 	int stopped = 0;
 	while (!stopped && (k = reader_next(&r, &line, &len, reterr)) > 0) {
-		stopped =
-			scan_record(&s, line, len, r.line_no, r.text_pos - (off_t)len - 1, reterr);
+		stopped = scan_record(s, line, len, r.line_no, r.text_pos - (off_t)len - 1, reterr);
 		if (stopped < 0)
 			return stopped;
 	}
@@ -1081,16 +1104,63 @@ int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn,
 				   "JSONL record");
 	if (ret_result)
 		*ret_result = (log_scan_result){
-			.n_events = s.n_events,
-			.last_seq = s.n_events > 0 ? s.n_events - 1 : 0,
+			.n_events = s->n_events,
+			.last_seq = s->n_events > 0 ? s->n_events - 1 : 0,
 			.committed_bytes = r.committed,
 			.file_bytes = r.size,
 			.torn = !stopped && (r.zstd ? r.torn_frame : leftover),
 			.zstd = r.zstd,
+			.header_end = header_end,
+			.lines = r.line_no,
 		};
 	if (ret_header) {
 		*ret_header = header;
 		header = (log_header){0};
 	}
 	return stopped;
+}
+
+int log_scan_from(int fd, const char *path, const log_position *from, log_header *ret_header,
+		  log_record_fn fn, void *userdata, log_scan_result *ret_result, dsb_error *reterr)
+{
+	_cleanup_(scan_state_done) scan_state s = {.path = path, .fn = fn, .userdata = userdata};
+	return scan_file(fd, from, &s, ret_header, ret_result, reterr);
+}
+
+int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn, void *userdata,
+	     log_scan_result *ret_result, dsb_error *reterr)
+{
+	return log_scan_from(fd, path, NULL, ret_header, fn, userdata, ret_result, reterr);
+}
+
+int log_check_appended(int fd, const char *path, const log_position *at, const char *line,
+		       size_t len, dsb_error *reterr)
+{
+	_cleanup_(scan_state_done) scan_state s = {.path = path, .n_events = at->events};
+	dsb_error why = {0};
+	/* The reader's bound on a line (reader_reserve()), with its words. */
+	if (len > LOG_LINE_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"refusing to append an event the log's readers would refuse: "
+				"%s:%zu: corrupt session log: line longer than %zu bytes",
+				path, at->lines + 1, LOG_LINE_MAX);
+	int r = scan_record(&s, line, len, at->lines + 1, at->offset, &why);
+	if (r == LOG_RESCAN) {
+		/* A replacement is checked against the surface so far: the whole log's. */
+		log_surface_done(&s.surface);
+		s = (scan_state){.path = path};
+		r = scan_file(fd, NULL, &s, NULL, NULL, reterr);
+		if (r < 0)
+			return r;
+		if (s.n_events != at->events)
+			return dsb_fail(reterr, DSB_E_IO, "%s: changed while appending", path);
+		r = scan_record(&s, line, len, at->lines + 1, at->offset, &why);
+	}
+	if (r == -(int)DSB_E_NO_MEMORY)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+	if (r < 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"refusing to append an event the log's readers would refuse: %s",
+				why.message);
+	return 0;
 }

@@ -287,6 +287,15 @@ uint64_t dsb_session_created_at(const dsb_session *session)
 	return session ? session->header.created_at : 0;
 }
 
+int session_validate(dsb_session *session, dsb_error *reterr)
+{
+	_cleanup_close_ int fd = open(session->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", session->path);
+	log_valid valid;
+	return log_validate(fd, session->path, &valid, reterr);
+}
+
 int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
 		 log_scan_result *ret_result, dsb_error *reterr)
 {
@@ -331,20 +340,19 @@ int session_find_last(dsb_session *s, const char *const *types, size_t n, size_t
 	size_t which = 0;
 	int r;
 	if (log_is_zstd(fd, st.st_size)) {
+		/* The forward fold is a whole scan: it validates as it goes. */
 		struct forward_fold f = {.types = types, .n = n};
 		r = log_scan(fd, s->path, NULL, fold_record, &f, NULL, reterr);
 		rec = f.last;
 		which = f.which;
 	} else {
-		off_t header_end, committed;
-		r = tail_bounds(fd, st.st_size, &header_end, &committed);
-		if (r == -ENODATA)
-			return dsb_fail(reterr, DSB_E_SESSION_INVALID,
-					"%s: empty or header-less session log", s->path);
-		if (r < 0)
-			return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", s->path);
-		r = tail_find_last(fd, s->path, header_end, committed, types, n, &which, &rec,
-				   reterr);
+		/* The whole log is valid (by the rule every reader applies) before any of it
+		 * counts. */
+		log_valid valid;
+		r = log_validate(fd, s->path, &valid, reterr);
+		if (r >= 0)
+			r = tail_find_last(fd, s->path, valid.header_end, valid.end.offset, types,
+					   n, &which, &rec, reterr);
 	}
 	if (r < 0)
 		return r;
@@ -514,12 +522,15 @@ int dsb_session_resolve(dsb_session *session, const dsb_policy *policy, dsb_mode
 	req.mode = mode;
 	req.session_id = session->header.id;
 	req.session_cwd = session->header.cwd;
-	/* An explicit mode outranks the fold, which then need not be read at all. */
-	if (mode == _DSB_MODE_INVALID) {
-		int r = dsb_session_fold_mode(session, &req.session_mode, reterr);
-		if (r < 0)
-			return r;
-	}
+	/*
+	 * An explicit mode outranks the fold, yet a corrupt log is refused all the same: a command
+	 * answers the same for a log whatever its flags.
+	 */
+	int r = mode == _DSB_MODE_INVALID
+			? dsb_session_fold_mode(session, &req.session_mode, reterr)
+			: session_validate(session, reterr);
+	if (r < 0)
+		return r;
 	return dsb_policy_resolve(policy, &req, ret_policy, reterr);
 }
 

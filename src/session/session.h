@@ -4,15 +4,23 @@
  *
  *   layout.c  the store root and the --projectKey--/encodedId/ layout (§3.6)
  *   scan.c    the forward scanner: header, events, packed chunk rows, seq checks, zstd frames
+ *   surface.c the surface rule (surfaceOp, sourceEventSeqs) the scanner applies to every record
+ *   check.c   validating a log before it is read or appended to, resumed from a checkpoint
  *   tail.c    the backward reader of plain logs: last complete line, folds from the end
  *   append.c  creating a log and appending to it under flock, torn-tail recovery
  *   session.c the dsb_session object the rest of the library uses
  *
  * Every reader tolerates a torn last line (no final newline): it is not a record yet.
+ *
+ * One rule decides whether a log is valid (scan.c with surface.c), and every reader and writer
+ * applies it to the whole committed log before it trusts any of it, so `session log`, the folds
+ * and the appends agree on every input. A checkpoint (check.c) keeps that from costing a scan
+ * of the whole log each time.
  */
 #ifndef DSB_SESSION_SESSION_H
 #define DSB_SESSION_SESSION_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -93,6 +101,9 @@ typedef struct log_record {
 	size_t text_len;
 	size_t line;  /* 1-based line in the decompressed text; the header is line 1 */
 	off_t offset; /* byte offset of the line in the decompressed text */
+	/* A surface replacement's sourceEventSeqs, sorted; NULL and 0 for any other record. */
+	const uint64_t *sources;
+	size_t n_sources;
 } log_record;
 
 /* Return < 0 (a -code, with @reterr filled) to stop with that error, 1 to stop early, 0 to go on.
@@ -106,6 +117,8 @@ typedef struct log_scan_result {
 	off_t file_bytes;      /* file size seen */
 	bool torn;	       /* bytes after the last complete record (a crash tail) */
 	bool zstd;	       /* the file is zstd-framed */
+	off_t header_end;      /* text offset just past the header line */
+	size_t lines;	       /* complete lines, the header included */
 } log_scan_result;
 
 /*
@@ -124,6 +137,80 @@ typedef struct log_scan_result {
  */
 int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn, void *userdata,
 	     log_scan_result *ret_result, dsb_error *reterr);
+
+/* Where a scan may resume: just past a complete line, with the counts up to there. */
+typedef struct log_position {
+	off_t offset;	 /* a file offset just past a '\n' (plain logs only) */
+	size_t lines;	 /* complete lines before @offset, the header included */
+	uint64_t events; /* events in them (the next seq) */
+} log_position;
+
+/* What a scan resumed from @from returns, instead of an error, to ask for a full scan. */
+#define LOG_RESCAN (-EAGAIN)
+
+/*
+ * log_scan() of a plain log from @from (NULL: from the start): the header is read and checked
+ * as always, then lines from @from->offset on, numbered and counted from @from. A resumed scan
+ * does not know the surface so far and returns LOG_RESCAN when it meets a replacement.
+ */
+int log_scan_from(int fd, const char *path, const log_position *from, log_header *ret_header,
+		  log_record_fn fn, void *userdata, log_scan_result *ret_result, dsb_error *reterr);
+
+/*
+ * Checks one line an append is about to write at @at (no newline) in the log at @fd as a scan
+ * would check it there (a surface replacement against the surface, which takes a full scan).
+ * A line readers would refuse is DSB_E_INVALID_ARGS, the scan's reason quoted.
+ */
+int log_check_appended(int fd, const char *path, const log_position *at, const char *line,
+		       size_t len, dsb_error *reterr);
+
+/* --- surface.c ----------------------------------------------------------------------------- */
+
+/* The surface so far: the seqs the model sees, in order; @known once scanned from the start. */
+typedef struct log_surface {
+	bool known;
+	uint64_t *nodes;
+	size_t n_nodes, cap_nodes;
+	uint64_t *sources; /* the last replacement's sourceEventSeqs, lent to its record */
+	size_t n_sources;
+} log_surface;
+
+void log_surface_done(log_surface *s);
+
+/*
+ * Applies the surface rule to @rec (whose seq, type, json and line are set): DSH's texts,
+ * DSB_E_SESSION_INVALID "PATH:LINE: ...". Sets @rec's sources for a replacement, valid until the
+ * next call. LOG_RESCAN (nothing filled) for a replacement when the surface is not @known.
+ */
+int log_surface_apply(log_surface *s, const char *path, log_record *rec, dsb_error *reterr);
+
+/* --- check.c ------------------------------------------------------------------------------- */
+
+/* A log found valid up to its committed end. */
+typedef struct log_valid {
+	bool zstd;
+	off_t header_end; /* plain logs: just past the header line */
+	log_position end; /* the committed end: where the next record goes */
+	off_t file_bytes; /* the size seen */
+} log_valid;
+
+/*
+ * Validates the log at @fd by the one rule (log_scan()'s), from the start or, for a plain log,
+ * from its checkpoint when the bytes it vouches for are still there, and records a new
+ * checkpoint at the committed end when the file did not change meanwhile and it may. Errors are
+ * log_scan()'s, so every reader and writer refuses a log with the same message.
+ */
+int log_validate(int fd, const char *path, log_valid *ret, dsb_error *reterr);
+
+/*
+ * Records that the plain log at @fd is valid up to @at (a complete line end), as an append
+ * does after writing a record it checked. Best effort: a file system without user extended
+ * attributes, or a log the caller may not write, just keeps no checkpoint.
+ */
+void log_checkpoint_save(int fd, const log_position *at);
+
+/* session.c: log_validate() of a session's log. */
+int session_validate(dsb_session *session, dsb_error *reterr);
 
 /* session.c: log_scan() of a session's log. */
 int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
@@ -229,12 +316,5 @@ int tail_read(tail *t, off_t start, size_t n, char *buf);
 int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_end,
 		   const char *const *types, size_t n, size_t *ret_which, json_t **ret_record,
 		   dsb_error *reterr);
-
-/*
- * The seq the next appended event takes, from the last line: 1 with *@ret_next, 0 when the
- * last line carries no seq (a fixture-style log: count from the start instead).
- */
-int tail_last_seq(int fd, const char *path, off_t header_end, off_t committed_end,
-		  uint64_t *ret_next, dsb_error *reterr);
 
 #endif

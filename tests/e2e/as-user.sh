@@ -23,8 +23,11 @@ cp "$(dirname "$script")"/*.sh "$stage/e2e/"
 # The DSH fixtures, where the scripts look for them (SOURCE/../shared/reference/fixtures).
 mkdir -p "$stage/src" "$stage/shared/reference"
 cp -r "$DSB_SOURCE_ROOT/../shared/reference/fixtures" "$stage/shared/reference/"
+# The fuzz corpora, which t-log-agree.sh replays.
+mkdir -p "$stage/src/fuzz"
+cp -r "$DSB_SOURCE_ROOT/fuzz/corpus" "$stage/src/fuzz/"
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
-chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared"
+chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared" "$stage/src"
 
 env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" DSB_SOURCE_ROOT="$stage/src" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
 	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" DSB_PROBE="$stage/bin/dsb-probe" \

@@ -147,6 +147,39 @@ case_store_swap() {
 	assert_streq "$(mode_of "$ID")" workspace-write
 }
 
+# A session named by the path of its log, which lies in the workspace (the store is elsewhere):
+# the log bears the mode all the same.
+log_in_ws() {
+	setup
+	export DSH_SANDBOX_STORE=$OUT/store
+	new_session "$PWD/ws"
+	cp "$LOG" ws/session.jsonl
+	ID=$PWD/ws/session.jsonl
+	LOG=$ID
+}
+
+case_log_path_control() {
+	log_in_ws
+	assert_streq "$(mode_of "$ID")" workspace-write
+	attempt control "printf '%s\\n' '$DFA_LINE' >> '$LOG'"
+	assert_rc 0
+	assert_streq "$(mode_of "$ID")" danger-full-access
+}
+
+case_log_path() {
+	log_in_ws
+	local copy
+	copy=$(snapshot "$LOG")
+	in_session "$1" "printf '%s\\n' '$DFA_LINE' >> '$LOG'"
+	refused "appending danger-full-access to a log named by its path"
+	unchanged "$LOG" "$copy"
+	in_session "$1" "mv '$LOG' '$PWD/ws/x' && printf '%s\\n' \"\$(head -n1 '$PWD/ws/x')\" '$DFA_LINE' > '$LOG'"
+	refused "replacing a log named by its path"
+	unchanged "$LOG" "$copy"
+	[ ! -e ws/x ] || fail "the log was moved: $(ls -lA ws)"
+	assert_streq "$(mode_of "$ID")" workspace-write
+}
+
 # --- the configuration ----------------------------------------------------------------------------
 
 DFA_CONFIG='sandbox-policy: {mode: danger-full-access}'
@@ -704,6 +737,8 @@ t "control: unconfined, a sandbox/mode line appended to a session's log switches
 each_backend "store in the workspace: appending danger-full-access to the session's log is refused; log and mode unchanged" case_store_log
 t "control: unconfined, mv ws/.state ws/x && mkdir ws/.state replaces the store" case_store_swap_control
 each_backend "store in the workspace: mv ws/.state ws/x && mkdir ws/.state fails (EBUSY); the store stays" case_store_swap
+t "control: unconfined, a mode switch appended to a log named by its path (in the workspace) takes effect" case_log_path_control
+each_backend "a session log named by its path in the workspace can be neither appended to nor replaced" case_log_path
 t "control: unconfined, a store symlink in the workspace can be repointed" case_store_link_control
 each_backend "a store spelled through a symlink in the workspace fails closed; nothing runs" case_store_link
 

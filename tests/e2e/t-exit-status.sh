@@ -95,6 +95,21 @@ test_bash_tool_keeps_dsh_rendering() {
 	assert_streq "$out" $'[stderr]\nbash: line 1: dsb-no-such-command: command not found\n[exit code: 127]'
 }
 
+# bash itself cannot be started: Node's spawn error under DSH's "Error: ", never doubled.
+test_bash_tool_without_bash() {
+	local b=$1
+	mkdir ws
+	local rc=0 out
+	# A PATH with bwrap (the runner must be found) and no bash.
+	mkdir pbin
+	ln -s "$(command -v bwrap)" pbin/bwrap
+	out=$(env PATH="$PWD/pbin" "$DSB" bash --backend "$b" --mode read-only --workspace "$PWD/ws" 'true') || rc=$?
+	assert_streq "$rc $out" "126 Error: spawn bash ENOENT"
+	rc=0
+	out=$(env PATH="$PWD/pbin" "$DSB" bash --json --backend "$b" --mode read-only --workspace "$PWD/ws" 'true') || rc=$?
+	assert_streq "$rc $out" '126 {"error":{"name":"Error","code":"EXEC_FAILED","message":"spawn bash ENOENT"}}'
+}
+
 test_missing_workspace_or_workdir() {
 	local b=$1
 	mkdir ws
@@ -162,6 +177,7 @@ for b in bwrap landlock; do
 	t "$b: the command's own 126/127 and stderr pass untouched" test_command_statuses_untouched "$b"
 	t "$b: the bash tool keeps DSH's rendering of bash's 127" test_bash_tool_keeps_dsh_rendering "$b"
 	t "$b: a missing workspace or workdir is a usage error naming it" test_missing_workspace_or_workdir "$b"
+	t "$b: the bash tool without bash: one \"Error: \", Node's message" test_bash_tool_without_bash "$b"
 done
 t "danger-full-access: 127 and 126 as well" test_danger_full_access_not_found
 t "--config \"\" is a usage error" test_empty_config_is_a_usage_error

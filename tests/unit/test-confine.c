@@ -270,7 +270,8 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 				       out, sizeof(out), &err),
 			 -DSB_E_EXEC_FAILED);
 	/* Every restriction was in place: the command's exec failed, not the sandbox (126/127). */
-	assert_string_equal(err.message, "Error: spawn dsb-no-such-runner ENOENT");
+	/* Node's error message: the "Error: " is the renderer's, never doubled. */
+	assert_string_equal(err.message, "spawn dsb-no-such-runner ENOENT");
 	assert_string_equal(err.subject, "dsb-no-such-runner");
 	assert_int_equal(err.sys_errno, ENOENT);
 	char *dir[] = {(char *)"/", NULL};

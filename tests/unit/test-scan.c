@@ -786,8 +786,7 @@ static void test_invalid_utf8(void **state)
 {
 	(void)state;
 	char *dir = dsb_test_mkdtemp();
-	const char text[] =
-		HDR "\n{\"type\":\"user/message\",\"data\":{\"text\":\"a\xff\xc3(b\"}}\n";
+	const char text[] = HDR "\n{\"type\":\"note\",\"data\":{\"text\":\"a\xff\xc3(b\"}}\n";
 	char *path = tmp_file(dir, "s.jsonl", text, sizeof(text) - 1);
 	collect c = {0};
 	log_scan_result res;
@@ -807,7 +806,7 @@ static void test_long_line(void **state)
 	(void)state;
 	char *dir = dsb_test_mkdtemp();
 	size_t n = (size_t)10 * 1000 * 1000;
-	const char *pre = HDR "\n{\"type\":\"user/message\",\"data\":{\"text\":\"";
+	const char *pre = HDR "\n{\"type\":\"tool/output\",\"data\":{\"text\":\"";
 	const char *post = "\"}}\n{\"type\":\"sandbox/mode\",\"data\":{\"mode\":\"read-only\"}}\n";
 	size_t len = strlen(pre) + n + strlen(post);
 	char *text = malloc(len);

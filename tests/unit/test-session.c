@@ -408,6 +408,8 @@ static void test_write_paths_validate_first(void **state)
 	dsb_session_free(s);
 }
 
+static void append_raw(const char *path, const char *bytes);
+
 static void test_unknown_mode_fails_closed(void **state)
 {
 	fixture *f = *state;
@@ -415,15 +417,23 @@ static void test_unknown_mode_fails_closed(void **state)
 	dsb_error err = {0};
 	dsb_mode mode;
 	assert_int_equal(dsb_session_create(f->store, "/p", &s, NULL), 0);
+	/* The library never writes what its readers refuse... */
 	assert_int_equal(
-		dsb_session_append(s, "sandbox/mode", "{\"mode\":\"host-root\"}", NULL, NULL), 0);
-	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_INVARIANT);
+		dsb_session_append(s, "sandbox/mode", "{\"mode\":\"host-root\"}", NULL, &err),
+		-DSB_E_INVALID_ARGS);
 	assert_non_null(strstr(err.message, "sandbox/mode carries unknown mode \"host-root\""));
-
 	assert_int_equal(
-		dsb_session_append(s, "approval/policy", "{\"policy\":\"always\"}", NULL, NULL), 0);
+		dsb_session_append(s, "approval/policy", "{\"policy\":\"always\"}", NULL, &err),
+		-DSB_E_INVALID_ARGS);
+
+	/* ...and refuses it when another writer did. */
+	append_raw(dsb_session_path(s), "{\"type\":\"approval/policy\",\"seq\":0,\"time\":1,"
+					"\"data\":{\"policy\":\"always\"}}\n");
 	dsb_approval_policy p;
 	assert_int_equal(dsb_session_fold_approval(s, &p, &err), -DSB_E_INVARIANT);
+	assert_non_null(strstr(err.message, "approval/policy carries unknown policy \"always\""));
+	/* Any reader, whatever it looks for: the log as a whole is refused. */
+	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_INVARIANT);
 	assert_non_null(strstr(err.message, "approval/policy carries unknown policy \"always\""));
 
 	/* The policy of such a session cannot be resolved: nothing may run under a guess. */
@@ -433,9 +443,9 @@ static void test_unknown_mode_fails_closed(void **state)
 	assert_int_equal(dsb_policy_new(cfg, &policy, NULL), 0);
 	assert_int_equal(dsb_session_resolve(s, policy, _DSB_MODE_INVALID, &out, &err),
 			 -DSB_E_INVARIANT);
-	/* ...unless an approved grant names the mode outright. */
-	assert_int_equal(dsb_session_resolve(s, policy, DSB_MODE_READ_ONLY, &out, &err), 0);
-	dsb_exec_policy_done(&out);
+	/* Not even when an approved grant names the mode outright: the log is corrupt. */
+	assert_int_equal(dsb_session_resolve(s, policy, DSB_MODE_READ_ONLY, &out, &err),
+			 -DSB_E_INVARIANT);
 	dsb_policy_free(policy);
 	dsb_config_free(cfg);
 	dsb_session_free(s);
@@ -622,8 +632,12 @@ static void test_last_line_not_an_object_is_an_error_not_a_crash(void **state)
 	append_raw(dsb_session_path(s), "[1]\n");
 	assert_int_equal(dsb_session_append(s, "x/y", "{}", NULL, &err), -DSB_E_SESSION_INVALID);
 	assert_non_null(strstr(err.message, "corrupt session log: unparsable committed event"));
+	/* Every reader refuses the whole log, with the same message, whatever it looks for. */
+	char *message = strdup(err.message);
 	append_raw(dsb_session_path(s), "{\"type\":\"sandbox/mode\",\"seq\":1,\"data\":\"x\"}\n");
-	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_INVARIANT);
+	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_SESSION_INVALID);
+	assert_string_equal(err.message, message);
+	free(message);
 	dsb_session_free(s);
 }
 
@@ -642,7 +656,7 @@ static void test_huge_last_line(void **state)
 	memset(data + 9, 'x', n);
 	strcpy(data + 9 + n, "\"}");
 	uint64_t seq;
-	assert_int_equal(dsb_session_append(s, "user/message", data, &seq, NULL), 0);
+	assert_int_equal(dsb_session_append(s, "tool/output", data, &seq, NULL), 0);
 	assert_int_equal(seq, 1);
 	free(data);
 
@@ -651,6 +665,32 @@ static void test_huge_last_line(void **state)
 	assert_int_equal(mode, DSB_MODE_READ_ONLY);
 	assert_int_equal(dsb_session_append(s, "x/y", "{}", &seq, NULL), 0);
 	assert_int_equal(seq, 2);
+	dsb_session_free(s);
+}
+
+/* A line longer than readers take (LOG_LINE_MAX) is refused before it is written. */
+static void test_overlong_line_never_written(void **state)
+{
+	fixture *f = *state;
+	dsb_session *s = NULL;
+	dsb_error err = {0};
+	assert_int_equal(dsb_session_create(f->store, "/p", &s, NULL), 0);
+	struct stat before, after;
+	assert_int_equal(stat(dsb_session_path(s), &before), 0);
+
+	size_t n = (size_t)64 * 1024 * 1024;
+	char *data = malloc(n + 32);
+	assert_non_null(data);
+	strcpy(data, "{\"text\":\"");
+	memset(data + 9, 'x', n);
+	strcpy(data + 9 + n, "\"}");
+	assert_int_equal(dsb_session_append(s, "tool/output", data, NULL, &err),
+			 -DSB_E_INVALID_ARGS);
+	assert_non_null(
+		strstr(err.message, "corrupt session log: line longer than 67108864 bytes"));
+	free(data);
+	assert_int_equal(stat(dsb_session_path(s), &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
 	dsb_session_free(s);
 }
 
@@ -851,6 +891,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_last_line_not_an_object_is_an_error_not_a_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_last_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlong_line_never_written, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_log_reads_folds_and_appends, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers_keep_seq_contiguous, setup,
