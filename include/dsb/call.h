@@ -244,6 +244,50 @@ typedef void (*dsb_call_on_run_fn)(void *userdata);
  */
 DSB_API void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userdata);
 
+/* What dsb_call_set_on_output() installs: @stream is 1 (stdout) or 2 (stderr). */
+typedef void (*dsb_call_on_output_fn)(void *userdata, int stream, const char *buf, size_t n);
+
+/*
+ * Sets @on_output(@userdata, stream, buf, n), told each piece of a bash or exec command's
+ * output as it arrives (before it is collected), in the thread that runs the call: where a
+ * front end shows progress. @buf is borrowed for the call only; pieces follow the pipe's reads,
+ * not lines. It must not block. Before dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_on_output(dsb_call *call, dsb_call_on_output_fn on_output,
+				    void *userdata);
+
+/*
+ * DSH's read-before-write observation rule (its fs-observation-policy, spec §7.4), for the
+ * calls of one agent session: a successful read records the file's version (device, inode,
+ * size, modification time), a read of nothing there records its absence, and a successful
+ * write or edit records the version it published. A write of a file never read (or read as
+ * absent) must create it: one that exists is FS_NOT_OBSERVED `cannot overwrite existing "P"
+ * without reading it first`; a write of a file read must replace that version: else
+ * FS_STALE_VERSION, `cannot write "P": file no longer exists` or `cannot write "P": file changed
+ * since it was read`. An edit needs the file read: FS_NOT_OBSERVED `edit requires reading "P"
+ * first`, FS_NOT_FOUND `cannot edit "P": not found` when read as absent, FS_STALE_VERSION
+ * `cannot edit "P": file changed since it was read`. The model reads them with DSH's remedy
+ * appended (` — read the file, then retry`, ` — re-read the file, then retry`). The condition
+ * is checked under the file's lock, and a file that appears meanwhile is never replaced.
+ *
+ * The record lives in memory only, as DSH's does. Thread-safe: calls on several threads may
+ * share one.
+ */
+typedef struct dsb_observations dsb_observations;
+
+/* A new, empty record. DSB_E_NO_MEMORY. Free with dsb_observations_free(). */
+DSB_API int dsb_observations_new(dsb_observations **ret, dsb_error *reterr);
+
+/* Frees @obs (NULL is fine) once no call uses it. Returns NULL. */
+DSB_API dsb_observations *dsb_observations_free(dsb_observations *obs);
+
+/*
+ * Makes @call's write, edit and read follow DSH's observation rule over @obs (borrowed; it must
+ * outlive the call). NULL (the default): unconditional, as the command line's `fs`. Before
+ * dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_observations(dsb_call *call, dsb_observations *obs);
+
 /*
  * Runs @req through to its result (see the top of this file), in the calling thread; the
  * session's turn that an escalation opened is closed before it returns. Fills *@ret (release

@@ -95,13 +95,29 @@ static pid_t spawn_answerer(char *const *argv, int in, int out)
 {
 	/* posix_spawn, not fork: the caller may be a threaded server. */
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
 	pid_t pid = -1;
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return -1;
-	if (posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO) == 0 &&
+	if (posix_spawnattr_init(&attr) != 0) {
+		(void)posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	/*
+	 * A clean start: a server blocks its stop signals in every thread and ignores SIGPIPE,
+	 * and the program must not inherit either (a mask and an ignored signal survive exec).
+	 */
+	(void)sigemptyset(&none);
+	(void)sigfillset(&all);
+	if (posix_spawnattr_setsigmask(&attr, &none) == 0 &&
+	    posix_spawnattr_setsigdefault(&attr, &all) == 0 &&
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) == 0 &&
+	    posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO) == 0 &&
 	    posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO) == 0 &&
-	    posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0)
+	    posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ) != 0)
 		pid = -1;
+	(void)posix_spawnattr_destroy(&attr);
 	(void)posix_spawn_file_actions_destroy(&fa);
 	return pid;
 }

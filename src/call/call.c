@@ -90,6 +90,20 @@ void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userda
 	call->on_run_userdata = userdata;
 }
 
+void dsb_call_set_on_output(dsb_call *call, dsb_call_on_output_fn on_output, void *userdata)
+{
+	if (!call)
+		return;
+	call->on_output = on_output;
+	call->on_output_userdata = userdata;
+}
+
+void dsb_call_set_observations(dsb_call *call, dsb_observations *obs)
+{
+	if (call)
+		call->observations = obs;
+}
+
 void dsb_call_cancel(dsb_call *call)
 {
 	if (!call)
@@ -112,8 +126,10 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 		.timeout_ms = req->timeout_ms,
 		.dsh_env = ctx->dsh_env,
 	};
-	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
-			 reterr);
+	const exec_watch watch = {.cancel_fd = call->cancel_fd,
+				  .on_output = call->on_output,
+				  .userdata = call->on_output_userdata};
+	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &watch, &res->run, reterr);
 	/* Ours is a confining executor: the escalation hint follows a denial (spec §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
@@ -131,8 +147,10 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 		.no_spill = true,
 	};
 	ctx->cfg->max_timeout_ms = UINT64_MAX;
-	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
-			reterr);
+	const exec_watch watch = {.cancel_fd = call->cancel_fd,
+				  .on_output = call->on_output,
+				  .userdata = call->on_output_userdata};
+	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &watch, &res->run, reterr);
 }
 
 /*
@@ -194,8 +212,8 @@ static int fail_input_too_large(const char *path, const call_context *ctx, dsb_e
 	return r;
 }
 
-static int run_write(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
-		     dsb_error *reterr)
+static int run_write(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		     dsb_call_result *res, dsb_error *reterr)
 {
 	_cleanup_free_ char *read = NULL;
 	const char *content = req->content;
@@ -209,6 +227,8 @@ static int run_write(const dsb_call_request *req, call_context *ctx, dsb_call_re
 			return fail_input_too_large(req->path, ctx, reterr);
 		content = read;
 	}
+	if (call->observations)
+		return observe_write(call->observations, req, ctx, content, len, res, reterr);
 	dsb_fs_write_result w = {0};
 	int r = dsb_fence_write(&ctx->policy, ctx->policy.workspace_root, req->path, content, len,
 				&w, reterr);
@@ -219,9 +239,11 @@ static int run_write(const dsb_call_request *req, call_context *ctx, dsb_call_re
 	return call_result_write(res) < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory") : 0;
 }
 
-static int run_edit(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
-		    dsb_error *reterr)
+static int run_edit(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_call_result *res, dsb_error *reterr)
 {
+	if (call->observations)
+		return observe_edit(call->observations, req, ctx, res, reterr);
 	dsb_fs_edit_result e = {0};
 	int r = dsb_fence_edit(&ctx->policy, ctx->policy.workspace_root, req->path, req->old_string,
 			       req->new_string, req->replace_all, &e, reterr);
@@ -233,9 +255,11 @@ static int run_edit(const dsb_call_request *req, call_context *ctx, dsb_call_res
 	return call_result_edit(res) < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory") : 0;
 }
 
-static int run_read(const dsb_call_request *req, call_context *ctx, dsb_call_result *res,
-		    dsb_error *reterr)
+static int run_read(dsb_call *call, const dsb_call_request *req, call_context *ctx,
+		    dsb_call_result *res, dsb_error *reterr)
 {
+	if (call->observations)
+		return observe_read(call->observations, req, ctx, res, reterr);
 	const char *cwd = ctx->policy.workspace_root;
 	int r = dsb_fence_read(&ctx->policy, cwd, req->path, &res->text, &res->text_len, reterr);
 	if (r < 0)
@@ -255,11 +279,11 @@ static int run_tool(dsb_call *call, const dsb_call_request *req, call_context *c
 	case DSB_TOOL_EXEC:
 		return run_exec(call, req, ctx, res, reterr);
 	case DSB_TOOL_WRITE:
-		return run_write(req, ctx, res, reterr);
+		return run_write(call, req, ctx, res, reterr);
 	case DSB_TOOL_EDIT:
-		return run_edit(req, ctx, res, reterr);
+		return run_edit(call, req, ctx, res, reterr);
 	case DSB_TOOL_READ:
-		return run_read(req, ctx, res, reterr);
+		return run_read(call, req, ctx, res, reterr);
 	case _DSB_TOOL_MAX:
 	case _DSB_TOOL_INVALID:
 	default:

@@ -8,6 +8,7 @@
  *              approval inside a turn, working directory, DSH_* variables, provider (§6.7, §7.4)
  *   call.c     the dsb_call object, its cancellation, and each tool's run
  *   result.c   the result as the model sees it: texts, fs error mapping, JSON (§6.8, §7.4)
+ *   observe.c  DSH's read-before-write observation rule for a front end's session
  */
 #ifndef DSB_CALL_CALL_H
 #define DSB_CALL_CALL_H
@@ -31,6 +32,9 @@ struct dsb_call {
 	void *answer_userdata;
 	dsb_call_on_run_fn on_run;
 	void *on_run_userdata;
+	dsb_call_on_output_fn on_output;
+	void *on_output_userdata;
+	dsb_observations *observations; /* borrowed; NULL: DSH's rule is not applied */
 	/* An eventfd that polls readable once the call is cancelled (never read, so it stays). */
 	int cancel_fd;
 	atomic_bool cancelled;
@@ -84,6 +88,20 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 
 /* Closes the turn call_prepare() opened (turn/end, reason completed) and releases @ctx. */
 void call_context_done(call_context *ctx);
+
+/* --- observe.c ------------------------------------------------------------------------------ */
+
+/*
+ * The write, edit and read tools under @obs (DSH's fs-observation-policy, spec §7.4): the
+ * target's observation decides the mutation's condition, and what succeeds is recorded.
+ * Fill @res as run_write(), run_edit(), run_read() do.
+ */
+int observe_write(dsb_observations *obs, const dsb_call_request *req, call_context *ctx,
+		  const char *content, size_t len, dsb_call_result *res, dsb_error *reterr);
+int observe_edit(dsb_observations *obs, const dsb_call_request *req, call_context *ctx,
+		 dsb_call_result *res, dsb_error *reterr);
+int observe_read(dsb_observations *obs, const dsb_call_request *req, call_context *ctx,
+		 dsb_call_result *res, dsb_error *reterr);
 
 /* --- result.c ------------------------------------------------------------------------------- */
 

@@ -53,6 +53,9 @@ int call_result_fail(dsb_call_result *res, const dsb_error *err, const dsb_exec_
 	if (fs && err->code == DSB_E_FS_STALE_VERSION &&
 	    asprintf(&remedied, "%s — re-read the file, then retry", message) > 0)
 		message = remedied;
+	else if (fs && err->code == DSB_E_FS_NOT_OBSERVED &&
+		 asprintf(&remedied, "%s — read the file, then retry", message) > 0)
+		message = remedied;
 	char *text = NULL;
 	int n = asprintf(&text, "Error: %s", message);
 	if (n < 0)

@@ -150,4 +150,12 @@ int context_message_format(const char *text, const context_sections *sections, c
 /* Whether @data (a user/message's data) is owned by DSB_CONTEXT_SOURCE. */
 bool context_is_owned(const json_t *data);
 
+/*
+ * The snapshot text in force for @session now, whatever the log already holds: the contexts
+ * joined (spec §9.2), or DSB_CONTEXT_CLEARED when there are none. For a front end that states
+ * the policy outside the log (the MCP server's instructions). *@ret_text is new.
+ */
+int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
+			  char **ret_text, dsb_error *reterr);
+
 #endif

@@ -307,6 +307,32 @@ int dsb_context_project(dsb_session *session, const dsb_policy *policy, const ds
 	return r;
 }
 
+int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
+			  char **ret_text, dsb_error *reterr)
+{
+	const char *path = dsb_session_path(session);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", path);
+
+	_cleanup_(log_header_done) log_header header = {0};
+	_cleanup_(context_retained_done) context_retained retained = {0};
+	_cleanup_(context_sections_done) context_sections sections = {0};
+	_cleanup_free_ char *current = NULL;
+	int r = context_retained_load(fd, path, &retained, &header, reterr);
+	if (r >= 0)
+		r = render_session(session, &header, policy, cfg, &sections, reterr);
+	if (r >= 0 && context_join(&sections, &current) < 0)
+		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	if (r < 0)
+		return r;
+	char *text = strdup(*current ? current : DSB_CONTEXT_CLEARED);
+	if (!text)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	*ret_text = text;
+	return 0;
+}
+
 const char *dsb_context_message_text(const dsb_context_message *message)
 {
 	return message ? message->text : NULL;

@@ -22,13 +22,26 @@
 
 /* --- run.c ---------------------------------------------------------------------------------- */
 
-/*
- * dsb_exec_run() that a cancellation can stop: once @cancel_fd (-1: none) polls readable, the
- * command's tree gets SIGTERM, then SIGKILL after graceMs, and the run fails with DSB_E_ABORTED,
- * `tool call aborted` (unless the deadline came first: then it is a timeout, as ever).
- */
+/* Told each piece of the command's output as it comes: @stream 1 (stdout) or 2 (stderr). */
+typedef void (*exec_output_fn)(void *userdata, int stream, const char *buf, size_t n);
+
+/* What a caller watching a run gives it. Zero-initialise, then set cancel_fd = -1 or a fd. */
+typedef struct exec_watch {
+	/*
+	 * Once @cancel_fd (-1: none) polls readable, the command's tree gets SIGTERM, then
+	 * SIGKILL after graceMs, and the run fails with DSB_E_ABORTED, `tool call aborted`
+	 * (unless the deadline came first: then it is a timeout, as ever).
+	 */
+	int cancel_fd;
+	/* NULL: nobody. Called in the running thread, before the bytes are collected. */
+	exec_output_fn on_output;
+	void *userdata;
+} exec_watch;
+
+/* dsb_exec_run() watched by @watch (NULL: nobody). */
 int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
-	     const dsb_run_request *req, int cancel_fd, dsb_run_result *ret, dsb_error *reterr);
+	     const dsb_run_request *req, const exec_watch *watch, dsb_run_result *ret,
+	     dsb_error *reterr);
 
 /* --- capture.c ------------------------------------------------------------------------------ */
 

@@ -55,6 +55,8 @@ typedef struct run {
 	bool holding;
 	size_t held;
 	char hold[4096];
+	exec_output_fn on_output;
+	void *userdata;
 } run;
 
 static void run_done(run *r)
@@ -131,7 +133,7 @@ int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *ar
 }
 
 /* Reads what is there from *@fd into @c (and @tee); closes it at EOF. -errno, -ENOMEM. */
-static int pump(run *r, int *fd, collector *c, int tee)
+static int pump(run *r, int *fd, collector *c, int tee, int stream)
 {
 	char buf[65536];
 	ssize_t n = read(*fd, buf, sizeof(buf));
@@ -144,6 +146,8 @@ static int pump(run *r, int *fd, collector *c, int tee)
 	}
 	if (tee >= 0)
 		tee_hold(r, tee, buf, (size_t)n);
+	if (r->on_output)
+		r->on_output(r->userdata, stream, buf, (size_t)n);
 	return c ? collector_write(c, buf, (size_t)n) : 0;
 }
 
@@ -218,9 +222,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		}
 		int rr = 0;
 		if (i_out >= 0 && p[i_out].revents)
-			rr = pump(r, &r->out_fd, r->out, -1);
+			rr = pump(r, &r->out_fd, r->out, -1, 1);
 		if (rr >= 0 && i_err >= 0 && p[i_err].revents)
-			rr = pump(r, &r->err_fd, r->err, tee);
+			rr = pump(r, &r->err_fd, r->err, tee, 2);
 		if (rr < 0)
 			return rr;
 		if (i_in >= 0 && p[i_in].revents) {
@@ -299,12 +303,14 @@ static int spill_protect(dsb_provider *provider, spill_dir *spill, dsb_exec_poli
 int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
 		 const dsb_run_request *req, dsb_run_result *ret, dsb_error *reterr)
 {
-	return exec_run(provider, cfg, policy, req, -1, ret, reterr);
+	return exec_run(provider, cfg, policy, req, NULL, ret, reterr);
 }
 
 int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
-	     const dsb_run_request *req, int cancel_fd, dsb_run_result *ret, dsb_error *reterr)
+	     const dsb_run_request *req, const exec_watch *watch, dsb_run_result *ret,
+	     dsb_error *reterr)
 {
+	int cancel_fd = watch ? watch->cancel_fd : -1;
 	if (!cfg || !policy || !req || !ret ||
 	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
@@ -313,7 +319,12 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	if (r < 0)
 		return r;
 
-	run x = {.out_fd = -1, .err_fd = -1, .in_fd = -1, .tree = {.event_fd = -1, .ctl_fd = -1}};
+	run x = {.out_fd = -1,
+		 .err_fd = -1,
+		 .in_fd = -1,
+		 .tree = {.event_fd = -1, .ctl_fd = -1},
+		 .on_output = watch ? watch->on_output : NULL,
+		 .userdata = watch ? watch->userdata : NULL};
 	char *const *argv = req->argv;
 	if (req->command) {
 		x.bash_argv[0] = (char *)"bash";

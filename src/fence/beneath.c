@@ -319,8 +319,21 @@ int fence_fail_stale(const fence_op *op, dsb_error *reterr)
 {
 	const char *display = op->grant->target.display_path;
 
+	/* Under DSH's observation rule, its own words (fs-local writeText/editText). */
 	int r = dsb_fail(reterr, DSB_E_FS_STALE_VERSION,
-			 "cannot %s \"%s\": the file changed since it was read", op->verb, display);
+			 op->observed ? "cannot %s \"%s\": file changed since it was read"
+				      : "cannot %s \"%s\": the file changed since it was read",
+			 op->verb, display);
+	dsb_error_set_subject(reterr, display);
+	return r;
+}
+
+int fence_fail_exists(const fence_op *op, dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+
+	int r = dsb_fail(reterr, DSB_E_FS_NOT_OBSERVED,
+			 "cannot overwrite existing \"%s\" without reading it first", display);
 	dsb_error_set_subject(reterr, display);
 	return r;
 }
@@ -528,12 +541,33 @@ int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char
 				held.st_mtim.tv_nsec != orig->st_mtim.tv_nsec ||
 				now.st_dev != orig->st_dev || now.st_ino != orig->st_ino;
 	}
-	/* renameat() replaces @name atomically and, naming one component of @dirfd, follows
-	 * nothing. */
-	if (!err && !stale && renameat(dirfd, tmp, dirfd, name) < 0)
+	/* What is about to be published, for the caller that records the version it wrote. */
+	if (!err && !stale && op->published &&
+	    fstatat(dirfd, tmp, op->published, AT_SYMLINK_NOFOLLOW) < 0)
 		err = errno;
+	/*
+	 * renameat() replaces @name atomically and, naming one component of @dirfd, follows
+	 * nothing. A new file that must not replace one (DSH's createIfAbsent) is published with
+	 * RENAME_NOREPLACE: a file that appeared since the lock is a conflict, as DSH's hard-link
+	 * publish makes it. A filesystem without the flag falls back to a link, which fails the
+	 * same way.
+	 */
+	bool exists = false;
+	if (!err && !stale && op->noreplace && !orig) {
+		if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) < 0) {
+			if (errno == EINVAL && linkat(dirfd, tmp, dirfd, name, 0) == 0)
+				(void)unlinkat(dirfd, tmp, 0);
+			else
+				err = errno;
+		}
+		exists = err == EEXIST;
+	} else if (!err && !stale && renameat(dirfd, tmp, dirfd, name) < 0) {
+		err = errno;
+	}
 	if (err || stale) {
 		(void)unlinkat(dirfd, tmp, 0);
+		if (exists)
+			return fence_fail_exists(op, reterr);
 		return stale ? fence_fail_stale(op, reterr) : fence_fail_errno(op, err, reterr);
 	}
 	/* The rename is durable once the directory is. */

@@ -141,10 +141,59 @@ int dsb_fence_check(const dsb_exec_policy *policy, const char *cwd, const char *
 	return r < 0 ? r : 0;
 }
 
-int fence_write_granted(const fence_grant *g, const char *content, size_t len,
-			dsb_fs_write_result *ret, dsb_error *reterr)
+void fence_version_of(const struct stat *st, fence_version *ret)
 {
-	const fence_op op = {.verb = "write", .grant = g};
+	*ret = (fence_version){
+		.dev = st->st_dev, .ino = st->st_ino, .size = st->st_size, .mtim = st->st_mtim};
+}
+
+bool fence_version_equal(const fence_version *a, const fence_version *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec;
+}
+
+/*
+ * @expect checked against the locked target @lk (fd -1: none there), with DSH's texts: an
+ * existing file where none was seen; a seen file gone or of another version.
+ */
+static int check_expect(const fence_op *op, const fence_lock *lk, const fence_expect *expect,
+			dsb_error *reterr)
+{
+	const char *display = op->grant->target.display_path;
+	fence_version now;
+	int r = 0;
+
+	if (!expect || expect->kind == FENCE_EXPECT_ANY)
+		return 0;
+	if (expect->kind == FENCE_EXPECT_ABSENT)
+		return lk->fd >= 0 ? fence_fail_exists(op, reterr) : 0;
+	if (lk->fd >= 0) {
+		fence_version_of(&lk->st, &now);
+		if (fence_version_equal(&now, &expect->version))
+			return 0;
+	}
+	if (lk->fd < 0 && strcmp(op->verb, "write") == 0)
+		r = dsb_fail(reterr, DSB_E_FS_STALE_VERSION,
+			     "cannot write \"%s\": file no longer exists", display);
+	else
+		return fence_fail_stale(op, reterr);
+	dsb_error_set_subject(reterr, display);
+	return r;
+}
+
+/* fence_write_granted() under @expect (NULL: none); the version published in *@ret_version. */
+static int write_granted(const fence_grant *g, const char *content, size_t len,
+			 const fence_expect *expect, dsb_fs_write_result *ret,
+			 fence_version *ret_version, dsb_error *reterr)
+{
+	struct stat published;
+	bool observed = expect && expect->kind != FENCE_EXPECT_ANY;
+	const fence_op op = {.verb = "write",
+			     .grant = g,
+			     .observed = observed,
+			     .noreplace = observed,
+			     .published = ret_version ? &published : NULL};
 	_cleanup_close_ int dirfd = -1;
 	char name[NAME_MAX + 1];
 
@@ -162,6 +211,9 @@ int fence_write_granted(const fence_grant *g, const char *content, size_t len,
 	r = fence_lock_target(&op, dirfd, name, O_WRONLY, &lk, reterr);
 	if (r < 0)
 		return r;
+	r = check_expect(&op, &lk, expect, reterr);
+	if (r < 0)
+		return r;
 
 	/* Allocate what the result needs before publishing: no OOM after the write. */
 	_cleanup_free_ char *display = NULL;
@@ -174,11 +226,20 @@ int fence_write_granted(const fence_grant *g, const char *content, size_t len,
 	if (ret)
 		*ret = (dsb_fs_write_result){.display_path = TAKE_PTR(display),
 					     .created = lk.fd < 0};
+	if (ret_version)
+		fence_version_of(&published, ret_version);
 	return 0;
 }
 
-int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *path,
-		    const char *content, size_t len, dsb_fs_write_result *ret, dsb_error *reterr)
+int fence_write_granted(const fence_grant *g, const char *content, size_t len,
+			dsb_fs_write_result *ret, dsb_error *reterr)
+{
+	return write_granted(g, content, len, NULL, ret, NULL, reterr);
+}
+
+int fence_write_expect(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		       const char *content, size_t len, const fence_expect *expect,
+		       dsb_fs_write_result *ret, fence_version *ret_version, dsb_error *reterr)
 {
 	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
 
@@ -195,7 +256,13 @@ int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *
 		dsb_error_set_subject(reterr, g.target.display_path);
 		return r;
 	}
-	return fence_write_granted(&g, content ? content : "", len, ret, reterr);
+	return write_granted(&g, content ? content : "", len, expect, ret, ret_version, reterr);
+}
+
+int dsb_fence_write(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		    const char *content, size_t len, dsb_fs_write_result *ret, dsb_error *reterr)
+{
+	return fence_write_expect(policy, cwd, path, content, len, NULL, ret, NULL, reterr);
 }
 
 /* The edit's read failures, with DSH's "cannot edit" texts and the size limit. */
@@ -305,6 +372,16 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 		   const char *old_string, const char *new_string, bool replace_all,
 		   dsb_fs_edit_result *ret, dsb_error *reterr)
 {
+	return fence_edit_expect(policy, cwd, path, old_string, new_string, replace_all, NULL, ret,
+				 NULL, reterr);
+}
+
+int fence_edit_expect(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		      const char *old_string, const char *new_string, bool replace_all,
+		      const fence_expect *expect, dsb_fs_edit_result *ret,
+		      fence_version *ret_version, dsb_error *reterr)
+{
+	struct stat published;
 	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
 	_cleanup_free_ char *old = NULL, *new = NULL;
 	size_t old_len, new_len;
@@ -334,7 +411,10 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 	if (r < 0)
 		return r;
 
-	const fence_op op = {.verb = "edit", .grant = &g};
+	const fence_op op = {.verb = "edit",
+			     .grant = &g,
+			     .observed = expect && expect->kind != FENCE_EXPECT_ANY,
+			     .published = ret_version ? &published : NULL};
 	const char *display = g.target.display_path;
 	_cleanup_close_ int dirfd = -1;
 	char name[NAME_MAX + 1];
@@ -351,6 +431,12 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 	r = fence_lock_target(&op, dirfd, name, O_RDWR, &lk, reterr);
 	if (r < 0)
 		return r;
+	if (expect && expect->kind == FENCE_EXPECT_VERSION) {
+		/* The version seen, or nothing: the file changed since it was read (DSH). */
+		r = check_expect(&op, &lk, expect, reterr);
+		if (r < 0)
+			return r;
+	}
 	if (lk.fd < 0) /* absent, or a symlink that is not followed */
 		return fence_fail_errno(&op, ENOENT, reterr);
 
@@ -380,6 +466,8 @@ int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const char *p
 		*ret = (dsb_fs_edit_result){.display_path = TAKE_PTR(ret_display),
 					    .replaced_all = replace_all,
 					    .replacements = count};
+	if (ret_version)
+		fence_version_of(&published, ret_version);
 	return 0;
 }
 

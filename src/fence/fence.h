@@ -83,10 +83,18 @@ int fence_write_granted(const fence_grant *g, const char *content, size_t len,
 /* openat2_raw() of core, where a seccomp EPERM that hides the call reads -ENOSYS. -errno. */
 int fence_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
-/* Names what failed in a refusal: "write" or "edit", and the grant. */
+/*
+ * Names what failed in a refusal: "write" or "edit", and the grant. A mutation made under DSH's
+ * read-before-write observation rule (fence_expect) also sets @observed, whose stale version
+ * reads as DSH's observation policy words it, @noreplace, for a file that must not exist when it
+ * is published, and @published, which receives the identity of what was published.
+ */
 typedef struct fence_op {
 	const char *verb;
 	const fence_grant *grant;
+	bool observed;
+	bool noreplace;
+	struct stat *published;
 } fence_op;
 
 /*
@@ -159,6 +167,9 @@ void fence_lock_done(fence_lock *lk);
 /* FS_STALE_VERSION: `cannot VERB "DISPLAY": the file changed since it was read`. -code. */
 int fence_fail_stale(const fence_op *op, dsb_error *reterr);
 
+/* FS_NOT_OBSERVED: `cannot overwrite existing "DISPLAY" without reading it first`. -code. */
+int fence_fail_exists(const fence_op *op, dsb_error *reterr);
+
 /*
  * Publishes @len bytes of @data as @name in @dirfd atomically: a temp file beside it, written,
  * fsynced, renamed over @name, then the directory fsynced. A crash leaves the old or the new
@@ -171,6 +182,65 @@ int fence_fail_stale(const fence_op *op, dsb_error *reterr);
  */
 int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char *data, size_t len,
 		     const fence_lock *lk, dsb_error *reterr);
+
+/* --- fence.c, read.c: the observation rule's conditions --------------------------------------- */
+
+/*
+ * DSH's read-before-write observation rule (fs-observation-policy) needs the version a tool saw
+ * and a mutation conditional on it. A version is the provider's stat identity, as DSH's is:
+ * device, inode, size and modification time. Every mutation of the fence publishes a new inode,
+ * so its own writes always change the version; a writer in place changes size or mtime.
+ */
+typedef struct fence_version {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+} fence_version;
+
+void fence_version_of(const struct stat *st, fence_version *ret);
+bool fence_version_equal(const fence_version *a, const fence_version *b);
+
+typedef enum fence_expect_kind {
+	FENCE_EXPECT_ANY,     /* unconditional, as dsb_fence_write() and dsb_fence_edit() */
+	FENCE_EXPECT_ABSENT,  /* createIfAbsent: an existing file is FS_NOT_OBSERVED */
+	FENCE_EXPECT_VERSION, /* replaceIfVersion: another version, or none, is FS_STALE_VERSION */
+} fence_expect_kind;
+
+typedef struct fence_expect {
+	fence_expect_kind kind;
+	fence_version version;
+} fence_expect;
+
+/*
+ * dsb_fence_write() under @expect, decided under the target's lock and again at the publish
+ * (a file that appears meanwhile is never replaced): FS_NOT_OBSERVED `cannot overwrite existing
+ * "P" without reading it first`, FS_STALE_VERSION `cannot write "P": file no longer exists` or
+ * `cannot write "P": file changed since it was read` (DSH's texts). The sandbox check comes
+ * first, as DSH's provider checks before its intent. *@ret_version (may be NULL): what was
+ * published.
+ */
+int fence_write_expect(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		       const char *content, size_t len, const fence_expect *expect,
+		       dsb_fs_write_result *ret, fence_version *ret_version, dsb_error *reterr);
+
+/*
+ * dsb_fence_edit() under @expect (ANY or VERSION): the locked file must be the version
+ * expected, else FS_STALE_VERSION `cannot edit "P": file changed since it was read`.
+ * *@ret_version (may be NULL): what was published.
+ */
+int fence_edit_expect(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		      const char *old_string, const char *new_string, bool replace_all,
+		      const fence_expect *expect, dsb_fs_edit_result *ret,
+		      fence_version *ret_version, dsb_error *reterr);
+
+/*
+ * dsb_fence_read() that also gives the version read (*@ret_version, from the descriptor the
+ * bytes came from) and, in *@ret_absent, whether the failure was that no file exists there.
+ */
+int fence_read_version(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		       char **ret_text, size_t *ret_len, fence_version *ret_version,
+		       bool *ret_absent, dsb_error *reterr);
 
 /* --- text.c: pure ---------------------------------------------------------------------------- */
 

@@ -24,7 +24,7 @@
  * @resolve is 0; else with openat2 and @resolve, a refused step being a denial under @mode.
  */
 static int read_target(const dsb_fs_target *t, dsb_mode mode, uint64_t resolve, char **ret_text,
-		       size_t *ret_len, dsb_error *reterr)
+		       size_t *ret_len, struct stat *ret_st, dsb_error *reterr)
 {
 	/* resolve 0 in the grant: fence_fail_errno() then maps every errno as an unfenced read. */
 	const fence_grant g = {.target = *t, .mode = mode, .resolve = 0};
@@ -34,7 +34,7 @@ static int read_target(const dsb_fs_target *t, dsb_mode mode, uint64_t resolve, 
 	size_t len;
 	uint64_t size = 0;
 
-	int r = fence_read_at(AT_FDCWD, t->target_key, resolve, false, &buf, &len, NULL, &size);
+	int r = fence_read_at(AT_FDCWD, t->target_key, resolve, false, &buf, &len, ret_st, &size);
 	if (r == -ENOSYS && resolve)
 		return dsb_fail(reterr, DSB_E_FENCE_UNAVAILABLE,
 				"the fs fence needs openat2 (Linux 5.6+) to keep "
@@ -82,7 +82,7 @@ int dsb_fs_read(const char *cwd, const char *path, char **ret_text, size_t *ret_
 	int r = dsb_fs_resolve(cwd, path, &t, reterr);
 	if (r < 0)
 		return r;
-	return read_target(&t, _DSB_MODE_INVALID, 0, ret_text, ret_len, reterr);
+	return read_target(&t, _DSB_MODE_INVALID, 0, ret_text, ret_len, NULL, reterr);
 }
 
 /* Whether @p hides anything from reads. */
@@ -94,8 +94,9 @@ static bool hides_any(const dsb_exec_policy *p)
 	return false;
 }
 
-int dsb_fence_read(const dsb_exec_policy *policy, const char *cwd, const char *path,
-		   char **ret_text, size_t *ret_len, dsb_error *reterr)
+/* dsb_fence_read() with the stat of what was read in *@ret_st (may be NULL). */
+static int fence_read_st(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			 char **ret_text, size_t *ret_len, struct stat *ret_st, dsb_error *reterr)
 {
 	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
 
@@ -110,12 +111,39 @@ int dsb_fence_read(const dsb_exec_policy *policy, const char *cwd, const char *p
 
 	/* Full access confines nothing, commands or tools: the read is DSH's. */
 	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS || !hides_any(policy))
-		return read_target(&t, policy->mode, 0, ret_text, ret_len, reterr);
+		return read_target(&t, policy->mode, 0, ret_text, ret_len, ret_st, reterr);
 
 	const dsb_protected *hidden = dsb_exec_policy_protected_at(policy, t.target_key, false);
 	if (hidden)
 		return fence_fail_refused("read", t.display_path, policy->mode, hidden, 0, reterr);
 	return read_target(&t, policy->mode,
 			   FENCE_RESOLVE_NO_SYMLINKS | FENCE_RESOLVE_NO_MAGICLINKS, ret_text,
-			   ret_len, reterr);
+			   ret_len, ret_st, reterr);
+}
+
+int dsb_fence_read(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		   char **ret_text, size_t *ret_len, dsb_error *reterr)
+{
+	return fence_read_st(policy, cwd, path, ret_text, ret_len, NULL, reterr);
+}
+
+int fence_read_version(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		       char **ret_text, size_t *ret_len, fence_version *ret_version,
+		       bool *ret_absent, dsb_error *reterr)
+{
+	struct stat st;
+	dsb_error err = {0};
+
+	int r = fence_read_st(policy, cwd, path, ret_text, ret_len, &st, &err);
+	/* DSH records absence only for a read that found nothing at the name (read-target.ts). */
+	if (ret_absent)
+		*ret_absent = r < 0 && err.code == DSB_E_FS_NOT_FOUND && err.sys_errno == ENOENT;
+	if (r < 0) {
+		if (reterr)
+			*reterr = err;
+		return r;
+	}
+	if (ret_version)
+		fence_version_of(&st, ret_version);
+	return 0;
 }

@@ -604,6 +604,150 @@ static void test_resolve_as_a_call_does(void **state)
 	assert_string_equal(err.message, "config_path: expected a file path, got an empty string");
 }
 
+/* One call of @req under @obs; the result in *@ret. */
+static void run_observed(const fixture *f, dsb_observations *obs, const dsb_call_request *req,
+			 dsb_call_result *ret)
+{
+	dsb_call *call = NULL;
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	dsb_call_set_observations(call, obs);
+	*ret = (dsb_call_result){0};
+	assert_int_equal(dsb_call_run(call, req, ret, NULL), 0);
+	assert_null(dsb_call_free(call));
+}
+
+/* Expects @res to fail with @code and the text @before, @path, @after. */
+static void expect_error(const dsb_call_result *res, dsb_code code, const char *before,
+			 const char *path, const char *after)
+{
+	_cleanup_free_ char *want = NULL;
+	assert_true(asprintf(&want, "%s%s%s", before, path, after) > 0);
+	assert_true(res->is_error);
+	assert_int_equal(res->error.code, code);
+	assert_string_equal(res->text, want);
+}
+
+/* DSH's read-before-write observation rule, with its texts (fs-observation-policy). */
+static void test_observation_rule(void **state)
+{
+	fixture *f = *state;
+	_cleanup_free_ char *path = join(f->ws, "seen.txt");
+	dsb_observations *obs = NULL;
+	dsb_call_result res;
+	assert_int_equal(dsb_observations_new(&obs, NULL), 0);
+	dsb_test_write_file(path, "old\n", 4);
+
+	dsb_call_request edit = request(f, DSB_TOOL_EDIT, DSB_MODE_WORKSPACE_WRITE);
+	edit.path = "seen.txt";
+	edit.old_string = "old";
+	edit.new_string = "new";
+	dsb_call_request write = request(f, DSB_TOOL_WRITE, DSB_MODE_WORKSPACE_WRITE);
+	write.path = "seen.txt";
+	write.content = "written\n";
+	write.content_len = strlen(write.content);
+	dsb_call_request read = request(f, DSB_TOOL_READ, DSB_MODE_WORKSPACE_WRITE);
+	read.path = "seen.txt";
+
+	/* Unread: an edit asks for a read; a write may only create. */
+	run_observed(f, obs, &edit, &res);
+	expect_error(&res, DSB_E_FS_NOT_OBSERVED, "Error: edit requires reading \"", path,
+		     "\" first — read the file, then retry");
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &write, &res);
+	expect_error(&res, DSB_E_FS_NOT_OBSERVED, "Error: cannot overwrite existing \"", path,
+		     "\" without reading it first — read the file, then retry");
+	dsb_call_result_done(&res);
+
+	/* Read: the edit applies, and its own result counts as seen for the next one. */
+	run_observed(f, obs, &read, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &edit, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+	edit.old_string = "new";
+	edit.new_string = "newer";
+	run_observed(f, obs, &edit, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+
+	/* Changed behind the session's back: stale, for the edit and for the write. */
+	/* The rewrite changes the size: the version differs whatever the mtime granularity. */
+	dsb_test_write_file(path, "changed outside\n", 16);
+	edit.old_string = "newer";
+	edit.new_string = "x";
+	run_observed(f, obs, &edit, &res);
+	expect_error(&res, DSB_E_FS_STALE_VERSION, "Error: cannot edit \"", path,
+		     "\": file changed since it was read — re-read the file, then retry");
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &write, &res);
+	expect_error(&res, DSB_E_FS_STALE_VERSION, "Error: cannot write \"", path,
+		     "\": file changed since it was read — re-read the file, then retry");
+	dsb_call_result_done(&res);
+	_cleanup_free_ char *kept = dsb_test_read_file(path, NULL);
+	assert_string_equal(kept, "changed outside\n");
+
+	/* Re-read, then removed: the write says so; a read of nothing records the absence. */
+	run_observed(f, obs, &read, &res);
+	dsb_call_result_done(&res);
+	assert_int_equal(unlink(path), 0);
+	run_observed(f, obs, &write, &res);
+	expect_error(&res, DSB_E_FS_STALE_VERSION, "Error: cannot write \"", path,
+		     "\": file no longer exists — re-read the file, then retry");
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &read, &res);
+	assert_int_equal(res.error.code, DSB_E_FS_NOT_FOUND);
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &edit, &res);
+	expect_error(&res, DSB_E_FS_NOT_FOUND, "Error: cannot edit \"", path, "\": not found");
+	dsb_call_result_done(&res);
+	run_observed(f, obs, &write, &res);
+	assert_false(res.is_error);
+	assert_true(res.created);
+	dsb_call_result_done(&res);
+
+	/* A new file needs no read (DSH's fs-write fixture). */
+	write.path = "fresh.txt";
+	run_observed(f, obs, &write, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+	assert_null(dsb_observations_free(obs));
+}
+
+typedef struct seen_output {
+	char buf[256];
+	size_t len;
+	int streams;
+} seen_output;
+
+static void collect_output(void *userdata, int stream, const char *buf, size_t n)
+{
+	seen_output *s = userdata;
+	s->streams |= stream;
+	for (size_t i = 0; i < n && s->len + 1 < sizeof(s->buf); i++)
+		s->buf[s->len++] = buf[i];
+}
+
+/* The output hook sees a bash command's output as it comes, from both streams. */
+static void test_output_hook(void **state)
+{
+	fixture *f = *state;
+	seen_output seen = {0};
+	dsb_call *call = NULL;
+	dsb_call_result res = {0};
+	dsb_call_request req = request(f, DSB_TOOL_BASH, DSB_MODE_WORKSPACE_WRITE);
+	req.command = "echo out; echo err >&2";
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	dsb_call_set_on_output(call, collect_output, &seen);
+	assert_int_equal(dsb_call_run(call, &req, &res, NULL), 0);
+	assert_false(res.is_error);
+	assert_int_equal(seen.streams, 3);
+	assert_non_null(memmem(seen.buf, seen.len, "out\n", 4));
+	assert_non_null(memmem(seen.buf, seen.len, "err\n", 4));
+	dsb_call_result_done(&res);
+	dsb_call_free(call);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -625,6 +769,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve_as_a_call_does, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_observation_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_hook, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
