@@ -155,14 +155,22 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
-				int filter_read, child_report *rep)
+				int filter_read, pid_t parent, child_report *rep)
 {
 	char msg[1024];
 	sigset_t none;
 
 	reset_signals();
-	if (flags & SPAWN_DIE_WITH_PARENT)
+	/*
+	 * The death signal is armed for a parent alive now: one killed between the vfork and
+	 * the prctl left us orphaned already, and nothing would ever fire. bwrap arms its own
+	 * only once it runs, without that check; ours, set here, survives its exec.
+	 */
+	if (flags & SPAWN_DIE_WITH_PARENT) {
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
+		if (getppid() != parent)
+			_exit(1);
+	}
 	if (o->new_session && setsid() < 0)
 		child_fail(rep, 1, errno, "cannot start a new session");
 	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
@@ -253,9 +261,10 @@ static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 						   const dsb_spawn_options *o, unsigned flags,
 						   int filter_fd, child_report *rep)
 {
+	pid_t parent = getpid();
 	pid_t pid = vfork();
 	if (pid == 0)
-		child_run(c, o, flags, filter_fd, rep);
+		child_run(c, o, flags, filter_fd, parent, rep);
 	return pid;
 }
 

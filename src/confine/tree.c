@@ -12,8 +12,8 @@
  * its own on every call and privileges Landlock hosts often lack; cgroup.kill needs a delegated
  * cgroup v2 tree; a process-group kill misses setsid'd children.
  *
- * Who is the subreaper:
- *  - bwrap: nobody. bwrap's own PID namespace ends every process in it when the command ends.
+ * Who is the subreaper, on both backends (bwrap's PID namespace alone leaves a gap: see
+ * tree_spawn()):
  *  - this process, when nothing else can become its child meanwhile: it is single-threaded and
  *    has no child (the CLI; a simple library caller). It becomes a subreaper for the call and
  *    kills and reaps every child it has at the end. No extra process.
@@ -254,9 +254,13 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 	       proc_tree *t, dsb_error *reterr)
 {
 	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1};
-	const confine_plan *plan = confined_plan(c);
-	if (reap && plan && plan->contained)
-		reap = false; /* bwrap's PID namespace does it */
+	/*
+	 * bwrap's PID namespace is not enough on its own: its init dies with bwrap only once it
+	 * has armed --die-with-parent, and bwrap killed before that (a call cancelled, or its
+	 * caller killed, as the sandbox is being set up) leaves the init orphaned, running the
+	 * command with its daemons. Reaped like any other tree, the orphan is re-parented to the
+	 * subreaper, which ends it (tests/e2e/t-serve.sh "storm").
+	 */
 	if (!reap || can_reap_here()) {
 		if (reap) {
 			int was = 0;
