@@ -19,6 +19,7 @@
 #include <dsb/exec.h>
 #include <dsb/fence.h>
 #include <dsb/policy.h>
+#include <dsb/server.h>
 #include <dsb/session.h>
 
 /* The library's version string, which may differ from DSB_VERSION_STRING of the headers. */

@@ -88,6 +88,14 @@ int cli_flush_stdout(void);
 /* The directory the CLI keeps its probe verdict in (STORE/cache), or NULL. */
 char *cli_cache_dir(const cli_global *global);
 
+/*
+ * A new session as `session new` makes it (cmd-session.c): its cwd @cwd (NULL: the current
+ * directory) canonical and a directory, the default preset pinned before anyone sees its id.
+ * *@ret_store and *@ret_session are new.
+ */
+int cli_session_new(const cli_global *global, const char *cwd, dsb_store **ret_store,
+		    dsb_session **ret_session, dsb_error *err);
+
 /* cmd-*.c */
 int cmd_policy(cli_global *global, int argc, char **argv);
 int cmd_session(cli_global *global, int argc, char **argv);
@@ -97,6 +105,7 @@ int cmd_exec(cli_global *global, int argc, char **argv);
 int cmd_bash(cli_global *global, int argc, char **argv);
 int cmd_context(cli_global *global, int argc, char **argv);
 int cmd_fs(cli_global *global, int argc, char **argv);
+int cmd_serve(cli_global *global, int argc, char **argv);
 
 /* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
 int cmd_landlock_run(cli_global *global, int argc, char **argv);

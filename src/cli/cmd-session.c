@@ -111,14 +111,15 @@ static int session_cwd(const char *given, char **ret_cwd, dsb_error *err)
 	return 0;
 }
 
-static int cmd_new(const cli_global *global, const session_args *args, dsb_error *err)
+int cli_session_new(const cli_global *global, const char *cwd_arg, dsb_store **ret_store,
+		    dsb_session **ret_session, dsb_error *err)
 {
 	_cleanup_free_ char *cwd = NULL;
 	dsb_config *cfg = NULL;
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
 	const dsb_preset *def = NULL;
-	int r = session_cwd(args->cwd, &cwd, err);
+	int r = session_cwd(cwd_arg, &cwd, err);
 	/* A configuration with no preset to pin fails before any session exists. */
 	if (r >= 0)
 		r = cli_load_config(global, &cfg, err);
@@ -128,10 +129,26 @@ static int cmd_new(const cli_global *global, const session_args *args, dsb_error
 		r = dsb_store_open(global->store_path, &store, err);
 	if (r >= 0)
 		r = dsb_session_create(store, cwd, &session, err);
-	/* Pinned before the id is printed (spec §8.6); a failure here leaves the log behind. */
+	/* Pinned before the id is shown (spec §8.6); a failure here leaves the log behind. */
 	if (r >= 0 && (r = presets_pin(session, cfg, err)) < 0)
 		dsb_error_prefix(err, "session %s: pinning the default preset",
 				 dsb_session_id(session));
+	dsb_config_free(cfg);
+	if (r < 0) {
+		dsb_session_free(session);
+		dsb_store_free(store);
+		return r;
+	}
+	*ret_store = store;
+	*ret_session = session;
+	return 0;
+}
+
+static int cmd_new(const cli_global *global, const session_args *args, dsb_error *err)
+{
+	dsb_store *store = NULL;
+	dsb_session *session = NULL;
+	int r = cli_session_new(global, args->cwd, &store, &session, err);
 	if (r >= 0 && args->json) {
 		strbuf sb = STRBUF_INIT;
 		r = strbuf_puts(&sb, "{\"id\":");
@@ -160,7 +177,6 @@ static int cmd_new(const cli_global *global, const session_args *args, dsb_error
 		puts(dsb_session_id(session));
 	dsb_session_free(session);
 	dsb_store_free(store);
-	dsb_config_free(cfg);
 	return r;
 }
 

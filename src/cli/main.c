@@ -34,6 +34,9 @@ const cli_command cli_commands[] = {
 	 "          [--sandbox-permissions MODE --justification TEXT [--call-id ID]]\n"
 	 "          [--old TEXT --new TEXT [--all]] PATH     (write: the content on stdin)",
 	 "DSH's write and edit tools (and read), fenced by the policy", cmd_fs},
+	{"serve", "[--session ID|PATH | --cwd DIR] [--config FILE]",
+	 "DSH's tools as an MCP server on stdin/stdout (a new session unless --session)",
+	 cmd_serve},
 	{"probe", "[--fresh] [--json] [--config FILE]",
 	 "which backends confine here, with what enforcement, and which one is used", cmd_probe},
 	{"landlock-run", "[--ro PATH]... [--rw PATH]... -- ARGV... | --probe",

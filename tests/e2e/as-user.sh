@@ -19,10 +19,13 @@ mkdir -p "$stage/bin" "$stage/e2e" "$stage/home" "$stage/tmp"
 cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_SECCOMP_SHIM:-}" ] || cp "$DSB_SECCOMP_SHIM" "$stage/bin/seccomp-shim"
 [ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
-cp "$(dirname "$script")"/*.sh "$stage/e2e/"
+cp "$(dirname "$script")"/*.sh "$(dirname "$script")"/*.py "$stage/e2e/"
 # The DSH fixtures, where the scripts look for them (SOURCE/../shared/reference/fixtures).
 mkdir -p "$stage/src" "$stage/shared/reference"
 cp -r "$DSB_SOURCE_ROOT/../shared/reference/fixtures" "$stage/shared/reference/"
+# The server's golden files, which t-serve.sh compares with.
+mkdir -p "$stage/src/tests/data"
+cp -r "$DSB_SOURCE_ROOT/tests/data/server" "$stage/src/tests/data/"
 # The fuzz corpora, which t-log-agree.sh replays.
 mkdir -p "$stage/src/fuzz"
 cp -r "$DSB_SOURCE_ROOT/fuzz/corpus" "$stage/src/fuzz/"

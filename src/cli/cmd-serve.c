@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsh-sandbox serve: DSH's tools as an MCP server on stdin and stdout (include/dsb/server.h),
+ * in a session named with --session or made now as `session new` makes one. stdout carries
+ * the protocol and nothing else; diagnostics go to stderr. SIGINT, SIGTERM and SIGHUP end the
+ * server as the end of its input does: every call cancelled, then exit 0.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <dsb/server.h>
+
+#include "../core/core.h"
+#include "cli.h"
+
+typedef struct serve_args {
+	const char *session;
+	const char *cwd;
+} serve_args;
+
+static int parse_args(cli_global *global, const cli_command *cmd, int argc, char **argv,
+		      serve_args *args)
+{
+	static const struct option options[] = {
+		{"session", required_argument, NULL, 's'},
+		{"cwd", required_argument, NULL, 'C'},
+		{"config", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			args->session = optarg;
+			break;
+		case 'C':
+			if (!*optarg)
+				return -cli_usage_error(cmd, "--cwd: empty path");
+			args->cwd = optarg;
+			break;
+		case 'c':
+			global->config_path = optarg;
+			break;
+		case 'h':
+			cli_print_usage(stdout, cmd);
+			return 1;
+		default:
+			return -cli_option_error(cmd, c, argv);
+		}
+	}
+	if (optind < argc)
+		return -cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (args->session && args->cwd)
+		return -cli_usage_error(cmd, "--session and --cwd do not go together");
+	return 0;
+}
+
+static void log_line(void *userdata, const char *message)
+{
+	(void)userdata;
+	(void)fprintf(stderr, "dsh-sandbox serve: %s\n", message);
+}
+
+int cmd_serve(cli_global *global, int argc, char **argv)
+{
+	const cli_command *cmd = cli_find_command("serve");
+	serve_args args = {0};
+	dsb_error err = {0};
+	int r = parse_args(global, cmd, argc, argv, &args);
+	if (r != 0)
+		return r > 0 ? 0 : -r;
+	if (cli_check_config_option(global, &err) < 0)
+		return cli_report(&err);
+
+	/* A session of our own unless one is named, pinned as `session new` pins it. */
+	_cleanup_free_ char *id = NULL;
+	if (!args.session) {
+		dsb_store *store = NULL;
+		dsb_session *session = NULL;
+		if (cli_session_new(global, args.cwd, &store, &session, &err) < 0)
+			return cli_report(&err);
+		(void)fprintf(stderr, "dsh-sandbox serve: session %s (%s)\n",
+			      dsb_session_id(session), dsb_session_path(session));
+		id = strdup(dsb_session_id(session));
+		dsb_session_free(session);
+		dsb_store_free(store);
+		if (!id) {
+			(void)dsb_fail(&err, DSB_E_NO_MEMORY, "out of memory");
+			return cli_report(&err);
+		}
+	}
+
+	/*
+	 * The signals that end a stdio server (a client sends SIGINT, then SIGTERM, then
+	 * SIGKILL) are taken through a descriptor the server polls: blocked here, before any
+	 * thread exists, so every thread inherits the mask and none dies of them. Commands get
+	 * a clean mask and dispositions when they start (src/confine/spawn.c). A client gone
+	 * is EPIPE on a write, never SIGPIPE.
+	 */
+	sigset_t stop;
+	(void)sigemptyset(&stop);
+	(void)sigaddset(&stop, SIGINT);
+	(void)sigaddset(&stop, SIGTERM);
+	(void)sigaddset(&stop, SIGHUP);
+	(void)signal(SIGPIPE, SIG_IGN);
+	_cleanup_close_ int stop_fd = -1;
+	if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0 ||
+	    (stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		(void)dsb_fail_errno(&err, DSB_E_IO, errno, "cannot take the stop signals");
+		return cli_report(&err);
+	}
+
+	_cleanup_free_ char *cache = cli_cache_dir(global);
+	dsb_call_setup setup = cli_setup(global);
+	setup.cache_dir = cache;
+	dsb_server_options opts = DSB_SERVER_OPTIONS_INIT;
+	opts.session = args.session ? args.session : id;
+	opts.stop_fd = stop_fd;
+	opts.log = log_line;
+	r = dsb_server_run(&setup, &opts, STDIN_FILENO, STDOUT_FILENO, &err);
+	if (r < 0)
+		return cli_report(&err);
+	return 0;
+}

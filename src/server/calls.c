@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tool calls, each on a thread of its own, so that a slow command never holds up a ping or
+ * another call. The calls in flight are kept in one list under the server's lock, which also
+ * decides the race between a result and a cancellation: whoever takes the lock first wins,
+ * so a cancelled call gets no response at all and a call that answered is never cancelled
+ * (MCP cancellation: the receiver SHOULD NOT respond to a cancelled request). Progress
+ * notifications are written under the same lock, before the call is marked done, so none
+ * follows its response.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+/* The progress message: the newest output line, cut to this many bytes. */
+#define PROGRESS_LINE_MAX 512
+
+/* At most one progress notification a second per call. */
+#define PROGRESS_INTERVAL_MS 1000
+
+struct server_call {
+	server_call *next;
+	server *srv;
+	json_t *id;		/* the request's id */
+	json_t *params;		/* the tools/call params */
+	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
+	dsb_call *call;		/* while it runs; under srv->lock */
+	bool cancelled;		/* notifications/cancelled (or shutdown): no response */
+	bool done;		/* its response is being written: too late to cancel */
+
+	/* The output's lines as they come, per stream; the newest whole one; under srv->lock. */
+	char partial[2][PROGRESS_LINE_MAX];
+	size_t partial_len[2];
+	char newest[PROGRESS_LINE_MAX];
+	size_t newest_len;
+	bool pending;	       /* @newest not sent yet */
+	uint64_t sent;	       /* progress notifications sent (the progress value) */
+	uint64_t last_sent_ms; /* when the last one was */
+};
+
+static void call_free(server_call *sc)
+{
+	if (!sc)
+		return;
+	json_decref(sc->id);
+	json_decref(sc->params);
+	free(sc);
+}
+
+/* Takes @sc off the list (under the lock) and wakes whoever waits for calls to end. */
+static void call_leave(server_call *sc)
+{
+	server *srv = sc->srv;
+	(void)pthread_mutex_lock(&srv->lock);
+	for (server_call **p = &srv->calls; *p; p = &(*p)->next)
+		if (*p == sc) {
+			*p = sc->next;
+			break;
+		}
+	srv->n_calls--;
+	(void)pthread_cond_broadcast(&srv->changed);
+	(void)pthread_mutex_unlock(&srv->lock);
+	call_free(sc);
+}
+
+/* The call's output, as it comes: the newest whole line (a "\r" ends one too, for bars). */
+static void on_output(void *userdata, int stream, const char *buf, size_t n)
+{
+	server_call *sc = userdata;
+	int s = stream == 2 ? 1 : 0;
+	(void)pthread_mutex_lock(&sc->srv->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n' || buf[i] == '\r') {
+			if (sc->partial_len[s] > 0) {
+				memcpy(sc->newest, sc->partial[s], sc->partial_len[s]);
+				sc->newest_len = sc->partial_len[s];
+				sc->partial_len[s] = 0;
+				sc->pending = true;
+			}
+		} else if (sc->partial_len[s] < PROGRESS_LINE_MAX) {
+			sc->partial[s][sc->partial_len[s]++] = buf[i];
+		}
+	}
+	(void)pthread_mutex_unlock(&sc->srv->lock);
+}
+
+/* {"content":[{"type":"text","text":TEXT}, SNAPSHOT?],"structuredContent"?,"isError"}. */
+static json_t *tool_result(server *srv, const char *text, size_t len, bool is_error,
+			   json_t *structured)
+{
+	json_t *content = json_array();
+	json_t *block = rpc_string(text, len);
+	if (!content || !block ||
+	    json_array_append_new(content, json_pack("{s:s, s:o}", "type", "text", "text", block)) <
+		    0) {
+		json_decref(content);
+		json_decref(structured);
+		return NULL;
+	}
+	/* The policy changed since the model last saw it: the snapshot rides along (spec §9). */
+	_cleanup_free_ char *snapshot = server_snapshot(srv);
+	if (snapshot)
+		(void)json_array_append_new(
+			content, json_pack("{s:s, s:s}", "type", "text", "text", snapshot));
+	json_t *result = json_pack("{s:o}", "content", content);
+	if (result && structured)
+		(void)json_object_set_new(result, "structuredContent", structured);
+	else
+		json_decref(structured);
+	if (result)
+		(void)json_object_set_new(result, "isError", json_boolean(is_error));
+	return result;
+}
+
+/* A tool error the call never ran for: "Error: MESSAGE", as DSH's toolErrorResult(). */
+static json_t *error_result(server *srv, const char *message)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = asprintf(&text, "Error: %s", message);
+	return n < 0 ? NULL : tool_result(srv, text, (size_t)n, true, NULL);
+}
+
+/* The request's id as the audit pair's callId: a string as it is, a number in decimal. */
+static char *call_id_of(const json_t *id)
+{
+	if (json_is_string(id))
+		return strdup(json_string_value(id));
+	char *s = NULL;
+	return asprintf(&s, "%" JSON_INTEGER_FORMAT, json_integer_value(id)) < 0 ? NULL : s;
+}
+
+/* The successful call's structured value, where it is safe to ship (server.md). */
+static json_t *structured_of(const dsb_call_result *res)
+{
+	_cleanup_free_ char *json = NULL;
+	if (res->is_error || dsb_call_render_json(res, &json, NULL) < 0)
+		return NULL;
+	return json_loads(json, 0, NULL);
+}
+
+/* Runs the call; its result, or NULL with *@ret_err for a JSON-RPC error. */
+static json_t *run(server_call *sc, dsb_error *ret_err)
+{
+	server *srv = sc->srv;
+	json_t *args = json_object_get(sc->params, "arguments");
+	dsb_tool tool = tools_find(json_string_value(json_object_get(sc->params, "name")));
+	tool_plan plan;
+	_cleanup_free_ char *message = NULL;
+
+	int r = tools_plan(tool, args, &plan, &message);
+	if (r < 0) {
+		dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	if (r > 0)
+		return error_result(srv, message);
+	if (plan.background) {
+		/* The escalation pairing comes first in DSH's order, then the background check. */
+		dsb_error err = {0};
+		if (dsb_escalation_validate(plan.req.sandbox_permissions, plan.req.justification,
+					    &err) < 0)
+			return error_result(srv, err.message);
+		/* Jobs are not served yet: refused in DSH's words, nothing runs. */
+		return error_result(srv, "run_in_background is disabled for this deployment "
+					 "(enableRunInBackground: false)");
+	}
+
+	_cleanup_free_ char *call_id = call_id_of(sc->id);
+	dsb_call *call = NULL;
+	if (!call_id || dsb_call_new(&srv->setup, &call, ret_err) < 0) {
+		if (!call_id)
+			dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	dsb_answerer_fn answer = NULL;
+	void *answer_userdata = NULL;
+	server_answerer(srv, sc->id, &answer, &answer_userdata);
+	dsb_call_set_answerer(call, answer, answer_userdata);
+	dsb_call_set_observations(call, srv->observations);
+	if (sc->progress)
+		dsb_call_set_on_output(call, on_output, sc);
+
+	/* Cancellable from here on; a cancellation that came first applies now. */
+	(void)pthread_mutex_lock(&srv->lock);
+	sc->call = call;
+	if (sc->cancelled)
+		dsb_call_cancel(call);
+	(void)pthread_mutex_unlock(&srv->lock);
+
+	plan.req.session = srv->session;
+	plan.req.call_id = call_id;
+	dsb_call_result res = {0};
+	r = dsb_call_run(call, &plan.req, &res, ret_err);
+
+	(void)pthread_mutex_lock(&srv->lock);
+	sc->call = NULL;
+	bool cancelled = sc->cancelled;
+	(void)pthread_mutex_unlock(&srv->lock);
+	dsb_call_free(call);
+	if (r < 0)
+		return NULL;
+	if (cancelled) {
+		/* No response will carry it: not even the snapshot is taken (and logged). */
+		dsb_call_result_done(&res);
+		return json_object();
+	}
+
+	json_t *result;
+	if (tool == DSB_TOOL_READ && !res.is_error) {
+		/* DSH's read tool shows a window of the file, not the file. */
+		read_view view;
+		if (read_render(res.text, res.text_len, res.path, plan.read_offset, plan.read_limit,
+				&view) < 0)
+			result = NULL;
+		else if (view.error)
+			result = error_result(srv, view.error);
+		else
+			result = tool_result(srv, view.text, strlen(view.text), false,
+					     json_incref(view.value));
+		read_view_done(&view);
+	} else {
+		result = tool_result(srv, res.text ? res.text : "", res.text_len, res.is_error,
+				     structured_of(&res));
+	}
+	dsb_call_result_done(&res);
+	if (!result)
+		dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
+	return result;
+}
+
+static void *call_main(void *userdata)
+{
+	server_call *sc = userdata;
+	server *srv = sc->srv;
+	dsb_error err = {0};
+
+	json_t *result = run(sc, &err);
+
+	/* The one answer, unless a cancellation won: then none at all. */
+	(void)pthread_mutex_lock(&srv->lock);
+	bool answer = !sc->cancelled;
+	sc->done = answer;
+	(void)pthread_mutex_unlock(&srv->lock);
+	if (answer && result)
+		(void)rpc_write_result(&srv->out, sc->id, result);
+	else if (answer)
+		(void)rpc_write_error(&srv->out, sc->id, RPC_INTERNAL_ERROR, err.message);
+	else if (result)
+		json_decref(result);
+	if (!result)
+		server_log(srv, LEVEL_ERROR, "tools/call failed: %s", err.message);
+	call_leave(sc);
+	return NULL;
+}
+
+int calls_start(server *srv, json_t *id, json_t *params)
+{
+	server_call *sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	*sc = (server_call){.srv = srv, .id = json_incref(id), .params = json_incref(params)};
+	sc->progress = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	if (sc->progress && !json_is_string(sc->progress) && !json_is_integer(sc->progress))
+		sc->progress = NULL;
+
+	(void)pthread_mutex_lock(&srv->lock);
+	int r = srv->stopping ? -ESHUTDOWN : srv->n_calls >= SERVER_MAX_CALLS ? -EBUSY : 0;
+	if (r == 0) {
+		sc->next = srv->calls;
+		srv->calls = sc;
+		srv->n_calls++;
+	}
+	(void)pthread_mutex_unlock(&srv->lock);
+	if (r < 0) {
+		call_free(sc);
+		return r;
+	}
+
+	pthread_attr_t attr;
+	pthread_t thread;
+	int e = pthread_attr_init(&attr);
+	if (e == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		e = pthread_create(&thread, &attr, call_main, sc);
+		(void)pthread_attr_destroy(&attr);
+	}
+	if (e != 0) {
+		call_leave(sc);
+		return -e;
+	}
+	return 0;
+}
+
+void calls_cancel(server *srv, const json_t *id)
+{
+	(void)pthread_mutex_lock(&srv->lock);
+	for (server_call *sc = srv->calls; sc; sc = sc->next)
+		if (!sc->done && json_equal(sc->id, (json_t *)id)) {
+			sc->cancelled = true;
+			if (sc->call)
+				dsb_call_cancel(sc->call);
+		}
+	(void)pthread_mutex_unlock(&srv->lock);
+}
+
+void calls_cancel_all(server *srv)
+{
+	(void)pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	for (server_call *sc = srv->calls; sc; sc = sc->next)
+		if (!sc->done) {
+			sc->cancelled = true;
+			if (sc->call)
+				dsb_call_cancel(sc->call);
+		}
+	/* Each ends within its bash.graceMs: the command's tree is killed by then. */
+	while (srv->n_calls > 0)
+		(void)pthread_cond_wait(&srv->changed, &srv->lock);
+	(void)pthread_cond_broadcast(&srv->changed);
+	(void)pthread_mutex_unlock(&srv->lock);
+}
+
+/* Sends what progress is due, under the lock (so never after a response). */
+static void send_progress(server *srv)
+{
+	uint64_t now = monotonic_ms();
+	for (server_call *sc = srv->calls; sc; sc = sc->next) {
+		if (!sc->progress || !sc->pending || sc->done || sc->cancelled ||
+		    (sc->sent > 0 && now - sc->last_sent_ms < PROGRESS_INTERVAL_MS))
+			continue;
+		json_t *message = rpc_string(sc->newest, sc->newest_len);
+		json_t *params = message ? json_pack("{s:O, s:I, s:o}", "progressToken",
+						     sc->progress, "progress",
+						     (json_int_t)(sc->sent + 1), "message", message)
+					 : NULL;
+		if (!params)
+			continue;
+		(void)rpc_write_notification(&srv->out, "notifications/progress", params);
+		sc->sent++;
+		sc->last_sent_ms = now;
+		sc->pending = false;
+	}
+}
+
+static void *progress_main(void *userdata)
+{
+	server *srv = userdata;
+	(void)pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		struct timespec until;
+		(void)clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		(void)pthread_cond_timedwait(&srv->changed, &srv->lock, &until);
+		if (!srv->stopping)
+			send_progress(srv);
+	}
+	(void)pthread_mutex_unlock(&srv->lock);
+	return NULL;
+}
+
+int calls_start_progress(server *srv)
+{
+	int e = pthread_create(&srv->progress, NULL, progress_main, srv);
+	if (e != 0)
+		return -e;
+	srv->progress_started = true;
+	return 0;
+}
+
+void calls_stop_progress(server *srv)
+{
+	if (!srv->progress_started)
+		return;
+	(void)pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	(void)pthread_cond_broadcast(&srv->changed);
+	(void)pthread_mutex_unlock(&srv->lock);
+	(void)pthread_join(srv->progress, NULL);
+	srv->progress_started = false;
+}

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsb_server_run(): MCP over a pair of descriptors (the stdio transport). One thread reads,
+ * parses and answers everything but tools/call itself, so ping and the lifecycle are always
+ * prompt; each tools/call runs on its own thread (calls.c). The lifecycle is MCP 2025-06-18 and
+ * 2025-11-25's: initialize (the client's version when we support it, else our newest), then
+ * the operation; before initialize only ping is answered. server/discover, the probe of
+ * 2026-07-28 clients, is an unknown method: answered with -32601, so such a client falls back
+ * to initialize (docs/design/server.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dsb/context.h>
+#include <dsb/dsb.h>
+#include <dsb/policy.h>
+#include <dsb/session.h>
+
+#include "../context/context.h"
+#include "server.h"
+
+/* The protocol versions served, newest first (the one offered to any other). */
+static const char *const versions[] = {"2025-11-25", "2025-06-18"};
+
+static const char *const level_names[_LEVEL_MAX] = {
+	[LEVEL_DEBUG] = "debug",     [LEVEL_INFO] = "info",	      [LEVEL_NOTICE] = "notice",
+	[LEVEL_WARNING] = "warning", [LEVEL_ERROR] = "error",	      [LEVEL_CRITICAL] = "critical",
+	[LEVEL_ALERT] = "alert",     [LEVEL_EMERGENCY] = "emergency",
+};
+
+void server_log(server *srv, server_level level, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (srv->options->log)
+		srv->options->log(srv->options->log_userdata, message);
+	/* To the client only at the level it asked for (logging/setLevel); never before. */
+	int wanted = atomic_load(&srv->level);
+	if (wanted == _LEVEL_NONE || (int)level < wanted)
+		return;
+	json_t *data = rpc_string(message, strlen(message));
+	json_t *params = data ? json_pack("{s:s, s:s, s:o}", "level", level_names[level], "logger",
+					  "dsh-sandbox", "data", data)
+			      : NULL;
+	if (params)
+		(void)rpc_write_notification(&srv->out, "notifications/message", params);
+}
+
+void server_answerer(server *srv, const json_t *id, dsb_answerer_fn *ret_fn, void **ret_userdata)
+{
+	/* No elicitation yet: the configured answerer program, or nobody (`unavailable`). */
+	(void)srv;
+	(void)id;
+	*ret_fn = NULL;
+	*ret_userdata = NULL;
+}
+
+/*
+ * The session's snapshot, decided and logged under the log's lock (dsb_context_project_append()):
+ * 1 with *@ret_text when the model must be shown one now; 0 when it already sees it, then with
+ * the text in force when @always. -code.
+ */
+static int snapshot(server *srv, bool always, char **ret_text, dsb_error *reterr)
+{
+	dsb_config *cfg = NULL;
+	dsb_policy *policy = NULL;
+	dsb_store *store = NULL;
+	dsb_session *session = NULL;
+	dsb_context_message *message = NULL;
+	*ret_text = NULL;
+
+	int r = dsb_call_load_config(&srv->setup, &cfg, reterr);
+	if (r >= 0)
+		r = dsb_policy_new(cfg, &policy, reterr);
+	if (r >= 0)
+		r = dsb_store_open(srv->setup.store_path, &store, reterr);
+	if (r >= 0)
+		r = dsb_session_open(store, srv->session, &session, reterr);
+	if (r >= 0)
+		r = dsb_context_project_append(session, policy, cfg, &message, NULL, reterr);
+	if (r > 0 && !(*ret_text = strdup(dsb_context_message_text(message))))
+		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	else if (r == 0 && always)
+		r = context_snapshot_text(session, policy, cfg, ret_text, reterr);
+	dsb_context_message_free(message);
+	dsb_session_free(session);
+	dsb_store_free(store);
+	dsb_policy_free(policy);
+	dsb_config_free(cfg);
+	return r;
+}
+
+char *server_snapshot(server *srv)
+{
+	char *text = NULL;
+	dsb_error err = {0};
+	if (snapshot(srv, false, &text, &err) < 0)
+		server_log(srv, LEVEL_WARNING, "runtime-context snapshot: %s", err.message);
+	return text;
+}
+
+static int on_initialize(server *srv, json_t *id, const json_t *params)
+{
+	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+	if (!asked)
+		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
+				       "Invalid params: protocolVersion must be a string");
+	/* The client's version when we speak it, else our newest (MCP lifecycle). */
+	const char *version = versions[0];
+	for (size_t i = 0; i < ELEMENTSOF(versions); i++)
+		if (strcmp(asked, versions[i]) == 0)
+			version = versions[i];
+
+	/*
+	 * DSH puts its tools' sections in the system prompt and the policy in a snapshot after
+	 * them: the instructions carry both, the snapshot logged as shown (spec §9.3).
+	 */
+	_cleanup_free_ char *snap = NULL, *instructions = NULL;
+	dsb_error err = {0};
+	if (snapshot(srv, true, &snap, &err) < 0) {
+		server_log(srv, LEVEL_ERROR, "initialize: %s", err.message);
+		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR, err.message);
+	}
+	if (asprintf(&instructions, "%s\n\n%s", tools_prompt_sections(), snap) < 0)
+		return -ENOMEM;
+	json_t *result =
+		json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", version,
+			  "capabilities", "tools", "logging", "serverInfo", "name", "dsh-sandbox",
+			  "version", dsb_version(), "instructions", instructions);
+	if (!result)
+		return -ENOMEM;
+	srv->initialized = true;
+	return rpc_write_result(&srv->out, id, result);
+}
+
+static int on_tools_call(server *srv, json_t *id, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	if (!name)
+		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
+				       "Invalid params: name must be a string");
+	/* An unknown tool is a protocol error in MCP (DSH's model would read UNKNOWN_TOOL). */
+	if (tools_find(name) == _DSB_TOOL_INVALID) {
+		_cleanup_free_ char *message = NULL;
+		if (asprintf(&message, "Unknown tool: %s", name) < 0)
+			return -ENOMEM;
+		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS, message);
+	}
+	int r = calls_start(srv, id, params);
+	if (r == -EBUSY)
+		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR,
+				       "Internal error: too many tool calls at once");
+	if (r < 0) {
+		server_log(srv, LEVEL_ERROR, "tools/call: cannot start a thread: %s", strerror(-r));
+		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR,
+				       "Internal error: cannot start the call");
+	}
+	return 0;
+}
+
+static int on_set_level(server *srv, json_t *id, const json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+	for (int i = 0; level && i < _LEVEL_MAX; i++)
+		if (strcmp(level, level_names[i]) == 0) {
+			atomic_store(&srv->level, i);
+			return rpc_write_result(&srv->out, id, json_object());
+		}
+	return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
+			       "Invalid params: level must be one of debug, info, notice, warning, "
+			       "error, critical, alert, emergency");
+}
+
+static int on_request(server *srv, const rpc_message *m)
+{
+	json_t *id = m->id;
+	const char *method = m->method;
+	if (m->params && !json_is_object(m->params))
+		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
+				       "Invalid params: params must be an object");
+	if (strcmp(method, "ping") == 0)
+		return rpc_write_result(&srv->out, id, json_object());
+	if (strcmp(method, "initialize") == 0) {
+		if (srv->initialized)
+			return rpc_write_error(&srv->out, id, RPC_INVALID_REQUEST,
+					       "Invalid Request: already initialized");
+		return on_initialize(srv, id, m->params);
+	}
+	/* Only the methods we serve; server/discover is not one (see the top of this file). */
+	bool known = strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0 ||
+		     strcmp(method, "logging/setLevel") == 0;
+	if (!known)
+		return rpc_write_error(&srv->out, id, RPC_METHOD_NOT_FOUND, "Method not found");
+	if (!srv->initialized)
+		return rpc_write_error(&srv->out, id, RPC_INVALID_REQUEST,
+				       "Invalid Request: not initialized (send initialize first)");
+	if (strcmp(method, "tools/list") == 0) {
+		json_t *tools = tools_list();
+		return tools ? rpc_write_result(&srv->out, id, json_pack("{s:o}", "tools", tools))
+			     : -ENOMEM;
+	}
+	if (strcmp(method, "tools/call") == 0)
+		return on_tools_call(srv, id, m->params);
+	return on_set_level(srv, id, m->params);
+}
+
+static void on_notification(server *srv, const rpc_message *m)
+{
+	/* Never answered, whatever they hold. */
+	if (strcmp(m->method, "notifications/cancelled") == 0) {
+		const json_t *request = json_object_get(m->params, "requestId");
+		if (json_is_string(request) || json_is_integer(request))
+			calls_cancel(srv, request);
+	}
+}
+
+static int on_line(server *srv, const char *line, size_t len)
+{
+	/* Blank lines carry nothing; they are not messages. */
+	size_t i = 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len)
+		return 0;
+	rpc_message m;
+	int r = rpc_parse(line, len, &m);
+	if (r < 0)
+		return r;
+	switch (m.kind) {
+	case RPC_INVALID:
+		r = rpc_write_error(&srv->out, m.id, m.error_code, m.error_message);
+		break;
+	case RPC_REQUEST:
+		r = on_request(srv, &m);
+		break;
+	case RPC_NOTIFICATION:
+		on_notification(srv, &m);
+		break;
+	case RPC_RESPONSE:
+		/* We send no requests yet: an answer to none is dropped. */
+		server_log(srv, LEVEL_DEBUG, "ignoring a response to no request of ours");
+		break;
+	default:
+		break;
+	}
+	rpc_message_done(&m);
+	/* The client gone is the input's business: it ends, and so do we. */
+	return r == -EPIPE ? 0 : r;
+}
+
+/* Reads and answers until the input ends or the stop descriptor fires. */
+static int serve(server *srv, int in_fd, size_t max, dsb_error *reterr)
+{
+	frame_reader f;
+	if (frame_init(&f, max) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	int r = 0;
+	for (bool end = false; !end && r >= 0;) {
+		struct pollfd p[2] = {{.fd = in_fd, .events = POLLIN},
+				      {.fd = srv->options->stop_fd, .events = POLLIN}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = dsb_fail_errno(reterr, DSB_E_IO, errno, "poll");
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!p[0].revents)
+			continue;
+		int n = frame_fill(&f, in_fd);
+		if (n < 0) {
+			r = dsb_fail_errno(reterr, DSB_E_IO, -n, "reading the input");
+			break;
+		}
+		for (;;) {
+			const char *line;
+			size_t len;
+			frame_result fr = frame_next(&f, &line, &len);
+			if (fr == FRAME_NEED_MORE)
+				break;
+			if (fr == FRAME_END) {
+				end = true;
+				break;
+			}
+			if (fr == FRAME_TOO_LONG) {
+				char message[128];
+				(void)snprintf(message, sizeof(message),
+					       "Invalid Request: message longer than %zu bytes",
+					       max);
+				(void)rpc_write_error(&srv->out, NULL, RPC_INVALID_REQUEST,
+						      message);
+				continue;
+			}
+			if (on_line(srv, line, len) < 0) {
+				r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+				break;
+			}
+		}
+	}
+	frame_done(&f);
+	return r;
+}
+
+/* The session and the configuration load now, so that a wrong one fails at the start. */
+static int check_setup(server *srv, dsb_error *reterr)
+{
+	dsb_config *cfg = NULL;
+	dsb_store *store = NULL;
+	dsb_session *session = NULL;
+	int r = dsb_call_load_config(&srv->setup, &cfg, reterr);
+	if (r >= 0)
+		r = dsb_store_open(srv->setup.store_path, &store, reterr);
+	if (r >= 0)
+		r = dsb_session_open(store, srv->session, &session, reterr);
+	dsb_session_free(session);
+	dsb_store_free(store);
+	dsb_config_free(cfg);
+	return r;
+}
+
+int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *options, int in_fd,
+		   int out_fd, dsb_error *reterr)
+{
+	if (!options || !options->session || in_fd < 0 || out_fd < 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_server_run: missing argument");
+	server srv = {
+		.setup = setup ? *setup : (dsb_call_setup){0},
+		.session = options->session,
+		.options = options,
+		.out = {.fd = out_fd},
+	};
+	atomic_init(&srv.level, _LEVEL_NONE);
+	int r = check_setup(&srv, reterr);
+	if (r < 0)
+		return r;
+	r = dsb_observations_new(&srv.observations, reterr);
+	if (r < 0)
+		return r;
+	int e = pthread_mutex_init(&srv.out.lock, NULL);
+	if (e == 0 && (e = pthread_mutex_init(&srv.lock, NULL)) != 0)
+		(void)pthread_mutex_destroy(&srv.out.lock);
+	if (e == 0 && (e = pthread_cond_init(&srv.changed, NULL)) != 0) {
+		(void)pthread_mutex_destroy(&srv.lock);
+		(void)pthread_mutex_destroy(&srv.out.lock);
+	}
+	if (e != 0) {
+		dsb_observations_free(srv.observations);
+		return dsb_fail_errno(reterr, DSB_E_NO_MEMORY, e, "cannot make a lock");
+	}
+	e = -calls_start_progress(&srv);
+	if (e != 0) {
+		r = dsb_fail_errno(reterr, DSB_E_NO_MEMORY, e, "cannot start a thread");
+	} else {
+		size_t max = options->max_message_bytes ? options->max_message_bytes
+							: DSB_SERVER_MAX_MESSAGE_BYTES;
+		r = serve(&srv, in_fd, max, reterr);
+	}
+	/* Input ended, or told to stop: every call is cancelled and waited for. */
+	calls_cancel_all(&srv);
+	calls_stop_progress(&srv);
+	(void)pthread_cond_destroy(&srv.changed);
+	(void)pthread_mutex_destroy(&srv.lock);
+	(void)pthread_mutex_destroy(&srv.out.lock);
+	dsb_observations_free(srv.observations);
+	return r;
+}

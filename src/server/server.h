@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the server piece.
+ *
+ *   frame.c   the stdio framing: one message per line, a limit, overlong lines skipped unread
+ *   rpc.c     the JSON-RPC envelope: what a line is, and the answers and notifications written
+ *   tools.c   DSH's tool definitions byte for byte, its argument checks, a call's request
+ *   read.c    DSH's read tool window (read-render.ts): line numbers, caps, footers
+ *   calls.c   tool calls on their own threads: the registry, cancellation, progress
+ *   server.c  dsb_server_run(): the loop, the lifecycle and the methods
+ */
+#ifndef DSB_SERVER_SERVER_H
+#define DSB_SERVER_SERVER_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dsb/call.h>
+#include <dsb/server.h>
+
+#include "../core/core.h"
+
+/* --- frame.c -------------------------------------------------------------------------------- */
+
+/* Reads lines of at most @max bytes from a descriptor, holding at most one such line. */
+typedef struct frame_reader {
+	char *buf;
+	size_t len;	 /* bytes held */
+	size_t off;	 /* where the next line starts */
+	size_t scanned;	 /* bytes from @off already searched for a newline */
+	size_t max, cap; /* the limit; the buffer's size */
+	bool skipping;	 /* inside a line past the limit: dropped up to its newline */
+	bool eof;
+} frame_reader;
+
+typedef enum frame_result {
+	FRAME_NEED_MORE, /* no whole line held: frame_fill() */
+	FRAME_LINE,	 /* a line, its newline (and one '\r' before it) removed */
+	FRAME_TOO_LONG,	 /* a line passed the limit: it is being skipped, never held */
+	FRAME_END,	 /* the input ended and nothing is left */
+} frame_result;
+
+/* -ENOMEM. */
+int frame_init(frame_reader *f, size_t max);
+void frame_done(frame_reader *f);
+
+/* Reads what @fd has (once) into @f. 1 read something, 0 end of input, -errno. */
+int frame_fill(frame_reader *f, int fd);
+
+/*
+ * The next line in *@ret_line (@ret_len bytes, borrowed until the next call), or what stands in
+ * its way. A last line without a newline counts once the input has ended.
+ */
+frame_result frame_next(frame_reader *f, const char **ret_line, size_t *ret_len);
+
+/* --- rpc.c ---------------------------------------------------------------------------------- */
+
+#define RPC_PARSE_ERROR	     -32700
+#define RPC_INVALID_REQUEST  -32600
+#define RPC_METHOD_NOT_FOUND -32601
+#define RPC_INVALID_PARAMS   -32602
+#define RPC_INTERNAL_ERROR   -32603
+
+typedef enum rpc_kind {
+	RPC_REQUEST,	  /* method and id */
+	RPC_NOTIFICATION, /* method, no id */
+	RPC_RESPONSE,	  /* id and result or error: the client answering a request of ours */
+	RPC_INVALID,	  /* answer with the error in the message */
+} rpc_kind;
+
+/* One line, classified. Owns its references. */
+typedef struct rpc_message {
+	rpc_kind kind;
+	json_t *json;	    /* the parsed line (NULL when it did not parse) */
+	json_t *id;	    /* borrowed from json; NULL for a notification or no usable id */
+	const char *method; /* borrowed from json */
+	json_t *params;	    /* borrowed from json; NULL when absent */
+	int error_code;	    /* RPC_INVALID: what to answer */
+	const char *error_message;
+} rpc_message;
+
+/*
+ * Parses and classifies one line (spec: JSON-RPC 2.0 as MCP restricts it): not JSON is
+ * RPC_PARSE_ERROR; a batch, a non-object, a jsonrpc other than "2.0", an id that is not a
+ * string or an integer, a method that is not a string: RPC_INVALID_REQUEST. -ENOMEM.
+ */
+int rpc_parse(const char *line, size_t len, rpc_message *ret);
+void rpc_message_done(rpc_message *m);
+
+/* The output: one writer at a time, whole lines only. */
+typedef struct rpc_writer {
+	int fd;
+	pthread_mutex_t lock;
+	bool broken; /* a write failed (the client is gone): later ones are dropped */
+} rpc_writer;
+
+/* Writes @msg as one compact line; takes a reference of nothing. 0, or -EPIPE once broken. */
+int rpc_write(rpc_writer *w, const json_t *msg);
+
+/* {"jsonrpc":"2.0","id":ID,"result":RESULT}, stealing @result. */
+int rpc_write_result(rpc_writer *w, json_t *id, json_t *result);
+
+/* {"jsonrpc":"2.0","id":ID|null,"error":{"code":C,"message":M}}. */
+int rpc_write_error(rpc_writer *w, json_t *id, int code, const char *message);
+
+/* {"jsonrpc":"2.0","method":M,"params":PARAMS}, stealing @params. */
+int rpc_write_notification(rpc_writer *w, const char *method, json_t *params);
+
+/* A new JSON string of @s (@len bytes), its invalid UTF-8 read as U+FFFD. NULL on OOM. */
+json_t *rpc_string(const char *s, size_t len);
+
+/* --- tools.c -------------------------------------------------------------------------------- */
+
+/* The tools/list result's "tools": DSH's four tools as the model sees them. New reference. */
+json_t *tools_list(void);
+
+/* The tool prompt sections of DSH (tool:read, tool:write, tool:edit, tool:bash), joined. */
+const char *tools_prompt_sections(void);
+
+/* A tool call's arguments, checked and turned into the call's request. */
+typedef struct tool_plan {
+	dsb_call_request req; /* borrows from the arguments object */
+	bool background;      /* run_in_background: true */
+	uint64_t read_offset; /* read: 1-based first line */
+	uint64_t read_limit;  /* read: at most so many lines */
+} tool_plan;
+
+/* The read tool's line limit (readLimit) and DSH's other read caps. */
+#define TOOL_READ_LIMIT		 2000
+#define TOOL_READ_MAX_LINE_UNITS 2000
+#define TOOL_READ_MAX_BYTES	 (50 * 1024)
+
+/* Whether @name is one of the tools; its dsb_tool, or _DSB_TOOL_INVALID. */
+dsb_tool tools_find(const char *name);
+
+/*
+ * Checks @args (NULL: absent) against @tool's input schema as DSH's validator does, then the
+ * tool's own checks in its order, and fills @ret (borrowing from @args). 0; or 1 with
+ * *@ret_message, a new string, the message the model reads after "Error: " (`invalid
+ * arguments: ...`, `invalid command: ...`, ...). -ENOMEM.
+ */
+int tools_plan(dsb_tool tool, json_t *args, tool_plan *ret, char **ret_message);
+
+/* JSON.stringify() of a finite number, as DSH's texts print one. New string, or NULL. */
+char *tools_js_number(double v);
+
+/* --- read.c --------------------------------------------------------------------------------- */
+
+/* One window of a text read (read-render.ts buildWindow() and formatReadOutput()). */
+typedef struct read_view {
+	char *text;    /* the model-facing envelope */
+	json_t *value; /* DSH's structured value {path, offset, lines, totalLines} */
+	char *error;   /* instead: `offset N is out of range for "P" (T lines)` (FS_NOT_FOUND) */
+} read_view;
+
+/*
+ * Renders the window [@offset, @offset + @limit) of @text (@len bytes of UTF-8, as the fence
+ * read it) for @display_path, with DSH's line cap (TOOL_READ_MAX_LINE_UNITS UTF-16 units) and
+ * byte cap (TOOL_READ_MAX_BYTES). -ENOMEM.
+ */
+int read_render(const char *text, size_t len, const char *display_path, uint64_t offset,
+		uint64_t limit, read_view *ret);
+void read_view_done(read_view *v);
+
+/* --- calls.c -------------------------------------------------------------------------------- */
+
+typedef struct server server;
+typedef struct server_call server_call;
+
+/* The most tool calls running at once; one more is refused with a JSON-RPC error. */
+#define SERVER_MAX_CALLS 128
+
+/*
+ * Starts the tools/call request @id with @params on a thread of its own (references taken).
+ * 0; -EBUSY past SERVER_MAX_CALLS; -ENOMEM, -EAGAIN.
+ */
+int calls_start(server *srv, json_t *id, json_t *params);
+
+/* notifications/cancelled for @id: the call is cancelled and gets no response. */
+void calls_cancel(server *srv, const json_t *id);
+
+/* Cancels every call (none gets a response) and waits until every thread is done. */
+void calls_cancel_all(server *srv);
+
+/* The progress thread: started with the server, stopped with calls_stop_progress(). */
+int calls_start_progress(server *srv);
+void calls_stop_progress(server *srv);
+
+/* --- server.c ------------------------------------------------------------------------------- */
+
+/* RFC 5424 levels, the order logging/setLevel uses. */
+typedef enum server_level {
+	LEVEL_DEBUG,
+	LEVEL_INFO,
+	LEVEL_NOTICE,
+	LEVEL_WARNING,
+	LEVEL_ERROR,
+	LEVEL_CRITICAL,
+	LEVEL_ALERT,
+	LEVEL_EMERGENCY,
+	_LEVEL_MAX,
+	_LEVEL_NONE = -1,
+} server_level;
+
+struct server {
+	dsb_call_setup setup; /* borrowed from the caller of dsb_server_run() */
+	const char *session;
+	const dsb_server_options *options;
+	rpc_writer out;
+	dsb_observations *observations;
+	atomic_int level; /* logging/setLevel; _LEVEL_NONE: no notifications/message */
+	bool initialized;
+
+	/* The calls: a list under @lock; @changed signals one leaving it. */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	server_call *calls;
+	size_t n_calls;
+	bool stopping; /* no new call; the progress thread ends */
+	pthread_t progress;
+	bool progress_started;
+};
+
+/*
+ * A diagnostic: to the front end's log, and to the client as notifications/message when it
+ * asked for @level or less with logging/setLevel.
+ */
+void server_log(server *srv, server_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Who answers an escalation for a call: the one place the answerer is chosen. The configured
+ * approval.answerer program always wins inside the call (include/dsb/call.h); without one, this
+ * gives the callback (NULL for now: the call fails closed as `unavailable`). MCP elicitation
+ * goes here.
+ */
+void server_answerer(server *srv, const json_t *id, dsb_answerer_fn *ret_fn, void **ret_userdata);
+
+/*
+ * The runtime-context snapshot the model must see now (dsb_context_project_append()): a new
+ * string, or NULL when the model already sees the policy in force (or on a failure, logged).
+ */
+char *server_snapshot(server *srv);
+
+#endif

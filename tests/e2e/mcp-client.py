@@ -1,0 +1,624 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A small MCP client over stdio for tests/e2e/t-serve.sh (standard library only).
+
+Each subcommand drives `dsh-sandbox serve` through one scenario and asserts what it sees; it
+exits 0 on success and prints the reason (and the server's stderr) on failure. The server is
+$DSH_SANDBOX; the session store, configuration and workspace come from the environment and the
+arguments.
+"""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+DSB = os.environ["DSH_SANDBOX"]
+TIMEOUT = 30
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+class Server:
+    """One `dsh-sandbox serve` child: lines in, lines out, stderr kept in a file."""
+
+    def __init__(self, *args, config=None, env=None):
+        argv = [DSB] + (["--config", config] if config else []) + ["serve"] + list(args)
+        self.errpath = os.path.join(os.getcwd(), ".serve-stderr-%d" % time.monotonic_ns())
+        self.errfile = open(self.errpath, "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.errfile, env=env, start_new_session=True)
+        self.lines = queue.Queue()
+        self.next_id = 1000
+        self.pending = []  # messages received while waiting for something else
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.put(raw)
+        self.lines.put(None)
+
+    def stderr(self):
+        with open(self.errpath, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def send_raw(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def recv(self, timeout=TIMEOUT):
+        """The next message (parsed), with its raw line in msg['_raw']; None at EOF."""
+        if self.pending:
+            return self.pending.pop(0)
+        try:
+            raw = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise Failure("no message within %ss" % timeout)
+        if raw is None:
+            return None
+        check(raw.endswith(b"\n"), "a message without its newline: %r" % raw)
+        msg = json.loads(raw)
+        check(isinstance(msg, dict), "not an object: %r" % raw)
+        msg["_raw"] = raw
+        return msg
+
+    def quiet(self, seconds):
+        """Asserts nothing arrives for @seconds."""
+        check(not self.pending, "unexpected: %r" % self.pending)
+        try:
+            raw = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            return
+        raise Failure("unexpected message: %r" % raw)
+
+    def wait_for(self, pred, timeout=TIMEOUT):
+        """The first message @pred accepts; the others are kept for later."""
+        deadline = time.monotonic() + timeout
+        kept = []
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                check(left > 0, "timed out waiting")
+                msg = self.recv(left)
+                check(msg is not None, "the server closed its output")
+                if pred(msg):
+                    return msg
+                kept.append(msg)
+        finally:
+            self.pending = kept + self.pending
+
+    def request(self, method, params=None, rid=None):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.wait_for(lambda m: m.get("id") == rid and "method" not in m)
+
+    def initialize(self, version="2025-11-25"):
+        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                        "clientInfo": {"name": "t-serve", "version": "1"}})
+        check("result" in r, "initialize failed: %r" % r)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r["result"]
+
+    def call(self, name, args, rid=None, meta=None):
+        params = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        return self.request("tools/call", params, rid)
+
+    def close(self, timeout=TIMEOUT):
+        """Closes the input (the client's shutdown) and waits for a clean exit."""
+        self.proc.stdin.close()
+        rc = self.proc.wait(timeout)
+        check(rc == 0, "server exited %s: %s" % (rc, self.stderr()))
+
+
+def text_of(result):
+    return result["result"]["content"][0]["text"]
+
+
+def expect_error(msg, code, rid="any"):
+    check("error" in msg and msg["error"]["code"] == code, "expected error %d: %r" % (code, msg))
+    if rid != "any":
+        check(msg["id"] == rid, "expected id %r: %r" % (rid, msg))
+
+
+def server_for(argv):
+    """A server in a new session in the workspace argv[0] (config argv[1] if given)."""
+    cfg = argv[1] if len(argv) > 1 and argv[1] else None
+    return Server("--cwd", argv[0], config=cfg)
+
+
+# --- framing and lifecycle ------------------------------------------------------------------
+
+def cmd_framing(argv):
+    s = server_for(argv)
+    # Before initialize: only ping; the rest is refused, deterministically.
+    check(s.request("ping", rid=1)["result"] == {}, "ping")
+    expect_error(s.request("tools/list", rid=2), -32600, 2)
+    expect_error(s.request("tools/call", {"name": "bash", "arguments": {}}, rid=3), -32600, 3)
+    # server/discover (2026-07-28 probe): a plain unknown method, never a modern error.
+    expect_error(s.request("server/discover", {}, rid="d1"), -32601, "d1")
+    s.initialize("2025-06-18")
+    expect_error(s.request("initialize", {"protocolVersion": "2025-06-18"}), -32600)
+    expect_error(s.request("server/discover", {}, rid="d2"), -32601, "d2")
+
+    def raw(line):
+        s.send_raw(line)
+        return s.recv()
+
+    expect_error(raw(b"{not json\n"), -32700, None)
+    expect_error(raw(b"[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}]\n"), -32600, None)
+    expect_error(raw(b"42\n"), -32600, None)
+    expect_error(raw(b"\"ping\"\n"), -32600, None)
+    expect_error(raw(b"{\"id\":10,\"method\":\"ping\"}\n"), -32600, 10)
+    expect_error(raw(b"{\"jsonrpc\":\"1.0\",\"id\":11,\"method\":\"ping\"}\n"), -32600, 11)
+    expect_error(raw(b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}\n"), -32600, None)
+    expect_error(raw(b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}\n"), -32600, None)
+    expect_error(raw(b"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}\n"), -32600, None)
+    expect_error(raw(b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":7}\n"), -32600, 12)
+    expect_error(raw(b"{\"jsonrpc\":\"2.0\",\"id\":13}\n"), -32600, 13)
+    expect_error(s.request("no/such/method", rid=14), -32601, 14)
+    expect_error(s.request("tools/list", [1], rid=15), -32602, 15)
+    expect_error(s.request("tools/call", {"arguments": {}}, rid=16), -32602, 16)
+    expect_error(s.request("tools/call", {"name": "nope", "arguments": {}}, rid=17), -32602, 17)
+    expect_error(s.request("logging/setLevel", {"level": "loud"}, rid=18), -32602, 18)
+    check(s.request("logging/setLevel", {"level": "warning"}, rid=19)["result"] == {}, "level")
+
+    # Notifications, known or not, and responses to nothing: never answered.
+    s.send({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}})
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 424242}})
+    s.send_raw(b"\n   \n")
+    s.send({"jsonrpc": "2.0", "id": 77, "result": {}})
+    s.quiet(0.5)
+
+    # A line past the limit (4 MiB): one error, id null, read past without being held.
+    hwm_before = vm_hwm(s.proc.pid)
+    chunk = b"x" * (1 << 20)
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"ping\",\"params\":{\"p\":\"")
+    for _ in range(48):
+        s.send_raw(chunk)
+    s.send_raw(b"\"}}\n")
+    msg = s.recv()
+    expect_error(msg, -32600, None)
+    check("4194304" in msg["error"]["message"], "the limit is named: %r" % msg)
+    grown = vm_hwm(s.proc.pid) - hwm_before
+    check(grown < 24 << 20, "the server grew by %d KiB reading a 48 MiB line" % (grown >> 10))
+    # ...and the connection goes on.
+    check(s.request("ping", rid=21)["result"] == {}, "ping after the long line")
+    s.quiet(0.3)
+    s.close()
+
+
+def vm_hwm(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def cmd_versions(argv):
+    for asked, answered in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+                            ("2024-11-05", "2025-11-25"), ("1.0.0", "2025-11-25")]:
+        s = server_for(argv)
+        r = s.initialize(asked)
+        check(r["protocolVersion"] == answered, "%s -> %r" % (asked, r["protocolVersion"]))
+        check(r["capabilities"] == {"tools": {}, "logging": {}}, "capabilities %r" % r)
+        check(r["serverInfo"]["name"] == "dsh-sandbox", "serverInfo %r" % r)
+        check("Check the [exit code: N] marker" in r["instructions"], "sections")
+        check("Current runtime context." in r["instructions"], "snapshot")
+        s.close()
+    s = server_for(argv)
+    expect_error(s.request("initialize", {"capabilities": {}}), -32602)
+    s.close()
+
+
+def cmd_tools_list(argv):
+    golden = open(argv[2], "rb").read().rstrip(b"\n")
+    s = server_for(argv)
+    s.initialize()
+    r = s.request("tools/list", rid=5)
+    want = b'{"jsonrpc":"2.0","id":5,"result":{"tools":' + golden + b'}}\n'
+    check(r["_raw"] == want, "tools/list differs from %s:\n%s" % (argv[2], r["_raw"].decode()))
+    s.close()
+
+
+def cmd_instructions(argv):
+    """Prints the instructions (the caller compares them with DSH's texts)."""
+    s = server_for(argv)
+    sys.stdout.write(s.initialize()["instructions"])
+    s.close()
+
+
+# --- tools ----------------------------------------------------------------------------------
+
+def cmd_call(argv):
+    """call WS CONFIG TOOL ARGS_JSON [SESSION]: prints isError, then the text, raw."""
+    ws, cfg, tool, args = argv[0], argv[1] or None, argv[2], json.loads(argv[3])
+    s = Server(*(["--session", argv[4]] if len(argv) > 4 else ["--cwd", ws]), config=cfg)
+    s.initialize()
+    r = s.call(tool, args)
+    res = r["result"]
+    sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
+                                         res["content"][0]["text"]))
+    s.close()
+
+
+def cmd_fs(argv):
+    """DSH's write, edit and read through one server session, with the observation rule."""
+    ws = argv[0]
+    s = server_for(argv)
+    s.initialize()
+    path = os.path.join(os.path.realpath(ws), "notes.txt")
+    hint = ("[sandbox: escalation available — retry this exact operation once with "
+            "sandbox_permissions (the narrowest wider mode that suffices) + justification; the "
+            "approval prompt asks the user]")
+
+    def call(tool, args, is_error=False):
+        r = s.call(tool, args)
+        check(r["result"]["isError"] is is_error, "%s %r: %r" % (tool, args, r))
+        return r["result"]
+
+    # read-only (the default): the fence refuses, with DSH's marker and hint.
+    res = call("write", {"file_path": "notes.txt", "content": "x"}, True)
+    check(res["content"][0]["text"] == "Error: [sandbox: file access denied under read-only "
+          "mode]\n" + hint, "denial %r" % res)
+    sid = session_of(s)
+    subprocess.run([DSB, "session", "mode", sid, "workspace-write"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+    res = call("write", {"file_path": "notes.txt", "content": "one\ntwo\nthree\n"})
+    check(res["content"][0]["text"] == "<path>%s</path>\n<type>file</type>\n<content>\nCreated "
+          "file\n</content>" % path, "created %r" % res)
+    check(res["structuredContent"] == {"path": path, "operation": "create"}, "structured")
+    # The mode switch is news to the model: the snapshot rides on the next result.
+    check(len(res["content"]) == 2 and "workspace-write" in res["content"][1]["text"],
+          "the snapshot block after the switch: %r" % res["content"])
+    res = call("edit", {"file_path": "notes.txt", "old_string": "two", "new_string": "2"})
+    check(res["content"][0]["text"] == "The file %s has been updated successfully." % path,
+          "edit %r" % res)
+    check(len(res["content"]) == 1, "no snapshot when nothing changed")
+    res = call("read", {"file_path": "notes.txt", "offset": 2, "limit": 1})
+    check(res["content"][0]["text"] == "<path>%s</path>\n<type>file</type>\n<content>\n2: 2\n\n"
+          "(Showing lines 2-2 of 3. Use offset=3 to continue.)\n</content>" % path,
+          "read %r" % res)
+    check(res["structuredContent"] == {"path": path, "offset": 2, "lines":
+                                       [{"number": 2, "text": "2"}], "totalLines": 3},
+          "read structured %r" % res["structuredContent"])
+    # Changed outside the session: stale, with DSH's remedy.
+    with open(path, "a") as f:
+        f.write("four\n")
+    res = call("edit", {"file_path": "notes.txt", "old_string": "one", "new_string": "1"}, True)
+    check(res["content"][0]["text"] == "Error: cannot edit \"%s\": file changed since it was "
+          "read — re-read the file, then retry" % path, "stale %r" % res)
+    # Never read: DSH's fs-policy-reject fixture.
+    with open(os.path.join(ws, "settings.txt"), "w") as f:
+        f.write("a=1\n")
+    res = call("edit", {"file_path": "settings.txt", "old_string": "1", "new_string": "2"}, True)
+    check(res["content"][0]["text"] == "Error: edit requires reading \"%s\" first — read the "
+          "file, then retry" % os.path.join(os.path.realpath(ws), "settings.txt"),
+          "not observed %r" % res)
+    res = call("write", {"file_path": "settings.txt", "content": "b\n"}, True)
+    check("without reading it first — read the file, then retry" in res["content"][0]["text"],
+          "write over unread %r" % res)
+    res = call("read", {"file_path": "nope.txt"}, True)
+    check(res["content"][0]["text"] == "Error: cannot read \"%s\": not found"
+          % os.path.join(os.path.realpath(ws), "nope.txt"), "not found %r" % res)
+    res = call("read", {"file_path": "notes.txt", "offset": 9}, True)
+    check(res["content"][0]["text"] == "Error: offset 9 is out of range for \"%s\" (4 lines)"
+          % path, "range %r" % res)
+    s.close()
+
+
+def session_of(s):
+    for line in s.stderr().splitlines():
+        if line.startswith("dsh-sandbox serve: session "):
+            return line.split()[3]
+    raise Failure("no session id on stderr: %s" % s.stderr())
+
+
+def cmd_background(argv):
+    s = server_for(argv)
+    s.initialize()
+    r = s.call("bash", {"command": "sleep 100", "description": "Wait",
+                        "run_in_background": True})
+    check(r["result"]["isError"] is True and text_of(r) == "Error: run_in_background is "
+          "disabled for this deployment (enableRunInBackground: false)", "background %r" % r)
+    r = s.call("bash", {"command": "ls", "description": "List", "run_in_background": True,
+                        "justification": "because"})
+    check(text_of(r) == "Error: invalid escalation: justification is only valid together with "
+          "sandbox_permissions", "pairing first %r" % r)
+    s.close()
+
+
+# --- concurrency, cancellation, progress ----------------------------------------------------
+
+def cmd_concurrent(argv):
+    """32 calls at once, each a second long: all answered in far less than 32 s; ping meanwhile."""
+    s = server_for(argv)
+    s.initialize()
+    t0 = time.monotonic()
+    for i in range(32):
+        s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "sleep 1; echo call-%d" % i,
+                                          "description": "Sleep"}}})
+    p0 = time.monotonic()
+    s.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
+    s.wait_for(lambda m: m.get("id") == "ping")
+    check(time.monotonic() - p0 < 1.0, "ping waited for the calls")
+    seen = set()
+    while len(seen) < 32:
+        m = s.wait_for(lambda m: isinstance(m.get("id"), int), timeout=60)
+        check(m["id"] not in seen, "two answers for %r" % m["id"])
+        check(text_of(m) == "call-%d\n" % m["id"], "answer %r" % m)
+        seen.add(m["id"])
+    took = time.monotonic() - t0
+    check(took < 20, "32 one-second calls took %.1f s" % took)
+    s.quiet(0.5)
+    s.close()
+
+
+def cmd_cancel(argv):
+    """Cancelling a running call: no response, the command is gone; racing completion: one or none."""
+    mark = unique(argv[2])
+    s = server_for(argv)
+    s.initialize()
+    s.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "exec -a %s-long sleep 300" % mark,
+                                      "description": "Sleep"}}})
+    wait_running(mark + "-long")
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "long", "reason": "test"}})
+    wait_gone(mark, 10)
+    check(s.request("ping")["result"] == {}, "ping after the cancel")
+    s.quiet(1.0)
+
+    # Racing: quick calls cancelled at once. Each gets exactly one answer or none.
+    n = 40
+    for i in range(n):
+        s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "echo %d" % i, "description": "Echo"}}})
+        if i % 2 == 0:
+            s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": i}})
+    s.send({"jsonrpc": "2.0", "id": "end", "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": "sleep 2", "description": "Sleep"}}})
+    answers = {}
+    while True:
+        m = s.recv(60)
+        check(m is not None, "output closed")
+        if m.get("id") == "end":
+            break
+        check(isinstance(m.get("id"), int) and "result" in m, "unexpected %r" % m)
+        answers[m["id"]] = answers.get(m["id"], 0) + 1
+        check(text_of(m) in ("%d\n" % m["id"], "Error: tool call aborted"), "text %r" % m)
+    for i in range(n):
+        check(answers.get(i, 0) <= 1, "call %d answered %d times" % (i, answers.get(i, 0)))
+        if i % 2 == 1:
+            check(answers.get(i) == 1, "uncancelled call %d unanswered" % i)
+    s.quiet(0.5)
+    s.close()
+
+
+def cmd_progress(argv):
+    s = server_for(argv)
+    s.initialize()
+    rid = 7
+    s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+        "name": "bash", "_meta": {"progressToken": "tok"},
+        "arguments": {"command": "for i in 1 2 3 4; do echo line-$i; sleep 0.7; done",
+                      "description": "Count"}}})
+    notes = []
+    while True:
+        m = s.recv()
+        if m.get("method") == "notifications/progress":
+            notes.append((time.monotonic(), m["params"]))
+            continue
+        check(m.get("id") == rid, "unexpected %r" % m)
+        break
+    check(text_of(m) == "line-1\nline-2\nline-3\nline-4\n", "result %r" % m)
+    check(len(notes) >= 1, "no progress")
+    values = [p["progress"] for _, p in notes]
+    check(values == sorted(set(values)), "progress must increase: %r" % values)
+    for _, p in notes:
+        check(p["progressToken"] == "tok" and p["message"].startswith("line-"), "note %r" % p)
+    for (t1, _), (t2, _) in zip(notes, notes[1:]):
+        check(t2 - t1 > 0.8, "two notifications within a second")
+    s.quiet(1.5)  # none after the response
+    s.close()
+
+
+# --- processes: nothing survives ------------------------------------------------------------
+
+def unique(prefix):
+    """A marker no command line holds but the daemons' (ours holds only @prefix)."""
+    return "%s-%d" % (prefix, os.getpid())
+
+
+def pids_of(mark):
+    """Live processes whose command line holds @mark (a zombie runs nothing: not counted)."""
+    out = subprocess.run(["pgrep", "-f", "--", mark], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split() if not zombie(int(p))]
+
+
+def zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_running(mark, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not pids_of(mark):
+        check(time.monotonic() < deadline, "%s never started" % mark)
+        time.sleep(0.05)
+
+
+def wait_gone(mark, timeout):
+    deadline = time.monotonic() + timeout
+    while pids_of(mark):
+        if time.monotonic() > deadline:
+            left = pids_of(mark)
+            seen = describe(left) + "\n" + subprocess.run(
+                ["ps", "-eo", "pid,ppid,pgid,stat,wchan:20,args", "--forest"],
+                capture_output=True, text=True).stdout
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            raise Failure("still running after %ss: %s" % (timeout, seen))
+        time.sleep(0.05)
+
+
+def describe(pids):
+    return subprocess.run(["ps", "-o", "pid=,args=", "-p", ",".join(map(str, pids))],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def daemons(mark):
+    """A command that leaves daemons behind and then waits (t-escape-survivors.sh's set)."""
+    return ("setsid bash -c 'exec -a %(m)s-setsid sleep 300' >/dev/null 2>&1 &\n"
+            "(bash -c 'exec -a %(m)s-double-fork sleep 300' >/dev/null 2>&1 &)\n"
+            "nohup bash -c 'exec -a %(m)s-nohup sleep 300' >/dev/null 2>&1 &\n"
+            "setsid bash -c 'trap \"\" TERM HUP INT; exec -a %(m)s-ignores-term sleep 300' "
+            ">/dev/null 2>&1 &\n"
+            "exec -a %(m)s-leader sleep 300\n") % {"m": mark}
+
+
+def cmd_control(argv):
+    """The detector works: the same daemons under a plain parent killed with SIGKILL survive."""
+    mark = unique(argv[0])
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess,sys; "
+                               "subprocess.run(['bash','-c',sys.argv[1]])", daemons(mark)])
+    for d in ("setsid", "double-fork", "nohup", "ignores-term", "leader"):
+        wait_running("%s-%s" % (mark, d))
+    parent.kill()
+    parent.wait()
+    time.sleep(1)
+    left = pids_of(mark)
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    check(len(left) >= 4, "the control should leave daemons behind: %r" % left)
+
+
+def cmd_ends(argv):
+    """ends WS CONFIG MODE HOW MARK: the server ends mid-call (HOW: eof, client-gone, INT,
+    TERM, HUP, KILL, claude); nothing the call started is left running."""
+    ws, cfg, mode, how, mark = argv[0], argv[1] or None, argv[2], argv[3], unique(argv[4])
+    sid = subprocess.run([DSB] + (["--config", cfg] if cfg else []) +
+                         ["session", "new", "--cwd", ws], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    subprocess.run([DSB, "session", "mode", sid, mode], check=True, stdout=subprocess.DEVNULL)
+    s = Server("--session", sid, config=cfg)
+    s.initialize()
+    s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "bash", "arguments": {"command": daemons(mark), "description": "Daemons"}}})
+    for d in ("setsid", "double-fork", "nohup", "ignores-term", "leader"):
+        wait_running("%s-%s" % (mark, d))
+    if how == "eof":
+        s.proc.stdin.close()
+    elif how == "client-gone":
+        # The client dies: both pipes close at once, mid-call.
+        s.proc.stdin.close()
+        s.proc.stdout.close()
+    elif how == "claude":
+        # Claude Code's sequence: SIGINT, SIGTERM 100 ms later, then SIGKILL.
+        s.proc.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        s.proc.kill()
+    else:
+        s.proc.send_signal(getattr(signal, "SIG" + how))
+    rc = s.proc.wait(20)
+    if how in ("eof", "client-gone", "INT", "TERM", "HUP"):
+        check(rc == 0, "server exit status %s: %s" % (rc, s.stderr()))
+    wait_gone(mark, 10)
+    time.sleep(1)
+    left = pids_of(mark)
+    check(not left, "running a second later: %s" % describe(left))
+
+
+def cmd_storm(argv):
+    """storm WS CONFIG HOW N MARK: N servers, each ended (cancel or KILL) the moment its
+    command's runner has started, in the middle of the sandbox's setup: nothing survives."""
+    ws, cfg, how, n, mark = argv[0], argv[1] or None, argv[2], int(argv[3]), unique(argv[4])
+    sid = subprocess.run([DSB] + (["--config", cfg] if cfg else []) +
+                         ["session", "new", "--cwd", ws], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    for i in range(n):
+        s = Server("--session", sid, config=cfg)
+        s.initialize()
+        s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": daemons("%s-%d" % (mark, i)),
+                                          "description": "Daemons"}}})
+        wait_running("%s-%d" % (mark, i), timeout=20)
+        if how == "cancel":
+            s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 1}})
+            s.close()
+        else:
+            s.proc.kill()
+            s.proc.wait(20)
+    wait_gone(mark, 10)
+    time.sleep(1)
+    left = pids_of(mark)
+    check(not left, "running a second later: %s" % describe(left))
+
+
+def cmd_snapshot(argv):
+    """The snapshot block: on the first result after an outside mode switch, once."""
+    s = server_for(argv)
+    s.initialize()
+    sid = session_of(s)
+    r = s.call("bash", {"command": "true", "description": "Nothing"})
+    check(len(r["result"]["content"]) == 1, "no block while nothing changed %r" % r)
+    subprocess.run([DSB, "session", "mode", sid, "danger-full-access"], check=True,
+                   stdout=subprocess.DEVNULL)
+    r = s.call("bash", {"command": "true", "description": "Nothing"})
+    content = r["result"]["content"]
+    check(len(content) == 2, "the block after the switch %r" % content)
+    want = subprocess.run([DSB, "context", "--session", sid], capture_output=True,
+                          text=True).stdout
+    check(want == "", "the server logged the snapshot it sent: `context` says nothing new")
+    check(content[1]["text"].startswith("Current runtime context. This snapshot supersedes "
+                                        "earlier runtime-context snapshots.\n\nCurrent DSH file "
+                                        "policy: danger-full-access."), "text %r" % content[1])
+    r = s.call("bash", {"command": "true", "description": "Nothing"})
+    check(len(r["result"]["content"]) == 1, "once only %r" % r)
+    s.close()
+
+
+def main():
+    cmd = sys.argv[1].replace("-", "_")
+    try:
+        globals()["cmd_" + cmd](sys.argv[2:])
+    except Failure as e:
+        print("FAIL: %s" % e, file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# End-to-end tests of `dsh-sandbox serve`, the MCP server over stdio, driven by a small client
+# (mcp-client.py, standard library only): the framing and lifecycle errors, version
+# negotiation, the tool list byte for byte as DSH emits it (tests/data/server), DSH's texts
+# through the server matching the CLI's for the same call, the observation rule, escalation
+# answered by an answerer program, background refused, 32 calls at once, cancellation racing
+# completion, progress, the runtime-context snapshot after an outside mode switch, and
+# nothing left running however the server ends: input closed, the client gone, SIGINT, SIGTERM,
+# SIGHUP, SIGKILL and Claude Code's INT-TERM-KILL sequence, on both backends and in
+# danger-full-access. The control proves the survivor check: the same daemons under a plain
+# parent killed with SIGKILL survive it.
+#
+#   $PWD/ws/     the workspace of each server's session
+#   $OUT/        outside every writable root (/var/tmp)
+# shellcheck source=tests/e2e/libtest.sh
+. "$(dirname "$0")/libtest.sh"
+
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME DSH_HOME
+export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export DSH_SANDBOX_STORE="$TEST_TMP/store"
+export DSH_SANDBOX="$DSB"
+CLIENT="$(dirname "$0")/mcp-client.py"
+DATA=${DSB_SOURCE_ROOT:?}/tests/data/server
+PYTHON=python3
+[ ! -x /usr/bin/python3 ] || PYTHON=/usr/bin/python3
+JUST='the user asked to write a file outside the workspace'
+
+client() {
+	"$PYTHON" "$CLIENT" "$@"
+}
+
+setup() {
+	mkdir -p ws
+	OUT=$(mktemp -d /var/tmp/dsb-serve.XXXXXX)
+	trap 'rm -rf "$OUT"' EXIT
+}
+
+test_framing() {
+	setup
+	client framing ws
+}
+
+test_versions() {
+	setup
+	client versions ws
+}
+
+test_tools_list_golden() {
+	setup
+	client tools-list ws "" "$DATA/tools.json"
+}
+
+test_instructions() {
+	setup
+	local got
+	got=$(client instructions ws)
+	assert_streq "$got" "$(cat "$DATA/instructions.txt")"
+}
+
+test_fs_texts_and_observation() {
+	setup
+	client fs ws
+}
+
+# call TOOL ARGS [CONFIG] [SESSION]: one tools/call through a fresh server; $out is "isError=B"
+# and the text.
+call() {
+	out=$(client call ws "${3:-}" "$1" "$2" ${4:+"$4"})
+}
+
+test_bash_denial_matches_the_cli() {
+	setup
+	local id cli
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	call bash '{"command":"echo x > '"$OUT"'/f","description":"Write outside"}' "" "$id"
+	cli=$("$DSB" bash --session "$id" "echo x > '$OUT/f'" || true)
+	assert_streq "$out" "isError=false
+$cli"
+	assert_contains "$out" "[sandbox: file access denied under read-only mode]
+[sandbox: escalation available — retry this exact command once with sandbox_permissions"
+	[ ! -e "$OUT/f" ] || fail "the denied write landed"
+}
+
+# answerer OUTCOME: a config whose external answerer records the request and answers OUTCOME.
+answerer() {
+	cat >answer.sh <<-SCRIPT
+		#!/bin/sh
+		cat > "$PWD/request.json"
+		$1
+	SCRIPT
+	chmod +x answer.sh
+	printf 'approval: { answerer: [%s/answer.sh] }\n' "$PWD" >cfg.yaml
+}
+
+events() {
+	"$DSB" session log "$1" | sed 's/"time":[0-9]*,//; s/"id":"[0-9a-f-]*"/"id":ID/g'
+}
+
+escalate_args() {
+	printf '{"command":"echo escalated > %s/f && cat %s/f","description":"Write outside",' "$OUT" "$OUT"
+	printf '"sandbox_permissions":"danger-full-access","justification":"%s"}' "$JUST"
+}
+
+test_escalation_allowed() {
+	setup
+	answerer 'echo allowed-once'
+	local id n
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	n=$(events "$id" | wc -l)
+	call bash "$(escalate_args)" "$PWD/cfg.yaml" "$id"
+	assert_streq "$out" "isError=false
+escalated"
+	assert_streq "$(events "$id" | grep -v '"user/message"' | tail -n 4)" '{"type":"turn/start","seq":'"$((n + 1))"',"data":{"turn":1}}
+{"type":"approval/asked","seq":'$((n + 2))',"data":{"id":ID,"toolName":"bash","callId":"1002","reason":"escalate sandbox to danger-full-access: '"$JUST"'"}}
+{"type":"approval/decided","seq":'$((n + 3))',"data":{"id":ID,"outcome":"allowed-once"}}
+{"type":"turn/end","seq":'$((n + 4))',"data":{"turn":1,"reason":{"kind":"completed"}}}'
+	assert_file_has_content request.json '"toolName":"bash"'
+}
+
+test_escalation_rejected_and_unavailable() {
+	setup
+	answerer 'echo rejected'
+	local id
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	call bash "$(escalate_args)" "$PWD/cfg.yaml" "$id"
+	assert_streq "$out" 'isError=true
+Error: the user rejected escalating this command to "danger-full-access"'
+	events "$id" | grep -q '"outcome":"rejected"' || fail "no rejected decision logged"
+	[ ! -e "$OUT/f" ] || fail "ran although rejected"
+	# No answerer program: no elicitation yet, so the request fails closed.
+	call bash "$(escalate_args)" "" "$id"
+	assert_streq "$out" 'isError=true
+Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
+	[ ! -e "$OUT/f" ] || fail "ran although unavailable"
+}
+
+test_background_refused() {
+	setup
+	client background ws
+}
+
+test_concurrent_calls() {
+	setup
+	client concurrent ws
+}
+
+test_cancellation() {
+	setup
+	client cancel ws "" "dsb-serve-cancel"
+}
+
+test_progress() {
+	setup
+	client progress ws
+}
+
+test_snapshot_after_outside_switch() {
+	setup
+	client snapshot ws
+}
+
+test_control_leaves_survivors() {
+	setup
+	client control "dsb-serve-control"
+}
+
+# ends CONFIG MODE HOW...: the server ends mid-call each way; nothing survives.
+ends() {
+	local cfg=$1 mode=$2 how
+	shift 2
+	for how in "$@"; do
+		client ends ws "$cfg" "$mode" "$how" "dsb-serve-$how" || fail "$mode $how"
+	done
+}
+
+test_ends_bwrap() {
+	setup
+	printf 'sandbox-local: { backends: [bwrap] }\n' >bwrap.yaml
+	ends "$PWD/bwrap.yaml" workspace-write eof client-gone INT TERM HUP KILL claude
+	ends "$PWD/bwrap.yaml" read-only KILL
+}
+
+# The attack on bwrap's own --die-with-parent race: the server ended (its call cancelled, or
+# itself killed) the moment bwrap has started, over and over. Before the fix, its PID
+# namespace's init survived, running the command and its daemons.
+test_storm_bwrap() {
+	setup
+	printf 'sandbox-local: { backends: [bwrap] }\n' >bwrap.yaml
+	client storm ws "$PWD/bwrap.yaml" cancel 15 "dsb-serve-storm-cancel"
+	client storm ws "$PWD/bwrap.yaml" KILL 15 "dsb-serve-storm-kill"
+}
+
+test_ends_landlock() {
+	setup
+	printf 'sandbox-local: { backends: [landlock] }\n' >landlock.yaml
+	ends "$PWD/landlock.yaml" workspace-write eof KILL claude
+	ends "$PWD/landlock.yaml" read-only KILL
+}
+
+test_ends_danger_full_access() {
+	setup
+	ends "" danger-full-access eof client-gone KILL claude
+}
+
+t "framing and lifecycle errors, server/discover, the line limit" test_framing
+t "initialize negotiates 2025-06-18 and 2025-11-25" test_versions
+t "tools/list is DSH's tools byte for byte" test_tools_list_golden
+t "instructions: DSH's tool sections, then the runtime-context snapshot" test_instructions
+t "write, edit, read: DSH's texts, structured values, the observation rule" test_fs_texts_and_observation
+t "a read-only bash denial reads as the CLI's, marker and hint" test_bash_denial_matches_the_cli
+t "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
+t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
+t "run_in_background is refused after the escalation pairing" test_background_refused
+t "32 calls at once, and ping while they run" test_concurrent_calls
+t "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
+t "progress: the newest line, at most once a second, never after the result" test_progress
+t "the snapshot rides on the first result after an outside mode switch" test_snapshot_after_outside_switch
+t "control: daemons under a plain parent survive its SIGKILL" test_control_leaves_survivors
+t "bwrap: nothing survives the server's end, however it ends" test_ends_bwrap
+t "bwrap: ended as the sandbox starts, over and over: nothing survives" test_storm_bwrap
+t "landlock: nothing survives the server's end" test_ends_landlock
+t "danger-full-access: nothing survives the server's end" test_ends_danger_full_access
+done_testing
