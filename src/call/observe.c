@@ -124,7 +124,7 @@ int observe_write(dsb_observations *obs, const dsb_call_request *req, call_conte
 		expect = (fence_expect){.kind = FENCE_EXPECT_VERSION, .version = seen.version};
 
 	dsb_fs_write_result w = {0};
-	fence_version published;
+	fence_version published = {0};
 	r = fence_write_expect(&ctx->policy, cwd, req->path, content, len, &expect, &w, &published,
 			       reterr);
 	if (r < 0)
@@ -160,7 +160,7 @@ int observe_edit(dsb_observations *obs, const dsb_call_request *req, call_contex
 	}
 	const fence_expect expect = {.kind = FENCE_EXPECT_VERSION, .version = seen.version};
 	dsb_fs_edit_result e = {0};
-	fence_version published;
+	fence_version published = {0};
 	r = fence_edit_expect(&ctx->policy, cwd, req->path, req->old_string, req->new_string,
 			      req->replace_all, &expect, &e, &published, reterr);
 	if (r < 0)
@@ -181,7 +181,7 @@ int observe_read(dsb_observations *obs, const dsb_call_request *req, call_contex
 	int r = dsb_fs_resolve(cwd, req->path, &t, reterr);
 	if (r < 0)
 		return r;
-	fence_version version;
+	fence_version version = {0};
 	bool absent = false;
 	r = fence_read_version(&ctx->policy, cwd, req->path, &res->text, &res->text_len, &version,
 			       &absent, reterr);

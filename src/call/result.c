@@ -49,12 +49,13 @@ int call_result_fail(dsb_call_result *res, const dsb_error *err, const dsb_exec_
 			     extra ? extra : "") > 0)
 			message = mapped;
 	}
-	/* remediateFsError (§7.4): a stale version tells the model what to do next. */
-	if (fs && err->code == DSB_E_FS_STALE_VERSION &&
-	    asprintf(&remedied, "%s — re-read the file, then retry", message) > 0)
-		message = remedied;
-	else if (fs && err->code == DSB_E_FS_NOT_OBSERVED &&
-		 asprintf(&remedied, "%s — read the file, then retry", message) > 0)
+	/* remediateFsError (§7.4): a stale or unread file tells the model what to do next. */
+	const char *remedy = !fs ? NULL
+			     : err->code == DSB_E_FS_STALE_VERSION
+				     ? " — re-read the file, then retry"
+			     : err->code == DSB_E_FS_NOT_OBSERVED ? " — read the file, then retry"
+								  : NULL;
+	if (remedy && asprintf(&remedied, "%s%s", message, remedy) > 0)
 		message = remedied;
 	char *text = NULL;
 	int n = asprintf(&text, "Error: %s", message);

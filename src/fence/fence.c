@@ -187,7 +187,7 @@ static int write_granted(const fence_grant *g, const char *content, size_t len,
 			 const fence_expect *expect, dsb_fs_write_result *ret,
 			 fence_version *ret_version, dsb_error *reterr)
 {
-	struct stat published;
+	struct stat published = {0};
 	bool observed = expect && expect->kind != FENCE_EXPECT_ANY;
 	const fence_op op = {.verb = "write",
 			     .grant = g,
@@ -381,7 +381,7 @@ int fence_edit_expect(const dsb_exec_policy *policy, const char *cwd, const char
 		      const fence_expect *expect, dsb_fs_edit_result *ret,
 		      fence_version *ret_version, dsb_error *reterr)
 {
-	struct stat published;
+	struct stat published = {0};
 	_cleanup_(fence_grant_done) fence_grant g = {.mode = _DSB_MODE_INVALID};
 	_cleanup_free_ char *old = NULL, *new = NULL;
 	size_t old_len, new_len;

@@ -335,7 +335,7 @@ static void send_progress(server *srv)
 		json_t *message = rpc_string(sc->newest, sc->newest_len);
 		json_t *params = message ? json_pack("{s:O, s:I, s:o}", "progressToken",
 						     sc->progress, "progress",
-						     (json_int_t)(sc->sent + 1), "message", message)
+						     (json_int_t)sc->sent + 1, "message", message)
 					 : NULL;
 		if (!params)
 			continue;

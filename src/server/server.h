@@ -58,11 +58,11 @@ frame_result frame_next(frame_reader *f, const char **ret_line, size_t *ret_len)
 
 /* --- rpc.c ---------------------------------------------------------------------------------- */
 
-#define RPC_PARSE_ERROR	     -32700
-#define RPC_INVALID_REQUEST  -32600
-#define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS   -32602
-#define RPC_INTERNAL_ERROR   -32603
+#define RPC_PARSE_ERROR	     (-32700)
+#define RPC_INVALID_REQUEST  (-32600)
+#define RPC_METHOD_NOT_FOUND (-32601)
+#define RPC_INVALID_PARAMS   (-32602)
+#define RPC_INTERNAL_ERROR   (-32603)
 
 typedef enum rpc_kind {
 	RPC_REQUEST,	  /* method and id */
@@ -131,7 +131,7 @@ typedef struct tool_plan {
 /* The read tool's line limit (readLimit) and DSH's other read caps. */
 #define TOOL_READ_LIMIT		 2000
 #define TOOL_READ_MAX_LINE_UNITS 2000
-#define TOOL_READ_MAX_BYTES	 (50 * 1024)
+#define TOOL_READ_MAX_BYTES	 ((size_t)50 * 1024)
 
 /* Whether @name is one of the tools; its dsb_tool, or _DSB_TOOL_INVALID. */
 dsb_tool tools_find(const char *name);

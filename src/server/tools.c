@@ -196,7 +196,7 @@ char *tools_js_number(double v)
 		if (*p >= '0' && *p <= '9')
 			digits[k++] = *p;
 	digits[k] = '\0';
-	int n = atoi(p + 1) + 1; /* the value is 0.DIGITS x 10^n */
+	int n = (int)strtol(p + 1, NULL, 10) + 1; /* the value is 0.DIGITS x 10^n */
 
 	/* ECMAScript Number::toString(10), steps 6-10. */
 	strbuf sb = STRBUF_INIT;

@@ -353,26 +353,26 @@ def cmd_background(argv):
 # --- concurrency, cancellation, progress ----------------------------------------------------
 
 def cmd_concurrent(argv):
-    """32 calls at once, each a second long: all answered in far less than 32 s; ping meanwhile."""
+    """32 calls at once, 3 s each: all answered in far less than 96 s; a ping sent after them
+    is answered before any of them (timing-free: the machine may be loaded)."""
     s = server_for(argv)
     s.initialize()
     t0 = time.monotonic()
     for i in range(32):
         s.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
-            "name": "bash", "arguments": {"command": "sleep 1; echo call-%d" % i,
+            "name": "bash", "arguments": {"command": "sleep 3; echo call-%d" % i,
                                           "description": "Sleep"}}})
-    p0 = time.monotonic()
     s.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
-    s.wait_for(lambda m: m.get("id") == "ping")
-    check(time.monotonic() - p0 < 1.0, "ping waited for the calls")
+    first = s.recv(60)
+    check(first is not None and first.get("id") == "ping", "ping waited: %r" % first)
     seen = set()
     while len(seen) < 32:
-        m = s.wait_for(lambda m: isinstance(m.get("id"), int), timeout=60)
+        m = s.wait_for(lambda m: isinstance(m.get("id"), int), timeout=90)
         check(m["id"] not in seen, "two answers for %r" % m["id"])
         check(text_of(m) == "call-%d\n" % m["id"], "answer %r" % m)
         seen.add(m["id"])
     took = time.monotonic() - t0
-    check(took < 20, "32 one-second calls took %.1f s" % took)
+    check(took < 48, "32 three-second calls took %.1f s: not run at once" % took)
     s.quiet(0.5)
     s.close()
 
@@ -468,9 +468,11 @@ def zombie(pid):
         return True
 
 
-def wait_running(mark, timeout=20):
+def wait_running(mark, timeout=20, started=True):
+    """Waits for @mark: with @started, a process named so (exec -a), not merely a command line
+    that holds the name (a runner's, or a parent's, before the command itself has started)."""
     deadline = time.monotonic() + timeout
-    while not pids_of(mark):
+    while not pids_of("^" + mark if started else mark):
         check(time.monotonic() < deadline, "%s never started" % mark)
         time.sleep(0.05)
 
@@ -574,7 +576,8 @@ def cmd_storm(argv):
         s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "bash", "arguments": {"command": daemons("%s-%d" % (mark, i)),
                                           "description": "Daemons"}}})
-        wait_running("%s-%d" % (mark, i), timeout=20)
+        # The moment bwrap holds the command line: the sandbox is being set up.
+        wait_running("%s-%d" % (mark, i), timeout=20, started=False)
         if how == "cancel":
             s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                     "params": {"requestId": 1}})
