@@ -66,8 +66,9 @@ test_corpora_agree() {
 	done
 	echo "# $n logs, $refused refused"
 	# Both kinds were exercised: the corpora hold valid logs and corrupt ones.
-	[ "$n" -ge 20 ] && [ "$refused" -ge 5 ] && [ "$refused" -lt "$n" ] ||
+	if [ "$n" -lt 20 ] || [ "$refused" -lt 5 ] || [ "$refused" -ge "$n" ]; then
 		fail "expected a mix of valid and refused logs: $n logs, $refused refused"
+	fi
 }
 
 # session_log: a session with some history, as appends (which leave a checkpoint) made it.
@@ -159,9 +160,10 @@ test_torn_tail_is_the_exception() {
 }
 
 test_concurrent_appends_to_a_corrupt_log() {
-	local log want i n=12
+	local log line want i n=12
 	log=$(session_log)
-	sed -n 2p "$log" >>"$log"
+	line=$(sed -n 2p "$log")
+	printf '%s\n' "$line" >>"$log"
 	cp "$log" before
 	want=$(outcome session log "$log")
 	rm -f go
