@@ -80,16 +80,6 @@ static int read_answer(int fd, int cancel_fd, char *buf, size_t size, uint64_t d
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && strchr(" \t\r\n", s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 /* Starts @argv with @in as its stdin and @out as its stdout. The pid, or -1. */
 static pid_t spawn_answerer(char *const *argv, int in, int out)
 {
@@ -162,6 +152,6 @@ int approval_answer_command(char *const *argv, const dsb_approval_request *req, 
 	}
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -1; /* a failing answerer: unavailable */
-	*ret_outcome = dsb_approval_outcome_from_string(trim(said));
+	*ret_outcome = dsb_approval_outcome_from_string(str_trim_space(said));
 	return 0;
 }

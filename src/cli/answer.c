@@ -57,16 +57,6 @@ static int read_line(int fd, char *buf, size_t size, uint64_t deadline)
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && strchr(" \t\r\n", s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 /* The controlling terminal, where a person can answer. No terminal: no answerer. */
 int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
 {
@@ -95,7 +85,7 @@ int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_app
 		*ret = DSB_OUTCOME_CANCELLED;
 		return 0;
 	}
-	char *word = trim(answer);
+	char *word = str_trim_space(answer);
 	*ret = strcmp(word, "y") == 0 || strcmp(word, "yes") == 0 || strcmp(word, "Y") == 0
 		       ? DSB_OUTCOME_ALLOWED_ONCE
 		       : DSB_OUTCOME_REJECTED;

@@ -71,6 +71,9 @@ int strbuf_putc(strbuf *sb, char c);
 int strbuf_printf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Returns the buffer ("" if nothing was appended) and empties @sb; NULL on OOM. */
 char *strbuf_take(strbuf *sb);
+
+/* @s without leading and trailing spaces, tabs, CRs and LFs: cut in place, moved past in front. */
+char *str_trim_space(char *s);
 void strbuf_done(strbuf *sb);
 
 /* --- path.c: canonicalisation (spec §2.3, §4.1) --------------------------------------------- */

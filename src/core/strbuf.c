@@ -81,3 +81,13 @@ void strbuf_done(strbuf *sb)
 	free(sb->buf);
 	*sb = (strbuf)STRBUF_INIT;
 }
+
+char *str_trim_space(char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && strchr(" \t\r\n", s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}

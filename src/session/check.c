@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -70,17 +71,26 @@ static bool checkpoint_load(int fd, const struct stat *st, log_position *ret)
 		return false;
 	text[n] = '\0';
 
-	intmax_t offset, size;
-	uintmax_t lines, events, fp;
-	long long mtime_sec;
-	long mtime_nsec;
-	int end = 0;
-	/* Every field is checked: the count, and %n at the end of the text. */
-	/* NOLINTNEXTLINE(cert-err34-c) */
-	if (sscanf(text, "1 %jd %ju %ju %jd %lld %ld %jx%n", &offset, &lines, &events, &size,
-		   &mtime_sec, &mtime_nsec, &fp, &end) != 7 ||
-	    text[end] != '\0')
+	/* "1 OFFSET LINES EVENTS SIZE MTIME_SEC MTIME_NSEC FINGERPRINT", as checkpoint_save() puts
+	 * it. */
+	uint64_t field[8];
+	char *p = text;
+	for (size_t i = 0; i < ELEMENTSOF(field); i++) {
+		char *end;
+		errno = 0;
+		field[i] = strtoull(p, &end, i == 7 ? 16 : 10);
+		if (errno || end == p || *end != (i == 7 ? '\0' : ' ') || *p == '-' || *p == ' ')
+			return false;
+		p = end + 1;
+	}
+	if (field[0] != 1 || field[1] > INT64_MAX || field[4] > INT64_MAX || field[5] > INT64_MAX ||
+	    field[6] > 999999999)
 		return false;
+	off_t offset = (off_t)field[1], size = (off_t)field[4];
+	size_t lines = (size_t)field[2];
+	uint64_t events = field[3], fp = field[7];
+	int64_t mtime_sec = (int64_t)field[5];
+	long mtime_nsec = (long)field[6];
 	if (offset < 1 || offset > size || lines < 1 || st->st_size < offset)
 		return false;
 	bool same_time = st->st_mtim.tv_sec == mtime_sec && st->st_mtim.tv_nsec == mtime_nsec;
@@ -89,9 +99,9 @@ static bool checkpoint_load(int fd, const struct stat *st, log_position *ret)
 		return false;
 
 	uint64_t now;
-	if (fingerprint(fd, (off_t)offset, &now) < 0 || now != fp)
+	if (fingerprint(fd, offset, &now) < 0 || now != fp)
 		return false;
-	*ret = (log_position){.offset = (off_t)offset, .lines = (size_t)lines, .events = events};
+	*ret = (log_position){.offset = offset, .lines = lines, .events = events};
 	return true;
 }
 

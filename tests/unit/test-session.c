@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -668,6 +669,43 @@ static void test_huge_last_line(void **state)
 	dsb_session_free(s);
 }
 
+/* A checkpoint is an aid, never trusted blindly: garbage in it costs a full scan, no more. */
+static void test_checkpoint_garbage_means_a_full_scan(void **state)
+{
+	fixture *f = *state;
+	dsb_session *s = NULL;
+	dsb_error err = {0};
+	dsb_mode mode;
+	assert_int_equal(dsb_session_create(f->store, "/p", &s, NULL), 0);
+	assert_int_equal(dsb_session_set_mode(s, DSB_MODE_READ_ONLY, NULL), 0);
+	const char *path = dsb_session_path(s);
+	char value[256];
+	assert_true(getxattr(path, "user.dsh-sandbox.checked", value, sizeof(value)) > 0);
+
+	static const char *const garbage[] = {
+		"",
+		"2 1 1 0 1 1 1 0",
+		"1 -5 1 0 9 1 1 0",
+		"1 99999 2 1 99999 1 1 0",
+		"1 10 2 1 10 1 1 zz",
+		"1 10 2 1 10 1 1000000000 0",
+		"1  10 2 1 10 1 1 0",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(garbage); i++) {
+		assert_int_equal(setxattr(path, "user.dsh-sandbox.checked", garbage[i],
+					  strlen(garbage[i]), 0),
+				 0);
+		assert_int_equal(dsb_session_fold_mode(s, &mode, &err), 1);
+		assert_int_equal(mode, DSB_MODE_READ_ONLY);
+	}
+	/* A corrupt line after a good checkpoint is read, and refused. */
+	assert_int_equal(dsb_session_set_mode(s, DSB_MODE_WORKSPACE_WRITE, NULL), 0);
+	append_raw(path, "{\"type\":\"x\",\"seq\":7}\n");
+	assert_int_equal(dsb_session_fold_mode(s, &mode, &err), -DSB_E_SESSION_INVALID);
+	assert_non_null(strstr(err.message, "seq gap in committed region"));
+	dsb_session_free(s);
+}
+
 /* A line longer than readers take (LOG_LINE_MAX) is refused before it is written. */
 static void test_overlong_line_never_written(void **state)
 {
@@ -892,6 +930,8 @@ int main(void)
 			test_last_line_not_an_object_is_an_error_not_a_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_last_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlong_line_never_written, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checkpoint_garbage_means_a_full_scan, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_zstd_log_reads_folds_and_appends, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers_keep_seq_contiguous, setup,
