@@ -52,6 +52,7 @@ typedef struct dsb_approval_request {
 	const char *session_id;
 	/* How long the answer may take (the call's timeout); then it counts as cancelled. */
 	uint64_t timeout_ms;
+	const char *mode; /* the mode asked for: "workspace-write" or "danger-full-access" */
 } dsb_approval_request;
 
 /*

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dsb/backends.h>
 #include <dsb/error.h>
@@ -132,6 +133,16 @@ DSB_API dsb_mode dsb_config_mode(const dsb_config *cfg);
 
 /* The configured approval policy (approval.policy; ask by default). */
 DSB_API dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg);
+
+/*
+ * approval.timeoutMs: how long a person asked through the client (MCP elicitation) may take
+ * before the escalation counts as unavailable; 0 (the default): the call's own timeout.
+ */
+DSB_API uint64_t dsb_config_approval_timeout_ms(const dsb_config *cfg);
+
+/* approval.sessionGrants (default false): the client's question also offers "allow for the
+ * rest of this session" (the server's memory, logged); ours, not DSH's. */
+DSB_API bool dsb_config_session_grants(const dsb_config *cfg);
 
 /* The file the configuration was loaded from, canonical, or NULL. */
 DSB_API const char *dsb_config_file(const dsb_config *cfg);

@@ -77,6 +77,7 @@ int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalatio
 		.reason = reason,
 		.subject = e->subject_text,
 		.timeout_ms = e->answer_timeout_ms,
+		.mode = want,
 	};
 	dsb_approval_outcome outcome;
 	int r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);

@@ -183,6 +183,16 @@ dsb_approval_policy dsb_config_approval_policy(const dsb_config *cfg)
 	return cfg ? cfg->approval_policy : _DSB_APPROVAL_INVALID;
 }
 
+uint64_t dsb_config_approval_timeout_ms(const dsb_config *cfg)
+{
+	return cfg ? cfg->approval_timeout_ms : 0;
+}
+
+bool dsb_config_session_grants(const dsb_config *cfg)
+{
+	return cfg && cfg->session_grants;
+}
+
 const char *dsb_config_workspace_root(const dsb_config *cfg)
 {
 	return cfg ? cfg->workspace_root : NULL;

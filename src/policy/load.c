@@ -931,6 +931,8 @@ static const struct field approval_fields[] = {
 	{.key = "policy",   .parse = parse_approval, .offset = offsetof(dsb_config, approval_policy)},
 	{.key = "answerer", .parse = parse_strv,     .offset = offsetof(dsb_config, answerer),
 	 .nonempty = true},
+	NUMBER("timeoutMs", approval_timeout_ms, "approval: timeoutMs", 0),
+	{.key = "sessionGrants", .parse = parse_bool, .offset = offsetof(dsb_config, session_grants)},
 };
 
 static const struct field permission_fields[] = {

@@ -88,7 +88,9 @@ struct dsb_config {
 
 	/* approval */
 	dsb_approval_policy approval_policy;
-	char **answerer; /* never NULL; empty = no external answerer */
+	char **answerer;	      /* never NULL; empty = no external answerer */
+	uint64_t approval_timeout_ms; /* how long a person may take; 0: the call's timeout */
+	bool session_grants;	      /* "allow for this session" offered (ours, not DSH's) */
 
 	/* permission */
 	dsb_preset *presets; /* in declaration order */

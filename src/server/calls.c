@@ -178,7 +178,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	}
 	dsb_answerer_fn answer = NULL;
 	void *answer_userdata = NULL;
-	server_answerer(srv, sc->id, &answer, &answer_userdata);
+	server_answerer(srv, sc, &answer, &answer_userdata);
 	dsb_call_set_answerer(call, answer, answer_userdata);
 	dsb_call_set_observations(call, srv->observations);
 	if (sc->progress)
@@ -295,6 +295,16 @@ int calls_start(server *srv, json_t *id, json_t *params)
 	return 0;
 }
 
+bool calls_cancelled(const server_call *sc)
+{
+	return sc->cancelled;
+}
+
+server *calls_server(const server_call *sc)
+{
+	return sc->srv;
+}
+
 void calls_cancel(server *srv, const json_t *id)
 {
 	(void)pthread_mutex_lock(&srv->lock);
@@ -304,6 +314,8 @@ void calls_cancel(server *srv, const json_t *id)
 			if (sc->call)
 				dsb_call_cancel(sc->call);
 		}
+	/* A question the call waits on is over (elicit.c). */
+	(void)pthread_cond_broadcast(&srv->changed);
 	(void)pthread_mutex_unlock(&srv->lock);
 }
 
@@ -317,6 +329,7 @@ void calls_cancel_all(server *srv)
 			if (sc->call)
 				dsb_call_cancel(sc->call);
 		}
+	(void)pthread_cond_broadcast(&srv->changed);
 	/* Each ends within its bash.graceMs: the command's tree is killed by then. */
 	while (srv->n_calls > 0)
 		(void)pthread_cond_wait(&srv->changed, &srv->lock);

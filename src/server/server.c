@@ -54,13 +54,10 @@ void server_log(server *srv, server_level level, const char *fmt, ...)
 		(void)rpc_write_notification(&srv->out, "notifications/message", params);
 }
 
-void server_answerer(server *srv, const json_t *id, dsb_answerer_fn *ret_fn, void **ret_userdata)
+void server_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata)
 {
-	/* No elicitation yet: the configured answerer program, or nobody (`unavailable`). */
-	(void)srv;
-	(void)id;
-	*ret_fn = NULL;
-	*ret_userdata = NULL;
+	*ret_fn = srv->client_elicits ? elicit_answer : NULL;
+	*ret_userdata = srv->client_elicits ? sc : NULL;
 }
 
 /*
@@ -138,6 +135,7 @@ static int on_initialize(server *srv, json_t *id, const json_t *params)
 	if (!result)
 		return -ENOMEM;
 	srv->initialized = true;
+	srv->client_elicits = elicit_supported(json_object_get(params, "capabilities"));
 	return rpc_write_result(&srv->out, id, result);
 }
 
@@ -245,8 +243,8 @@ static int on_line(server *srv, const char *line, size_t len)
 		on_notification(srv, &m);
 		break;
 	case RPC_RESPONSE:
-		/* We send no requests yet: an answer to none is dropped. */
-		server_log(srv, LEVEL_DEBUG, "ignoring a response to no request of ours");
+		/* An answer to a question of ours (elicitation); one to none is dropped. */
+		elicit_response(srv, m.id, m.json);
 		break;
 	default:
 		break;

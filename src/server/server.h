@@ -7,6 +7,7 @@
  *   tools.c   DSH's tool definitions byte for byte, its argument checks, a call's request
  *   read.c    DSH's read tool window (read-render.ts): line numbers, caps, footers
  *   calls.c   tool calls on their own threads: the registry, cancellation, progress
+ *   elicit.c  approvals in the client: MCP elicitation, session grants
  *   server.c  dsb_server_run(): the loop, the lifecycle and the methods
  */
 #ifndef DSB_SERVER_SERVER_H
@@ -185,6 +186,12 @@ void calls_cancel(server *srv, const json_t *id);
 /* Cancels every call (none gets a response) and waits until every thread is done. */
 void calls_cancel_all(server *srv);
 
+/* Whether @sc was cancelled (notifications/cancelled or shutdown). Under the server's lock. */
+bool calls_cancelled(const server_call *sc);
+
+/* The server @sc belongs to. */
+server *calls_server(const server_call *sc);
+
 /* The progress thread: started with the server, stopped with calls_stop_progress(). */
 int calls_start_progress(server *srv);
 void calls_stop_progress(server *srv);
@@ -205,6 +212,8 @@ typedef enum server_level {
 	_LEVEL_NONE = -1,
 } server_level;
 
+typedef struct server_request server_request;
+
 struct server {
 	dsb_call_setup setup; /* borrowed from the caller of dsb_server_run() */
 	const char *session;
@@ -222,6 +231,12 @@ struct server {
 	bool stopping; /* no new call; the progress thread ends */
 	pthread_t progress;
 	bool progress_started;
+
+	/* Approvals in the client (elicit.c); under @lock but @client_elicits (set once). */
+	bool client_elicits;	  /* initialize declared elicitation (form mode) */
+	server_request *requests; /* ours in flight, waiting for the client's answer */
+	json_int_t last_request_id;
+	int granted_rank; /* "allow-session": 1 workspace-write, 2 danger-full-access; 0 none */
 };
 
 /*
@@ -232,12 +247,23 @@ void server_log(server *srv, server_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * Who answers an escalation for a call: the one place the answerer is chosen. The configured
- * approval.answerer program always wins inside the call (include/dsb/call.h); without one, this
- * gives the callback (NULL for now: the call fails closed as `unavailable`). MCP elicitation
- * goes here.
+ * Who answers an escalation for the call @sc: the one place the answerer is chosen. The
+ * configured approval.answerer program always wins inside the call (include/dsb/call.h);
+ * without one, the human through MCP elicitation when the client declared it, else nobody (the
+ * call fails closed as `unavailable`).
  */
-void server_answerer(server *srv, const json_t *id, dsb_answerer_fn *ret_fn, void **ret_userdata);
+void server_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata);
+
+/* --- elicit.c ------------------------------------------------------------------------------- */
+
+/* Whether initialize's @capabilities declare elicitation in form mode. */
+bool elicit_supported(const json_t *capabilities);
+
+/* The client's answer @message to our request @id (ignored when it is none of ours). */
+void elicit_response(server *srv, const json_t *id, json_t *message);
+
+/* The answerer callback (dsb_answerer_fn) for a server_call: asks through elicitation/create. */
+int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
 
 /*
  * The runtime-context snapshot the model must see now (dsb_context_project_append()): a new

@@ -110,8 +110,9 @@ class Server:
         self.send(msg)
         return self.wait_for(lambda m: m.get("id") == rid and "method" not in m)
 
-    def initialize(self, version="2025-11-25"):
-        r = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+    def initialize(self, version="2025-11-25", capabilities=None):
+        r = self.request("initialize", {"protocolVersion": version,
+                                        "capabilities": capabilities or {},
                                         "clientInfo": {"name": "t-serve", "version": "1"}})
         check("result" in r, "initialize failed: %r" % r)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -260,6 +261,68 @@ def cmd_call(argv):
     res = r["result"]
     sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
                                          res["content"][0]["text"]))
+    s.close()
+
+
+def cmd_elicit(argv):
+    """elicit WS CONFIG SESSION ANSWER ARGS_JSON [AGAIN_JSON]: a bash escalation asked through
+    elicitation and answered ANSWER (allow, deny, allow-session, decline, cancel, error,
+    silent: never; none: no question may come); prints isError and the text; with AGAIN_JSON (after allow-session), a second
+    call that must be allowed without a question, then its isError and text too."""
+    ws, cfg, sid, answer, args = argv[0], argv[1] or None, argv[2], argv[3], json.loads(argv[4])
+    s = Server("--session", sid, config=cfg)
+    s.initialize(capabilities={"elicitation": {"form": {}}})
+    s.next_id += 1
+    rid = s.next_id
+    s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "bash", "arguments": args}})
+    if answer == "none":
+        # Someone else answers (the configured answerer program): no question comes.
+        r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m or
+                       m.get("method") == "elicitation/create")
+        check("method" not in r, "asked although an answerer program is configured: %r" % r)
+        res = r["result"]
+        sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
+                                             res["content"][0]["text"]))
+        s.close()
+        return
+    ask = s.wait_for(lambda m: m.get("method") == "elicitation/create")
+    params = ask["params"]
+    for part in ("tool: bash", "command: " + args["command"],
+                 "mode: " + args["sandbox_permissions"], "justification: " + args["justification"]):
+        check(part in params["message"], "the question lacks %r: %r" % (part, params["message"]))
+    decision = params["requestedSchema"]["properties"]["decision"]
+    check(params["requestedSchema"]["required"] == ["decision"], "required: %r" % params)
+    choices = ["allow", "allow-session", "deny"] if answer == "allow-session" else None
+    check(choices is None or decision["enum"] == choices, "choices: %r" % decision)
+    reply = {"jsonrpc": "2.0", "id": ask["id"]}
+    if answer in ("allow", "deny", "allow-session"):
+        reply["result"] = {"action": "accept", "content": {"decision": answer}}
+    elif answer in ("decline", "cancel"):
+        reply["result"] = {"action": answer}
+    elif answer == "error":
+        reply["error"] = {"code": -32601, "message": "Method not found"}
+    if answer != "silent":
+        s.send(reply)
+    else:
+        # No answer: the server withdraws its question once approval.timeoutMs has passed.
+        gone = s.wait_for(lambda m: m.get("method") == "notifications/cancelled")
+        check(gone["params"]["requestId"] == ask["id"], "withdrawn: %r" % gone)
+    r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m)
+    res = r["result"]
+    sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
+                                         res["content"][0]["text"]))
+    if len(argv) > 5:
+        s.next_id += 1
+        rid = s.next_id
+        s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                "params": {"name": "bash", "arguments": json.loads(argv[5])}})
+        r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m or
+                       m.get("method") == "elicitation/create")
+        check("method" not in r, "asked again after allow-session: %r" % r)
+        res = r["result"]
+        sys.stdout.write("\nisError=%s\n%s" % (str(res.get("isError")).lower(),
+                                               res["content"][0]["text"]))
     s.close()
 
 

@@ -135,6 +135,82 @@ Error: sandbox escalation to "danger-full-access" requires approval, but no appr
 	[ ! -e "$OUT/f" ] || fail "ran although unavailable"
 }
 
+# elicit SESSION ANSWER [CONFIG] [AGAIN_ARGS]: the escalation asked through elicitation and
+# answered ANSWER (mcp-client.py elicit); isError and the text in $out.
+elicit() {
+	out=$(client elicit ws "${3:-}" "$1" "$2" "$(escalate_args)" ${4:+"$4"})
+}
+
+# decided SESSION: the outcome of the session's last approval/decided event.
+decided() {
+	events "$1" | grep '"approval/decided"' | tail -n 1 | sed 's/.*"outcome":"\([a-z-]*\)".*/\1/'
+}
+
+test_elicitation_outcomes() {
+	setup
+	local id
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	elicit "$id" allow
+	assert_streq "$out" "isError=false
+escalated"
+	assert_streq "$(decided "$id")" allowed-once
+	rm -f "$OUT/f"
+
+	elicit "$id" deny
+	assert_streq "$out" 'isError=true
+Error: the user rejected escalating this command to "danger-full-access"'
+	assert_streq "$(decided "$id")" rejected
+	elicit "$id" decline
+	assert_streq "$out" 'isError=true
+Error: the user rejected escalating this command to "danger-full-access"'
+	assert_streq "$(decided "$id")" rejected
+	elicit "$id" cancel
+	assert_streq "$out" 'isError=true
+Error: approval for escalating to "danger-full-access" was cancelled'
+	assert_streq "$(decided "$id")" cancelled
+	elicit "$id" error
+	assert_streq "$out" 'isError=true
+Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
+	assert_streq "$(decided "$id")" unavailable
+	# No answer within approval.timeoutMs: the question is withdrawn, the call fails closed.
+	printf 'approval: { timeoutMs: 500 }\n' >quick.yaml
+	elicit "$id" silent "$PWD/quick.yaml"
+	assert_streq "$out" 'isError=true
+Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
+	assert_streq "$(decided "$id")" unavailable
+	[ ! -e "$OUT/f" ] || fail "ran although not allowed"
+}
+
+test_elicitation_session_grant() {
+	setup
+	local id again
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	printf 'approval: { sessionGrants: true }\n' >grants.yaml
+	again='{"command":"echo again > '"$OUT"'/g && cat '"$OUT"'/g","description":"Again","sandbox_permissions":"workspace-write","justification":"narrower"}'
+	elicit "$id" allow-session "$PWD/grants.yaml" "$again"
+	# workspace-write cannot write $OUT either: what matters is that nobody was asked.
+	assert_streq "$(printf '%s\n' "$out" | grep -c '^isError=false$')" 2
+	assert_contains "$out" "escalated"
+	events "$id" | grep -q '"type":"approval/session-grant","seq":[0-9]*,"data":{"mode":"danger-full-access","tool":"bash","auditId":' ||
+		fail "no session grant logged: $(events "$id" | tail -n 8)"
+	assert_streq "$(decided "$id")" allowed-once
+	# The grant lived in that server's memory: the next server asks again.
+	rm -f "$OUT/f"
+	elicit "$id" deny
+	assert_contains "$out" "isError=true"
+}
+
+test_answerer_program_wins() {
+	setup
+	answerer 'echo rejected'
+	local id
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	elicit "$id" none "$PWD/cfg.yaml"
+	assert_streq "$out" 'isError=true
+Error: the user rejected escalating this command to "danger-full-access"'
+	assert_file_has_content request.json '"toolName":"bash"'
+}
+
 test_background_refused() {
 	setup
 	client background ws
@@ -211,6 +287,9 @@ t "write, edit, read: DSH's texts, structured values, the observation rule" test
 t "a read-only bash denial reads as the CLI's, marker and hint" test_bash_denial_matches_the_cli
 t "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
 t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
+t "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
+t "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
+t "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
 t "run_in_background is refused after the escalation pairing" test_background_refused
 t "32 calls at once, and ping while they run" test_concurrent_calls
 t "cancellation: no response, the command gone; racing completion: one or none" test_cancellation

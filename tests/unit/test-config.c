@@ -593,6 +593,28 @@ static void test_protected_paths_keys(void **state)
 	dsb_config_free(cfg);
 }
 
+/* approval.timeoutMs and approval.sessionGrants (beyond DSH; the server's elicitation). */
+static void test_approval_server_keys(void **state)
+{
+	dsb_config *cfg = parse_ok("approval: {policy: ask}");
+	assert_int_equal(dsb_config_approval_timeout_ms(cfg), 0);
+	assert_false(dsb_config_session_grants(cfg));
+	dsb_config_free(cfg);
+	cfg = parse_ok("approval:\n  timeoutMs: 45000\n  sessionGrants: true\n");
+	assert_int_equal(dsb_config_approval_timeout_ms(cfg), 45000);
+	assert_true(dsb_config_session_grants(cfg));
+	dsb_config_free(cfg);
+
+	static const char *const bad[] = {"approval: {timeoutMs: -1}\n",
+					  "approval: {timeoutMs: soon}\n",
+					  "approval: {sessionGrants: maybe}\n"};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		dsb_error err = parse_fail(bad[i], strlen(bad[i]), "test.yaml");
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		assert_non_null(strstr(err.message, "test.yaml:1:"));
+	}
+}
+
 /* A bad entry is named with its key and its own line and column, not the list's end. */
 static void test_protected_paths_invalid(void **state)
 {
@@ -816,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_error_details),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_protected_paths_keys),
+		cmocka_unit_test(test_approval_server_keys),
 		cmocka_unit_test(test_protected_paths_invalid),
 		cmocka_unit_test(test_config_file_is_canonical),
 		cmocka_unit_test(test_apply_env),

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Approvals in the client: an escalation (spec §8.2) asks the human through MCP elicitation
+ * when the client declared it. The question names the tool, the command or path, the mode and
+ * the justification, and the form has one field:
+ *
+ *   {"decision": "allow" | "deny"}                 ("allow-session" too with
+ * approval.sessionGrants)
+ *
+ * accept + allow is allowed (once); accept + deny, and decline, are rejected; cancel is
+ * cancelled; an error answer, or no answer within approval.timeoutMs (else the call's timeout),
+ * is unavailable, and the server withdraws its request (notifications/cancelled). A call
+ * cancelled while its question is open ends the wait at once. "allow-session" (ours, not DSH's)
+ * allows the mode asked for, and every narrower one, for the rest of the server's life: later
+ * escalations are allowed without a question. The grant is kept in memory and logged
+ * (approval/session-grant), and each call it allows still gets its audit pair.
+ *
+ * The question goes out from the call's thread and the answer comes in on the reader thread,
+ * which hands it over under the server's lock (elicit_response()).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dsb/session.h>
+
+#include "server.h"
+
+/* One request of ours in flight. */
+struct server_request {
+	server_request *next;
+	json_int_t id;
+	json_t *response; /* the client's whole answer, once it came */
+};
+
+bool elicit_supported(const json_t *capabilities)
+{
+	/* An empty object is form mode (2025-06-18); 2025-11-25 may list "form" and "url". */
+	const json_t *e = json_object_get(capabilities, "elicitation");
+	return json_is_object(e) && (json_object_size(e) == 0 || json_object_get(e, "form"));
+}
+
+void elicit_response(server *srv, const json_t *id, json_t *message)
+{
+	if (!json_is_integer(id))
+		return;
+	(void)pthread_mutex_lock(&srv->lock);
+	for (server_request *q = srv->requests; q; q = q->next)
+		if (q->id == json_integer_value(id) && !q->response) {
+			q->response = json_incref(message);
+			(void)pthread_cond_broadcast(&srv->changed);
+			break;
+		}
+	(void)pthread_mutex_unlock(&srv->lock);
+}
+
+/* The question, as a person reads it. A new string, or NULL. */
+static char *question(const dsb_approval_request *req, const char *justification)
+{
+	const char *subject = req->subject ? req->subject : "";
+	const char *what = strchr(subject, '/') == subject ? "path" : "command";
+	char *text = NULL;
+	if (asprintf(&text,
+		     "The agent asks to run a tool with a wider sandbox.\n"
+		     "tool: %s\n%s: %s\nmode: %s\njustification: %s",
+		     req->tool_name ? req->tool_name : "", what, subject,
+		     req->mode ? req->mode : "", justification) < 0)
+		return NULL;
+	return text;
+}
+
+/* The justification: the request's reason is "escalate sandbox to MODE: JUSTIFICATION". */
+static const char *justification_of(const dsb_approval_request *req)
+{
+	const char *sep = req->reason ? strstr(req->reason, ": ") : NULL;
+	return sep ? sep + 2 : (req->reason ? req->reason : "");
+}
+
+static json_t *form(bool session_grants)
+{
+	json_t *choices = session_grants ? json_pack("[s,s,s]", "allow", "allow-session", "deny")
+					 : json_pack("[s,s]", "allow", "deny");
+	const char *description =
+		session_grants ? "allow: this call only; allow-session: this mode for the rest of "
+				 "the session; deny: refuse it"
+			       : "allow: this call only; deny: refuse it";
+	return json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:o}}, s:[s]}", "type", "object", "properties",
+			 "decision", "type", "string", "title", "Decision", "description",
+			 description, "enum", choices, "required", "decision");
+}
+
+/* Mode rank, narrowest first: a grant covers its mode and every narrower one. */
+static int rank(const char *mode)
+{
+	int m = mode ? dsb_mode_from_string(mode) : -1;
+	return m == DSB_MODE_WORKSPACE_WRITE ? 1 : m == DSB_MODE_DANGER_FULL_ACCESS ? 2 : -1;
+}
+
+/* Logs a session grant as an event of ours (DSH's readers skip types they do not know). */
+static void log_grant(server *srv, const dsb_approval_request *req)
+{
+	dsb_store *store = NULL;
+	dsb_session *s = NULL;
+	dsb_error err = {0};
+	json_t *data = json_pack("{s:s, s:s, s:s?}", "mode", req->mode, "tool",
+				 req->tool_name ? req->tool_name : "", "auditId", req->id);
+	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+	int r = text ? 0 : -ENOMEM;
+	if (r >= 0)
+		r = dsb_store_open(srv->setup.store_path, &store, &err);
+	if (r >= 0)
+		r = dsb_session_open(store, srv->session, &s, &err);
+	if (r >= 0)
+		r = dsb_session_append(s, "approval/session-grant", text, NULL, &err);
+	if (r < 0)
+		server_log(srv, LEVEL_WARNING, "logging the session grant: %s",
+			   err.message[0] ? err.message : "out of memory");
+	dsb_session_free(s);
+	dsb_store_free(store);
+	free(text);
+	json_decref(data);
+}
+
+/* Waits for @q's answer until @deadline_ms (monotonic), the call's cancellation, or shutdown. */
+static json_t *await(server *srv, server_call *sc, server_request *q, uint64_t deadline_ms)
+{
+	for (;;) {
+		if (q->response || calls_cancelled(sc) || srv->stopping)
+			break;
+		uint64_t now = monotonic_ms();
+		if (now >= deadline_ms)
+			break;
+		/* The condition variable runs on CLOCK_REALTIME: wait a slice, then look again. */
+		uint64_t slice = deadline_ms - now < 1000 ? deadline_ms - now : 1000;
+		struct timespec until;
+		(void)clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(slice / 1000);
+		until.tv_nsec += (long)(slice % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&srv->changed, &srv->lock, &until);
+	}
+	for (server_request **p = &srv->requests; *p; p = &(*p)->next)
+		if (*p == q) {
+			*p = q->next;
+			break;
+		}
+	return q->response;
+}
+
+/* What the client answered, as an outcome. */
+static dsb_approval_outcome outcome_of(const json_t *response, bool session_grants,
+				       bool *ret_session)
+{
+	*ret_session = false;
+	const json_t *result = json_object_get(response, "result");
+	const char *action = json_string_value(json_object_get(result, "action"));
+	if (!action)
+		return DSB_OUTCOME_UNAVAILABLE; /* an error, or no result at all */
+	if (strcmp(action, "decline") == 0)
+		return DSB_OUTCOME_REJECTED;
+	if (strcmp(action, "cancel") == 0)
+		return DSB_OUTCOME_CANCELLED;
+	if (strcmp(action, "accept") != 0)
+		return DSB_OUTCOME_UNAVAILABLE;
+	const char *decision =
+		json_string_value(json_object_get(json_object_get(result, "content"), "decision"));
+	if (!decision)
+		return DSB_OUTCOME_UNAVAILABLE;
+	if (strcmp(decision, "allow") == 0)
+		return DSB_OUTCOME_ALLOWED_ONCE;
+	if (session_grants && strcmp(decision, "allow-session") == 0) {
+		*ret_session = true;
+		return DSB_OUTCOME_ALLOWED_ONCE;
+	}
+	if (strcmp(decision, "deny") == 0)
+		return DSB_OUTCOME_REJECTED;
+	return DSB_OUTCOME_UNAVAILABLE;
+}
+
+int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
+{
+	server_call *sc = userdata;
+	server *srv = calls_server(sc);
+	*ret = DSB_OUTCOME_UNAVAILABLE;
+
+	/* The deployment's settings, as the call itself read them. */
+	dsb_config *cfg = NULL;
+	dsb_error err = {0};
+	if (dsb_call_load_config(&srv->setup, &cfg, &err) < 0) {
+		server_log(srv, LEVEL_ERROR, "approval: %s", err.message);
+		return 0;
+	}
+	bool session_grants = dsb_config_session_grants(cfg);
+	uint64_t timeout_ms = dsb_config_approval_timeout_ms(cfg);
+	dsb_config_free(cfg);
+	if (!timeout_ms)
+		timeout_ms = req->timeout_ms;
+
+	int wanted = rank(req->mode);
+	(void)pthread_mutex_lock(&srv->lock);
+	bool granted = wanted > 0 && srv->granted_rank >= wanted;
+	(void)pthread_mutex_unlock(&srv->lock);
+	if (granted) {
+		server_log(srv, LEVEL_INFO, "%s to %s: allowed for this session", req->tool_name,
+			   req->mode);
+		*ret = DSB_OUTCOME_ALLOWED_ONCE;
+		return 0;
+	}
+
+	_cleanup_free_ char *message = question(req, justification_of(req));
+	json_t *params = message ? json_pack("{s:s, s:o}", "message", message, "requestedSchema",
+					     form(session_grants))
+				 : NULL;
+	if (!params)
+		return -ENOMEM;
+
+	server_request q = {0};
+	(void)pthread_mutex_lock(&srv->lock);
+	if (calls_cancelled(sc) || srv->stopping) {
+		(void)pthread_mutex_unlock(&srv->lock);
+		json_decref(params);
+		*ret = DSB_OUTCOME_CANCELLED;
+		return 0;
+	}
+	q.id = ++srv->last_request_id;
+	q.next = srv->requests;
+	srv->requests = &q;
+	(void)pthread_mutex_unlock(&srv->lock);
+
+	json_t *request = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", q.id, "method",
+				    "elicitation/create", "params", params);
+	int r = request ? rpc_write(&srv->out, request) : -ENOMEM;
+	json_decref(request);
+
+	uint64_t now = monotonic_ms();
+	uint64_t deadline = timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
+	(void)pthread_mutex_lock(&srv->lock);
+	json_t *response = await(srv, sc, &q, r < 0 ? now : deadline);
+	bool cancelled = calls_cancelled(sc) || srv->stopping;
+	(void)pthread_mutex_unlock(&srv->lock);
+
+	if (!response) {
+		/* Withdrawn: the person's dialog may close (MCP cancellation works both ways). */
+		json_t *withdraw =
+			json_pack("{s:I, s:s}", "requestId", q.id, "reason",
+				  cancelled ? "the tool call was cancelled" : "no answer in time");
+		if (withdraw)
+			(void)rpc_write_notification(&srv->out, "notifications/cancelled",
+						     withdraw);
+		*ret = cancelled ? DSB_OUTCOME_CANCELLED : DSB_OUTCOME_UNAVAILABLE;
+		return 0;
+	}
+	bool for_session = false;
+	*ret = outcome_of(response, session_grants, &for_session);
+	json_decref(response);
+	if (for_session) {
+		(void)pthread_mutex_lock(&srv->lock);
+		if (wanted > srv->granted_rank)
+			srv->granted_rank = wanted;
+		(void)pthread_mutex_unlock(&srv->lock);
+		log_grant(srv, req);
+	}
+	return 0;
+}
