@@ -53,6 +53,7 @@ typedef struct dsb_approval_request {
 	/* How long the answer may take (the call's timeout); then it counts as cancelled. */
 	uint64_t timeout_ms;
 	const char *mode; /* the mode asked for: "workspace-write" or "danger-full-access" */
+	const char *justification; /* the model's, as given (also inside @reason) */
 } dsb_approval_request;
 
 /*

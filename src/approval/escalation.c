@@ -78,6 +78,7 @@ int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalatio
 		.subject = e->subject_text,
 		.timeout_ms = e->answer_timeout_ms,
 		.mode = want,
+		.justification = e->justification,
 	};
 	dsb_approval_outcome outcome;
 	int r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);

@@ -58,7 +58,7 @@ void elicit_response(server *srv, const json_t *id, json_t *message)
 }
 
 /* The question, as a person reads it. A new string, or NULL. */
-static char *question(const dsb_approval_request *req, const char *justification)
+static char *question(const dsb_approval_request *req)
 {
 	const char *subject = req->subject ? req->subject : "";
 	const char *what = strchr(subject, '/') == subject ? "path" : "command";
@@ -67,16 +67,9 @@ static char *question(const dsb_approval_request *req, const char *justification
 		     "The agent asks to run a tool with a wider sandbox.\n"
 		     "tool: %s\n%s: %s\nmode: %s\njustification: %s",
 		     req->tool_name ? req->tool_name : "", what, subject,
-		     req->mode ? req->mode : "", justification) < 0)
+		     req->mode ? req->mode : "", req->justification ? req->justification : "") < 0)
 		return NULL;
 	return text;
-}
-
-/* The justification: the request's reason is "escalate sandbox to MODE: JUSTIFICATION". */
-static const char *justification_of(const dsb_approval_request *req)
-{
-	const char *sep = req->reason ? strstr(req->reason, ": ") : NULL;
-	return sep ? sep + 2 : (req->reason ? req->reason : "");
 }
 
 static json_t *form(bool session_grants)
@@ -92,11 +85,11 @@ static json_t *form(bool session_grants)
 			 description, "enum", choices, "required", "decision");
 }
 
-/* Mode rank, narrowest first: a grant covers its mode and every narrower one. */
-static int rank(const char *mode)
+/* Whether the session's grant covers @wanted: the mode granted, or one narrower. */
+static bool covered(dsb_mode granted, dsb_mode wanted)
 {
-	int m = mode ? dsb_mode_from_string(mode) : -1;
-	return m == DSB_MODE_WORKSPACE_WRITE ? 1 : m == DSB_MODE_DANGER_FULL_ACCESS ? 2 : -1;
+	return granted != _DSB_MODE_INVALID && wanted != _DSB_MODE_INVALID &&
+	       (wanted == granted || dsb_escalation_is_wider(wanted, granted));
 }
 
 /* Logs a session grant as an event of ours (DSH's readers skip types they do not know). */
@@ -202,9 +195,9 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 	if (!timeout_ms)
 		timeout_ms = req->timeout_ms;
 
-	int wanted = rank(req->mode);
+	dsb_mode wanted = req->mode ? dsb_mode_from_string(req->mode) : _DSB_MODE_INVALID;
 	(void)pthread_mutex_lock(&srv->lock);
-	bool granted = wanted > 0 && srv->granted_rank >= wanted;
+	bool granted = covered(srv->granted, wanted);
 	(void)pthread_mutex_unlock(&srv->lock);
 	if (granted) {
 		server_log(srv, LEVEL_INFO, "%s to %s: allowed for this session", req->tool_name,
@@ -213,7 +206,7 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 		return 0;
 	}
 
-	_cleanup_free_ char *message = question(req, justification_of(req));
+	_cleanup_free_ char *message = question(req);
 	json_t *params = message ? json_pack("{s:s, s:o}", "message", message, "requestedSchema",
 					     form(session_grants))
 				 : NULL;
@@ -261,8 +254,8 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 	json_decref(response);
 	if (for_session) {
 		(void)pthread_mutex_lock(&srv->lock);
-		if (wanted > srv->granted_rank)
-			srv->granted_rank = wanted;
+		if (!covered(srv->granted, wanted))
+			srv->granted = wanted;
 		(void)pthread_mutex_unlock(&srv->lock);
 		log_grant(srv, req);
 	}

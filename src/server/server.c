@@ -335,6 +335,7 @@ int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *option
 		.session = options->session,
 		.options = options,
 		.out = {.fd = out_fd},
+		.granted = _DSB_MODE_INVALID,
 	};
 	atomic_init(&srv.level, _LEVEL_NONE);
 	int r = check_setup(&srv, reterr);

@@ -236,7 +236,7 @@ struct server {
 	bool client_elicits;	  /* initialize declared elicitation (form mode) */
 	server_request *requests; /* ours in flight, waiting for the client's answer */
 	json_int_t last_request_id;
-	int granted_rank; /* "allow-session": 1 workspace-write, 2 danger-full-access; 0 none */
+	dsb_mode granted; /* "allow-session": the widest mode granted; _DSB_MODE_INVALID: none */
 };
 
 /*

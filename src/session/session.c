@@ -25,7 +25,39 @@ struct dsb_session {
 	char *path;
 	log_header header;
 	bool fsync;
+	/*
+	 * The last validation, for the file as it was then: a command folds several knobs, and
+	 * the log it already checked needs no second look while it stays the same file.
+	 */
+	bool validated;
+	dev_t valid_dev;
+	ino_t valid_ino;
+	off_t valid_size;
+	struct timespec valid_mtime;
+	log_valid valid;
 };
+
+/* log_validate() of @fd (fstat'ed as @st), skipped when @s checked this very file already. */
+static int session_validate_fd(dsb_session *s, int fd, const struct stat *st, log_valid *ret,
+			       dsb_error *reterr)
+{
+	if (s->validated && st->st_dev == s->valid_dev && st->st_ino == s->valid_ino &&
+	    st->st_size == s->valid_size && st->st_mtim.tv_sec == s->valid_mtime.tv_sec &&
+	    st->st_mtim.tv_nsec == s->valid_mtime.tv_nsec) {
+		*ret = s->valid;
+		return 0;
+	}
+	int r = log_validate(fd, s->path, ret, reterr);
+	if (r < 0)
+		return r;
+	s->validated = true;
+	s->valid_dev = st->st_dev;
+	s->valid_ino = st->st_ino;
+	s->valid_size = st->st_size;
+	s->valid_mtime = st->st_mtim;
+	s->valid = *ret;
+	return 0;
+}
 
 int dsb_store_open(const char *root, dsb_store **ret_store, dsb_error *reterr)
 {
@@ -292,8 +324,11 @@ int session_validate(dsb_session *session, dsb_error *reterr)
 	_cleanup_close_ int fd = open(session->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", session->path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot stat", session->path);
 	log_valid valid;
-	return log_validate(fd, session->path, &valid, reterr);
+	return session_validate_fd(session, fd, &st, &valid, reterr);
 }
 
 int session_scan(dsb_session *session, log_record_fn fn, void *userdata,
@@ -349,7 +384,7 @@ int session_find_last(dsb_session *s, const char *const *types, size_t n, size_t
 		/* The whole log is valid (by the rule every reader applies) before any of it
 		 * counts. */
 		log_valid valid;
-		r = log_validate(fd, s->path, &valid, reterr);
+		r = session_validate_fd(s, fd, &st, &valid, reterr);
 		if (r >= 0)
 			r = tail_find_last(fd, s->path, valid.header_end, valid.end.offset, types,
 					   n, &which, &rec, reterr);
