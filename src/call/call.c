@@ -112,8 +112,9 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 		.timeout_ms = req->timeout_ms,
 		.dsh_env = ctx->dsh_env,
 	};
-	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
-			 reterr);
+	exec_opts opts = EXEC_OPTS_INIT;
+	opts.cancel_fd = call->cancel_fd;
+	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	/* Ours is a confining executor: the escalation hint follows a denial (spec §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
@@ -131,8 +132,9 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 		.no_spill = true,
 	};
 	ctx->cfg->max_timeout_ms = UINT64_MAX;
-	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, call->cancel_fd, &res->run,
-			reterr);
+	exec_opts opts = EXEC_OPTS_INIT;
+	opts.cancel_fd = call->cancel_fd;
+	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 }
 
 /*
