@@ -361,6 +361,14 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 			r = dsb_provider_confine(provider, &local, argv, &x.confined, reterr);
 		else
 			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		/*
+		 * A runnerCommand that is missing is found here, in DSH's words for its failed
+		 * spawn (chain.c). DSH only finds it when spawning, which in the background is a
+		 * job that started and failed (spec §6.5 start()): so is ours.
+		 */
+		if (r < 0 && live && reterr && reterr->code == DSB_E_SANDBOX_UNAVAILABLE &&
+		    strstr(reterr->message, " Runner failure: Error: spawn "))
+			report_spawn(opts, r, reterr);
 	}
 
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;

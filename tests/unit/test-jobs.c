@@ -726,6 +726,69 @@ static void test_free_leaves_no_process(void **state)
 	assert_int_equal(dsb_jobs_new(NULL, &f->jobs, NULL), 0);
 }
 
+/*
+ * DSH's fixture missing-sandbox-runner: the start succeeds, the spawn of the runner fails, and
+ * the job's read says so once, with the runner notice, killed before exit.
+ */
+static void test_missing_runner(void **state)
+{
+	fixture *f = *state;
+	_cleanup_free_ char *runner = join(f->dir, "missing-runner");
+	_cleanup_free_ char *config = join(f->dir, "runner.yaml");
+	_cleanup_free_ char *yaml = NULL;
+	assert_true(asprintf(&yaml,
+			     "sandbox-local: { runnerCommand: [%s], runnerFailureSignatures: "
+			     "[\"x: \"] }\n",
+			     runner) > 0);
+	dsb_test_write_file(config, yaml, strlen(yaml));
+	dsb_call_setup with_runner = f->setup;
+	with_runner.config_path = config;
+	dsb_call_request req = request(f, "touch marker", DSB_MODE_READ_ONLY, _DSB_BACKEND_INVALID);
+	dsb_call_result res;
+	start_as(f, &with_runner, &req, NULL, NULL, &res);
+	assert_false(res.is_error);
+	assert_string_equal(res.text, "started background job bash-1");
+	dsb_call_result_done(&res);
+	_cleanup_free_ char *want = NULL;
+	assert_true(
+		asprintf(&want,
+			 "[stderr]\nspawn failed: Error: spawn %s ENOENT\n[sandbox: the sandbox "
+			 "runner itself failed under read-only mode \xE2\x80\x94 the command "
+			 "did not run; this is a sandbox problem, not a command failure]\n"
+			 "[status: killed, killed before exit]",
+			 runner) > 0);
+	assert_read(f, "bash-1", true, want);
+	/* The note comes once; the settled notice on every read. */
+	assert_read(f, "bash-1", false,
+		    "[sandbox: the sandbox runner itself failed under read-only mode \xE2\x80\x94 "
+		    "the command did not run; this is a sandbox problem, not a command failure]\n"
+		    "[status: killed, killed before exit]");
+
+	/*
+	 * A runner that cannot be trusted (it lies where others, or the command, may write) is the
+	 * start's own error, before anything was spawned, and takes no id (DSH's confine throws).
+	 */
+	_cleanup_free_ char *in_ws = join(f->ws, "runner");
+	dsb_test_write_file(in_ws, "#!/bin/sh\n", strlen("#!/bin/sh\n"));
+	assert_int_equal(chmod(in_ws, 0755), 0);
+	free(yaml);
+	yaml = NULL;
+	assert_true(asprintf(&yaml,
+			     "sandbox-local: { runnerCommand: [%s], runnerFailureSignatures: "
+			     "[\"x: \"] }\n",
+			     in_ws) > 0);
+	dsb_test_write_file(config, yaml, strlen(yaml));
+	start_as(f, &with_runner, &req, NULL, NULL, &res);
+	assert_true(res.is_error);
+	assert_true(res.prepared);
+	assert_int_equal(res.error.code, DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(res.text, "Runner failure: "));
+	assert_null(strstr(res.text, "Runner failure: Error: spawn"));
+	dsb_call_result_done(&res);
+	start_ok(f, "echo next", DSB_MODE_READ_ONLY, DSB_BACKEND_LANDLOCK, "bash-2");
+	assert_read(f, "bash-2", true, "next\n[status: completed, exit code: 0]");
+}
+
 typedef struct concurrent {
 	fixture *f;
 	int n;
@@ -808,6 +871,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_dropped_from_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_leaves_no_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_jobs_from_many_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_runner, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
