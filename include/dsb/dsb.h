@@ -18,6 +18,7 @@
 #include <dsb/error.h>
 #include <dsb/exec.h>
 #include <dsb/fence.h>
+#include <dsb/jobs.h>
 #include <dsb/policy.h>
 #include <dsb/server.h>
 #include <dsb/session.h>

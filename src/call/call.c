@@ -126,10 +126,11 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 		.timeout_ms = req->timeout_ms,
 		.dsh_env = ctx->dsh_env,
 	};
-	const exec_watch watch = {.cancel_fd = call->cancel_fd,
-				  .on_output = call->on_output,
-				  .userdata = call->on_output_userdata};
-	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &watch, &res->run, reterr);
+	exec_opts opts = EXEC_OPTS_INIT;
+	opts.cancel_fd = call->cancel_fd;
+	opts.on_output = call->on_output;
+	opts.userdata = call->on_output_userdata;
+	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	/* Ours is a confining executor: the escalation hint follows a denial (spec §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
@@ -147,10 +148,11 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 		.no_spill = true,
 	};
 	ctx->cfg->max_timeout_ms = UINT64_MAX;
-	const exec_watch watch = {.cancel_fd = call->cancel_fd,
-				  .on_output = call->on_output,
-				  .userdata = call->on_output_userdata};
-	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &watch, &res->run, reterr);
+	exec_opts opts = EXEC_OPTS_INIT;
+	opts.cancel_fd = call->cancel_fd;
+	opts.on_output = call->on_output;
+	opts.userdata = call->on_output_userdata;
+	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 }
 
 /*

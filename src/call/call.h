@@ -86,6 +86,12 @@ typedef struct call_context {
  */
 int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx, dsb_error *reterr);
 
+/*
+ * Closes the turn call_prepare() opened, if it did (turn/end, reason completed): where the tool
+ * call ends before what it started (a background job), while @ctx still serves the job.
+ */
+void call_context_end_turn(call_context *ctx);
+
 /* Closes the turn call_prepare() opened (turn/end, reason completed) and releases @ctx. */
 void call_context_done(call_context *ctx);
 

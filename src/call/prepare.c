@@ -280,10 +280,16 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	return r;
 }
 
-void call_context_done(call_context *ctx)
+void call_context_end_turn(call_context *ctx)
 {
 	if (ctx->opened_turn > 0 && ctx->session)
 		(void)append_turn(ctx->session, false, ctx->opened_turn, NULL);
+	ctx->opened_turn = 0;
+}
+
+void call_context_done(call_context *ctx)
+{
+	call_context_end_turn(ctx);
 	dsb_provider_free(ctx->provider);
 	dsb_session_free(ctx->session);
 	dsb_store_free(ctx->store);

@@ -190,6 +190,13 @@ int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len);
 /* json_quote_append() into a new string. -ENOMEM. */
 int json_quote(const char *s, size_t len, char **ret_json);
 
+/*
+ * Appends Number::toString() (ECMA-262) of @v, which is also JSON.stringify() of a finite @v: the
+ * shortest digits that read back as @v, laid out the way JavaScript prints them ("5", "1.5",
+ * "1e+21", "1e-7"). DSH's messages interpolate numbers so. -ENOMEM.
+ */
+int js_number_append(strbuf *sb, double v);
+
 /* --- uuid.c --------------------------------------------------------------------------------- */
 
 #define UUID_STRING_MAX 37

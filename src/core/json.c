@@ -7,6 +7,7 @@
  * each maximal invalid subpart becomes U+FFFD (WHATWG Encoding, "UTF-8 decode").
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,4 +199,63 @@ int json_quote(const char *s, size_t len, char **ret_json)
 	}
 	*ret_json = strbuf_take(&sb);
 	return *ret_json ? 0 : -ENOMEM;
+}
+
+int js_number_append(strbuf *sb, double v)
+{
+	if (isnan(v))
+		return strbuf_puts(sb, "NaN");
+	if (v == 0)
+		return strbuf_putc(sb, '0'); /* -0 too */
+	int r = 0;
+	if (v < 0) {
+		r = strbuf_putc(sb, '-');
+		v = -v;
+	}
+	if (r < 0 || isinf(v))
+		return r < 0 ? r : strbuf_puts(sb, "Infinity");
+
+	char e[40];
+	for (int p = 1; p <= 17; p++) {
+		(void)snprintf(e, sizeof(e), "%.*e", p - 1, v);
+		if (strtod(e, NULL) == v)
+			break;
+	}
+	/* "d.ddde+XX": the digits (any decimal separator the locale chose is skipped), then n. */
+	char digits[20];
+	int k = 0;
+	const char *c = e;
+	for (; *c && *c != 'e'; c++)
+		if (*c >= '0' && *c <= '9' && k < (int)sizeof(digits))
+			digits[k++] = *c;
+	long n = (*c == 'e' ? strtol(c + 1, NULL, 10) : 0) + 1;
+	while (k > 1 && digits[k - 1] == '0')
+		k--;
+
+	if (k <= n && n <= 21) {
+		r = strbuf_append(sb, digits, (size_t)k);
+		for (long i = k; r >= 0 && i < n; i++)
+			r = strbuf_putc(sb, '0');
+	} else if (n > 0 && n <= 21) {
+		r = strbuf_append(sb, digits, (size_t)n);
+		if (r >= 0)
+			r = strbuf_putc(sb, '.');
+		if (r >= 0)
+			r = strbuf_append(sb, digits + n, (size_t)(k - n));
+	} else if (n > -6 && n <= 0) {
+		r = strbuf_puts(sb, "0.");
+		for (long i = 0; r >= 0 && i < -n; i++)
+			r = strbuf_putc(sb, '0');
+		if (r >= 0)
+			r = strbuf_append(sb, digits, (size_t)k);
+	} else {
+		r = strbuf_append(sb, digits, 1);
+		if (r >= 0 && k > 1)
+			r = strbuf_putc(sb, '.');
+		if (r >= 0)
+			r = strbuf_append(sb, digits + 1, (size_t)(k - 1));
+		if (r >= 0)
+			r = strbuf_printf(sb, "e%c%ld", n - 1 >= 0 ? '+' : '-', labs(n - 1));
+	}
+	return r;
 }

@@ -57,6 +57,7 @@ struct collector {
 	size_t spill_name; /* offset of the file's name in spill_path, below dir->fd */
 
 	bool finished;
+	bool sealed; /* the stream ended: the spill is complete, its file stays */
 };
 
 /* Whether the entry @d->name in TMPDIR is still the directory we made. */
@@ -135,8 +136,14 @@ collector *collector_free(collector *c)
 {
 	if (!c)
 		return NULL;
-	/* An unfinished spill is incomplete and its path is never reported: remove it. */
-	spill_discard(c);
+	/*
+	 * An unfinished spill is incomplete and its path is never reported: remove it. A sealed
+	 * one is complete, and its path may have been reported already: it stays (spec §6.3).
+	 */
+	if (!c->sealed)
+		spill_discard(c);
+	else
+		free(c->spill_path);
 	free(c->ring);
 	free(c->stream);
 	free(c);
@@ -425,7 +432,7 @@ static void ring_push(collector *c, const char *buf, size_t n)
 
 int collector_write(collector *c, const char *buf, size_t n)
 {
-	if (!c || c->finished || (n > 0 && !buf))
+	if (!c || c->finished || c->sealed || (n > 0 && !buf))
 		return -EINVAL;
 	if (n == 0)
 		return 0;
@@ -495,5 +502,80 @@ int collector_finish(collector *c, dsb_output *ret)
 	c->cap = c->start = c->len = 0;
 	c->spill_off = true;
 	c->finished = true;
+	return 0;
+}
+
+/* Copies @n bytes of the ring from @skip bytes past its start into @dst. */
+static void ring_copy(const collector *c, size_t skip, size_t n, char *dst)
+{
+	if (n == 0)
+		return;
+	size_t pos = c->start + skip;
+	if (pos >= c->cap)
+		pos -= c->cap;
+	size_t first = n;
+	if (first > c->cap - pos)
+		first = c->cap - pos;
+	memcpy(dst, c->ring + pos, first);
+	memcpy(dst + first, c->ring, n - first);
+}
+
+int collector_read_from(const collector *c, uint64_t from, collector_read *ret)
+{
+	if (!c || !ret || c->finished)
+		return -EINVAL;
+	/* DSH's readFrom(): the window holds the stream's last len bytes, from total - len on. */
+	uint64_t window = c->total - c->len;
+	bool lossy = from < window;
+	size_t skip = lossy ? 0 : (size_t)((from > c->total ? c->total : from) - window);
+	size_t n = c->len - skip;
+	_cleanup_free_ char *text = malloc(n + 1);
+	_cleanup_free_ char *spill = c->spill_path ? strdup(c->spill_path) : NULL;
+	if (!text || (c->spill_path && !spill))
+		return -ENOMEM;
+	ring_copy(c, skip, n, text);
+	text[n] = '\0';
+	*ret = (collector_read){
+		.text = TAKE_PTR(text),
+		.len = n,
+		.next = c->total,
+		.lossy = lossy,
+		.spill_path = TAKE_PTR(spill),
+	};
+	return 0;
+}
+
+void collector_seal(collector *c)
+{
+	if (!c || c->finished || c->sealed)
+		return;
+	if (c->spill_fd >= 0) {
+		int fd = c->spill_fd;
+		c->spill_fd = -1;
+		/* As collector_finish(): a failed close leaves no complete spill to report. */
+		if (close(fd) < 0)
+			spill_discard(c);
+	}
+	c->spill_off = true;
+	c->sealed = true;
+}
+
+int collector_snapshot(const collector *c, dsb_output *ret)
+{
+	collector_read all = {0};
+	int r = collector_read_from(c, 0, &all);
+	if (r < 0)
+		return r;
+	/* Only a sealed spill is complete: a file still written to is no full output yet. */
+	if (!c->sealed) {
+		free(all.spill_path);
+		all.spill_path = NULL;
+	}
+	*ret = (dsb_output){
+		.text = all.text,
+		.len = all.len,
+		.truncated = c->truncated,
+		.spill_path = all.spill_path,
+	};
 	return 0;
 }

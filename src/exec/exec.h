@@ -7,6 +7,7 @@
  *   render.c    the bash tool's model-facing text (§6.8)
  *   env.c       the child's environment (§6.2, §6.9)
  *   run.c       spawn, pump the pipes, time out, kill the group, reap (§6.2, §6.4, §6.5)
+ *   live.c      a background run's output, read as it comes (§6.5 readOutput)
  */
 #ifndef DSB_EXEC_EXEC_H
 #define DSB_EXEC_EXEC_H
@@ -25,8 +26,51 @@
 /* Told each piece of the command's output as it comes: @stream 1 (stdout) or 2 (stderr). */
 typedef void (*exec_output_fn)(void *userdata, int stream, const char *buf, size_t n);
 
-/* What a caller watching a run gives it. Zero-initialise, then set cancel_fd = -1 or a fd. */
-typedef struct exec_watch {
+/*
+ * A command's output as it comes, readable from other threads while the command runs (a
+ * background job's): the run's two collectors, handed over to it once made, and the read
+ * offsets of the one reader. Locked, since the running thread writes while another reads.
+ */
+typedef struct exec_live exec_live;
+typedef struct collector collector; /* capture.c */
+
+/* A new, empty exec_live; NULL on OOM. */
+exec_live *exec_live_new(void);
+
+/* Frees @l and its collectors (NULL is fine), once the run it was given to has returned. */
+exec_live *exec_live_free(exec_live *l);
+
+/* What one read of an exec_live gives (DSH's readFrom() of each stream). */
+typedef struct exec_delta {
+	char *out, *err; /* the new bytes since the last read, decoded as UTF-8 (NUL-terminated) */
+	size_t out_len, err_len;
+	bool lossy; /* some new bytes were already dropped from memory: a whole tail instead */
+	char *out_spill, *err_spill; /* each stream's spill file, NULL when none */
+} exec_delta;
+
+/* Releases what @d holds and zeroes it. */
+void exec_delta_done(exec_delta *d);
+
+/*
+ * The output since the previous read of @l (consuming), also before the run began (nothing) and
+ * after it ended. 0 or -ENOMEM. Thread-safe against the run that writes it.
+ */
+int exec_live_read(exec_live *l, exec_delta *ret);
+
+/* The run's side. Hands @out and @err (either may be NULL) over to @l, which then owns them. */
+void live_attach(exec_live *l, collector *out, collector *err);
+
+/* collector_write() of @c, one of @l's, under @l's lock. */
+int live_write(exec_live *l, collector *c, const char *buf, size_t n);
+
+/*
+ * The command is done: seals @l's collectors and copies each stream's tail into *@ret_out and
+ * *@ret_err (each may be NULL), as collector_finish() would give them. -ENOMEM.
+ */
+int live_seal(exec_live *l, dsb_output *ret_out, dsb_output *ret_err);
+
+/* How exec_run() runs beyond the request: cancellation, live output, and what it reports. */
+typedef struct exec_opts {
 	/*
 	 * Once @cancel_fd (-1: none) polls readable, the command's tree gets SIGTERM, then
 	 * SIGKILL after graceMs, and the run fails with DSB_E_ABORTED, `tool call aborted`
@@ -35,13 +79,33 @@ typedef struct exec_watch {
 	int cancel_fd;
 	/* NULL: nobody. Called in the running thread, before the bytes are collected. */
 	exec_output_fn on_output;
-	void *userdata;
-} exec_watch;
+	/*
+	 * A background run (spec §6.4, §6.5 start()): its output goes to @live as it comes, it has
+	 * no timeout, and its end is a result whatever it was: a cancellation sets @aborted, a
+	 * runner failure sets @runner_failed (and no denial), instead of failing the run. bwrap's
+	 * execvp line stays the command's output (a foreground run makes it EXEC_FAILED).
+	 */
+	exec_live *live;
+	/*
+	 * Called once, in the running thread, when the spawn was attempted: @r 0 (the command
+	 * runs) or the spawn's failure in @err. Not called when the run fails before (no
+	 * sandbox, no memory, no pipes).
+	 */
+	void (*on_spawn)(void *userdata, int r, const dsb_error *err);
+	void *userdata; /* given to @on_output and @on_spawn */
 
-/* dsb_exec_run() watched by @watch (NULL: nobody). */
+	bool aborted;	    /* out, with @live */
+	bool runner_failed; /* out, with @live */
+} exec_opts;
+
+#define EXEC_OPTS_INIT          \
+	{                       \
+		.cancel_fd = -1 \
+	}
+
+/* dsb_exec_run() as @opts (NULL: none) extends it. */
 int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
-	     const dsb_run_request *req, const exec_watch *watch, dsb_run_result *ret,
-	     dsb_error *reterr);
+	     const dsb_run_request *req, exec_opts *opts, dsb_run_result *ret, dsb_error *reterr);
 
 /* --- capture.c ------------------------------------------------------------------------------ */
 
@@ -111,6 +175,30 @@ int collector_write(collector *c, const char *buf, size_t n);
  * byte was dropped, and the spill path when the spill is complete. The collector is spent.
  */
 int collector_finish(collector *c, dsb_output *ret);
+
+/* One incremental read of a collector, in whole-stream byte offsets. */
+typedef struct collector_read {
+	char *text; /* raw bytes, NUL-terminated */
+	size_t len;
+	uint64_t next;	  /* the offset to read from next: every byte taken so far */
+	bool lossy;	  /* the offset had left the tail: text is the whole tail */
+	char *spill_path; /* the spill file while there is one (also while it is written) */
+} collector_read;
+
+/*
+ * DSH's readFrom(@from): a copy of what the stream took from byte @from on, or, when that has
+ * already been dropped from memory, the whole tail with lossy set. Does not change @c. -ENOMEM.
+ */
+int collector_read_from(const collector *c, uint64_t from, collector_read *ret);
+
+/*
+ * The stream ended, but its collector stays readable: the spill file is closed (a failed close
+ * discards it) and kept, even when the collector is freed.
+ */
+void collector_seal(collector *c);
+
+/* collector_finish()'s result as a copy, the collector unchanged. -ENOMEM. */
+int collector_snapshot(const collector *c, dsb_output *ret);
 
 /* --- classify.c ----------------------------------------------------------------------------- */
 

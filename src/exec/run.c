@@ -47,6 +47,7 @@ typedef struct run {
 	char **env;
 	dsb_confined confined;
 	char *bash_argv[4];
+	exec_live *live; /* owns out and err once they are made (a background run) */
 	/*
 	 * Under bwrap, a person's stderr is held back while it could still be bwrap's own
 	 * "bwrap: execvp ARGV0: ERROR" line: that line means the command could not be executed
@@ -66,8 +67,13 @@ static void run_done(run *r)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	tree_done(&r->tree);
-	collector_free(r->out);
-	collector_free(r->err);
+	if (r->live)
+		/* Sealed before the spill directory goes: they never touch it again. */
+		(void)live_seal(r->live, NULL, NULL);
+	else {
+		collector_free(r->out);
+		collector_free(r->err);
+	}
 	spill_dir_done(&r->spill);
 	strv_free(r->env);
 	dsb_confined_done(&r->confined);
@@ -148,7 +154,10 @@ static int pump(run *r, int *fd, collector *c, int tee, int stream)
 		tee_hold(r, tee, buf, (size_t)n);
 	if (r->on_output)
 		r->on_output(r->userdata, stream, buf, (size_t)n);
-	return c ? collector_write(c, buf, (size_t)n) : 0;
+	if (!c)
+		return 0;
+	return r->live ? live_write(r->live, c, buf, (size_t)n)
+		       : collector_write(c, buf, (size_t)n);
 }
 
 /*
@@ -306,11 +315,19 @@ int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_p
 	return exec_run(provider, cfg, policy, req, NULL, ret, reterr);
 }
 
-int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
-	     const dsb_run_request *req, const exec_watch *watch, dsb_run_result *ret,
-	     dsb_error *reterr)
+/* Tells @opts' caller how the spawn went (once, and only when it was attempted). */
+static void report_spawn(const exec_opts *opts, int r, const dsb_error *err)
 {
-	int cancel_fd = watch ? watch->cancel_fd : -1;
+	if (opts && opts->on_spawn)
+		opts->on_spawn(opts->userdata, r, err);
+}
+
+int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
+	     const dsb_run_request *req, exec_opts *opts, dsb_run_result *ret, dsb_error *reterr)
+{
+	static const exec_opts no_opts = EXEC_OPTS_INIT;
+	int cancel_fd = opts ? opts->cancel_fd : no_opts.cancel_fd;
+	exec_live *live = opts ? opts->live : NULL;
 	if (!cfg || !policy || !req || !ret ||
 	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
@@ -318,13 +335,17 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	int r = check_request(cfg, req, &timeout_ms, reterr);
 	if (r < 0)
 		return r;
+	/* Background processes have no timeout (spec §6.4): a kill or the registry's end stops
+	 * them. */
+	if (live)
+		timeout_ms = UINT64_MAX;
 
 	run x = {.out_fd = -1,
 		 .err_fd = -1,
 		 .in_fd = -1,
 		 .tree = {.event_fd = -1, .ctl_fd = -1},
-		 .on_output = watch ? watch->on_output : NULL,
-		 .userdata = watch ? watch->userdata : NULL};
+		 .on_output = opts ? opts->on_output : NULL,
+		 .userdata = opts ? opts->userdata : NULL};
 	char *const *argv = req->argv;
 	if (req->command) {
 		x.bash_argv[0] = (char *)"bash";
@@ -349,6 +370,14 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 			r = dsb_provider_confine(provider, &local, argv, &x.confined, reterr);
 		else
 			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		/*
+		 * A runnerCommand that is missing is found here, in DSH's words for its failed
+		 * spawn (chain.c). DSH only finds it when spawning, which in the background is a
+		 * job that started and failed (spec §6.5 start()): so is ours.
+		 */
+		if (r < 0 && live && reterr && reterr->code == DSB_E_SANDBOX_UNAVAILABLE &&
+		    strstr(reterr->message, " Runner failure: Error: spawn "))
+			report_spawn(opts, r, reterr);
 	}
 
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;
@@ -360,6 +389,11 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		x.err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x.spill);
 		if (!x.env || (!req->passthrough && !x.out) || !x.err)
 			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		else if (live) {
+			/* Readable from now on; a reader before the first byte gets nothing. */
+			live_attach(live, x.out, x.err);
+			x.live = live;
+		}
 	}
 
 	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
@@ -388,6 +422,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		 * unconfined command leaves behind on purpose. */
 		bool reap = !req->passthrough || policy->mode != DSB_MODE_DANGER_FULL_ACCESS;
 		r = tree_spawn(&x.confined, policy->mode, &o, reap, &x.tree, reterr);
+		report_spawn(opts, r, reterr);
 	}
 	/* Our copies of the child's ends go, so EOF means the child's side is closed. */
 	const int child_ends[] = {out_pipe[1], err_pipe[1], in_pipe[0]};
@@ -423,7 +458,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
 	}
-	if (aborted) {
+	if (aborted && !live) {
 		/* Cancellation wins over whatever the killed command left (spec §6.5, §6.7). */
 		tee_write(STDERR_FILENO, x.hold, x.held);
 		run_done(&x);
@@ -438,9 +473,12 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		.sandboxed = true,
 		.mode = policy->mode,
 	};
-	if (x.out)
+	/* A background run's collectors stay readable: its result gets copies. */
+	if (live)
+		r = live_seal(live, &res.out, &res.err);
+	else if (x.out)
 		r = collector_finish(x.out, &res.out);
-	if (r >= 0)
+	if (r >= 0 && !live)
 		r = collector_finish(x.err, &res.err);
 	if (r >= 0 && !res.out.text && !(res.out.text = strdup("")))
 		r = -ENOMEM;
@@ -455,7 +493,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	 * (126/127), not the runner's. Only bwrap's whole stderr, exactly its execvp line.
 	 */
 	int exec_errno = 0;
-	if (bwrap && !timed_out && !res.err.truncated && (!req->passthrough || x.holding))
+	if (bwrap && !live && !timed_out && !res.err.truncated && (!req->passthrough || x.holding))
 		exec_errno = bwrap_exec_errno(res.exit_code, res.err.text, res.err.len, argv[0]);
 	if (!exec_errno)
 		tee_write(STDERR_FILENO, x.hold, x.held);
@@ -477,13 +515,17 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		_cleanup_free_ char *detail =
 			classify_runner_failure(res.exit_code, res.err.text, res.err.len,
 						x.confined.rules, x.confined.n_rules);
-		if (detail) {
+		if (detail && !live) {
 			run_done(&x);
 			dsb_run_result_done(&res);
 			return policy_fail_unavailable(reterr, policy->mode, detail);
 		}
-		res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
-					     x.confined.denial_signatures);
+		/* A background run's runner failure is a fact of its result (§6.5 start()). */
+		if (detail)
+			opts->runner_failed = true;
+		else
+			res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
+						     x.confined.denial_signatures);
 		if (res.denied && classify_protected(res.err.text, res.err.len, policy,
 						     req->workdir, &res.protected_note) < 0) {
 			run_done(&x);
@@ -493,6 +535,8 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		res.has_enforcement = true;
 		res.enforcement = x.confined.enforcement;
 	}
+	if (live)
+		opts->aborted = aborted;
 	run_done(&x);
 	*ret = res;
 	return 0;

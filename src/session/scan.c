@@ -34,69 +34,6 @@ static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD}; /* 0xFD2FB5
 
 /* --- JavaScript's view of JSON values ------------------------------------------------------ */
 
-/*
- * Number::toString() (ECMA-262) of @v: the shortest digits that read back as @v, laid out the way
- * JavaScript prints them ("5", "1.5", "1e+21", "1e-7"). DSH's messages interpolate numbers so.
- */
-static int js_number_append(strbuf *sb, double v)
-{
-	if (isnan(v))
-		return strbuf_puts(sb, "NaN");
-	if (v == 0)
-		return strbuf_putc(sb, '0'); /* -0 too */
-	int r = 0;
-	if (v < 0) {
-		r = strbuf_putc(sb, '-');
-		v = -v;
-	}
-	if (r < 0 || isinf(v))
-		return r < 0 ? r : strbuf_puts(sb, "Infinity");
-
-	char e[40];
-	for (int p = 1; p <= 17; p++) {
-		(void)snprintf(e, sizeof(e), "%.*e", p - 1, v);
-		if (strtod(e, NULL) == v)
-			break;
-	}
-	/* "d.ddde+XX": the digits (any decimal separator the locale chose is skipped), then n. */
-	char digits[20];
-	int k = 0;
-	const char *c = e;
-	for (; *c && *c != 'e'; c++)
-		if (*c >= '0' && *c <= '9' && k < (int)sizeof(digits))
-			digits[k++] = *c;
-	long n = (*c == 'e' ? strtol(c + 1, NULL, 10) : 0) + 1;
-	while (k > 1 && digits[k - 1] == '0')
-		k--;
-
-	if (k <= n && n <= 21) {
-		r = strbuf_append(sb, digits, (size_t)k);
-		for (long i = k; r >= 0 && i < n; i++)
-			r = strbuf_putc(sb, '0');
-	} else if (n > 0 && n <= 21) {
-		r = strbuf_append(sb, digits, (size_t)n);
-		if (r >= 0)
-			r = strbuf_putc(sb, '.');
-		if (r >= 0)
-			r = strbuf_append(sb, digits + n, (size_t)(k - n));
-	} else if (n > -6 && n <= 0) {
-		r = strbuf_puts(sb, "0.");
-		for (long i = 0; r >= 0 && i < -n; i++)
-			r = strbuf_putc(sb, '0');
-		if (r >= 0)
-			r = strbuf_append(sb, digits, (size_t)k);
-	} else {
-		r = strbuf_append(sb, digits, 1);
-		if (r >= 0 && k > 1)
-			r = strbuf_putc(sb, '.');
-		if (r >= 0)
-			r = strbuf_append(sb, digits + 1, (size_t)(k - 1));
-		if (r >= 0)
-			r = strbuf_printf(sb, "e%c%ld", n - 1 >= 0 ? '+' : '-', labs(n - 1));
-	}
-	return r;
-}
-
 /* A JSON integer as JavaScript holds it: exact within the safe range, a double beyond. */
 static int js_integer_append(strbuf *sb, json_int_t v)
 {

@@ -468,6 +468,94 @@ static void test_spill_lifecycle(void **state)
 	fixture_done(&f);
 }
 
+/*
+ * A background job's reads (DSH's readFrom()): each read returns what came since the offset it
+ * got last; once the offset left the tail, the whole tail and lossy, with the spill file's path
+ * while it is written. Sealed, the collector stays readable and its spill survives it.
+ */
+static void test_incremental_reads(void **state)
+{
+	(void)state;
+	struct fixture f;
+	collector_read rd = {0};
+
+	fixture_init(&f);
+	collector *c = collector_new("stdout", 8, 100, &f.dir);
+	assert_non_null(c);
+
+	assert_int_equal(collector_read_from(c, 0, &rd), 0);
+	assert_int_equal(rd.len, 0);
+	assert_int_equal(rd.next, 0);
+	assert_false(rd.lossy);
+	assert_null(rd.spill_path);
+	free(rd.text);
+
+	assert_int_equal(collector_write(c, "abc", 3), 0);
+	assert_int_equal(collector_read_from(c, 0, &rd), 0);
+	assert_memory_equal(rd.text, "abc", 4);
+	assert_int_equal(rd.next, 3);
+	free(rd.text);
+	assert_int_equal(collector_write(c, "de", 2), 0);
+	assert_int_equal(collector_read_from(c, 3, &rd), 0);
+	assert_memory_equal(rd.text, "de", 3);
+	assert_int_equal(rd.next, 5);
+	assert_false(rd.lossy);
+	free(rd.text);
+	/* A read never consumes: the same offset reads the same bytes. */
+	assert_int_equal(collector_read_from(c, 3, &rd), 0);
+	assert_memory_equal(rd.text, "de", 3);
+	free(rd.text);
+
+	/* 8 more: the tail lost only bytes already read, so offset 5 is its start, not lossy. */
+	assert_int_equal(collector_write(c, "fghijklm", 8), 0);
+	assert_int_equal(collector_read_from(c, 5, &rd), 0);
+	assert_false(rd.lossy);
+	assert_memory_equal(rd.text, "fghijklm", 9);
+	free(rd.text);
+	free(rd.spill_path);
+	/* One more: offset 5 has left the tail, so the whole tail, lossy. */
+	assert_int_equal(collector_write(c, "n", 1), 0);
+	assert_int_equal(collector_read_from(c, 5, &rd), 0);
+	assert_true(rd.lossy);
+	assert_int_equal(rd.len, 8);
+	assert_memory_equal(rd.text, "ghijklmn", 9);
+	assert_int_equal(rd.next, 14);
+	assert_non_null(rd.spill_path);
+	char *path = only_entry(f.dir.path);
+	assert_string_equal(rd.spill_path, path);
+	free(rd.text);
+	free(rd.spill_path);
+	/* Within the tail again: only the new bytes. */
+	assert_int_equal(collector_write(c, "o", 1), 0);
+	assert_int_equal(collector_read_from(c, 14, &rd), 0);
+	assert_false(rd.lossy);
+	assert_memory_equal(rd.text, "o", 2);
+	free(rd.text);
+	free(rd.spill_path);
+
+	/* Sealed: no more writes, still readable, the snapshot has the complete spill. */
+	collector_seal(c);
+	assert_int_equal(collector_write(c, "x", 1), -EINVAL);
+	dsb_output out = {0};
+	assert_int_equal(collector_snapshot(c, &out), 0);
+	assert_int_equal(out.len, 8);
+	assert_memory_equal(out.text, "hijklmno", 9);
+	assert_true(out.truncated);
+	assert_string_equal(out.spill_path, path);
+	assert_int_equal(collector_read_from(c, 15, &rd), 0);
+	assert_int_equal(rd.len, 0);
+	free(rd.text);
+	free(rd.spill_path);
+	c = collector_free(c);
+	spill_dir_done(&f.dir);
+	/* The sealed spill is complete: it outlives the collector. */
+	assert_file_content(path, "abcdefghijklmno");
+	assert_int_equal(unlink(path), 0);
+	free(path);
+	output_done(&out);
+	fixture_done(&f);
+}
+
 static void test_two_collectors_share_dir(void **state)
 {
 	(void)state;
@@ -1202,6 +1290,7 @@ int main(void)
 		cmocka_unit_test(test_chunk_cases),
 		cmocka_unit_test(test_random_chunks),
 		cmocka_unit_test(test_spill_lifecycle),
+		cmocka_unit_test(test_incremental_reads),
 		cmocka_unit_test(test_two_collectors_share_dir),
 		cmocka_unit_test(test_default_tmpdir),
 		cmocka_unit_test(test_spill_io_failure),
