@@ -24,9 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (m.kind == RPC_INVALID && m.error_code == 0))
 		abort();
 	json_t *args = m.kind == RPC_REQUEST ? json_object_get(m.params, "arguments") : NULL;
-	for (dsb_tool t = 0; m.kind == RPC_REQUEST && t < _DSB_TOOL_MAX; t++) {
-		if (t == DSB_TOOL_EXEC)
-			continue;
+	for (server_tool t = 0; m.kind == RPC_REQUEST && t < _TOOL_MAX; t++) {
 		tool_plan plan;
 		char *message = NULL;
 		int r = tools_plan(t, args, &plan, &message);

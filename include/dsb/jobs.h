@@ -13,7 +13,7 @@
  *		dsb_call_set_answerer(call, ask, ctx);    (an escalation is approved before it
  *starts) dsb_jobs_start(jobs, call, &req, &res, &err);   res.text: "started background job bash-1"
  *		dsb_call_result_done(&res); dsb_call_free(call);
- *	job_output	dsb_jobs_read(jobs, "bash-1", wait, timeout_ms, &reply, &err);
+ *	job_output	dsb_jobs_read(jobs, "bash-1", wait, timeout_ms, NULL, &reply, &err);
  *	job_kill	dsb_jobs_kill(jobs, "bash-1", &reply, &err);
  *	job_list	dsb_jobs_list(jobs, &reply, &err);
  *	                dsb_job_reply_done(&reply);
@@ -136,6 +136,15 @@ typedef struct dsb_job_reply {
 DSB_API void dsb_job_reply_done(dsb_job_reply *r);
 
 /*
+ * A cancellable wait: a caller that may need to end a job_output wait early (see
+ * dsb_jobs_abort_wait()) zero-initialises one per read and passes it; NULL: not cancellable.
+ * Its field is the registry's, read and written under its lock.
+ */
+typedef struct dsb_jobs_waiter {
+	bool aborted;
+} dsb_jobs_waiter;
+
+/*
  * job_output: the output job @job_id made since the previous read (stdout, then `[stderr]` and
  * stderr; a notice when some of it had already been dropped from memory; once the job settled,
  * DSH's sandbox notice of a denial or a runner failure, on every read), or `(no new output)`,
@@ -145,12 +154,20 @@ DSB_API void dsb_job_reply_done(dsb_job_reply *r);
  * registry's wait_timeout_ms; capped at max_wait_timeout_ms); a wait that times out is no
  * error, the status then says `running`. Errors (as results): `invalid job_id: expected a
  * non-empty string, got ""`; `unknown job ID` (DSB_E_JOB_NOT_FOUND); with @wait, `invalid wait
- * timeout: expected a positive number of milliseconds, got N`. A read of a settled job reports
- * it (no completion notice follows). Borrows @job_id (NULL: -DSB_E_INVALID_ARGS) and
- * @timeout_ms. Blocks only with @wait.
+ * timeout: expected a positive number of milliseconds, got N`; a wait ended through @waiter,
+ * `wait aborted`. A read of a settled job reports it (no completion notice follows). Borrows
+ * @job_id (NULL: -DSB_E_INVALID_ARGS), @timeout_ms and @waiter. Blocks only with @wait.
  */
 DSB_API int dsb_jobs_read(dsb_jobs *jobs, const char *job_id, bool wait, const double *timeout_ms,
-			  dsb_job_reply *ret, dsb_error *reterr);
+			  dsb_jobs_waiter *waiter, dsb_job_reply *ret, dsb_error *reterr);
+
+/*
+ * Ends the wait of the dsb_jobs_read() given @waiter, now or as soon as it begins: it returns
+ * DSH's `wait aborted` (DSB_E_ABORTED) as its result and reads nothing. For a front end whose
+ * caller cancelled the read (MCP's notifications/cancelled) or that is shutting down: a wait
+ * may otherwise last up to max_wait_timeout_ms. Thread-safe.
+ */
+DSB_API void dsb_jobs_abort_wait(dsb_jobs *jobs, dsb_jobs_waiter *waiter);
 
 /*
  * job_kill: cancels job @job_id as dsb_call_cancel() cancels a call (SIGTERM to the command's

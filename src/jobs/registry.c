@@ -554,8 +554,8 @@ static int lookup(dsb_jobs *jobs, const char *id, job **ret_job, dsb_job_reply *
 	return reply_fail(ret, reterr, DSB_E_JOB_NOT_FOUND, "unknown job %s", id);
 }
 
-/* Waits until @j settles or @timeout_ms (> 0, finite) passes. Under the lock. */
-static void wait_settled(dsb_jobs *jobs, job *j, double timeout_ms)
+/* Waits until @j settles, @timeout_ms (> 0, finite) passes or @w is aborted. Under the lock. */
+static void wait_settled(dsb_jobs *jobs, job *j, double timeout_ms, const dsb_jobs_waiter *w)
 {
 	/* A configured cap may be any number of milliseconds: a century is forever enough. */
 	const double max_ms = 100.0 * 365 * 24 * 3600 * 1000;
@@ -566,7 +566,7 @@ static void wait_settled(dsb_jobs *jobs, job *j, double timeout_ms)
 	deadline.tv_sec += (time_t)(ns / 1000000000u);
 	deadline.tv_nsec = (long)(ns % 1000000000u);
 	j->waiters++;
-	while (!job_status_terminal(j->status))
+	while (!job_status_terminal(j->status) && !(w && w->aborted))
 		if (pthread_cond_timedwait(&jobs->changed, &jobs->lock, &deadline) == ETIMEDOUT)
 			break;
 	j->waiters--;
@@ -612,8 +612,18 @@ static int read_body(job *j, strbuf *sb)
 	return 0;
 }
 
+void dsb_jobs_abort_wait(dsb_jobs *jobs, dsb_jobs_waiter *waiter)
+{
+	if (!jobs || !waiter)
+		return;
+	(void)pthread_mutex_lock(&jobs->lock);
+	waiter->aborted = true;
+	(void)pthread_cond_broadcast(&jobs->changed);
+	(void)pthread_mutex_unlock(&jobs->lock);
+}
+
 int dsb_jobs_read(dsb_jobs *jobs, const char *job_id, bool wait, const double *timeout_ms,
-		  dsb_job_reply *ret, dsb_error *reterr)
+		  dsb_jobs_waiter *waiter, dsb_job_reply *ret, dsb_error *reterr)
 {
 	if (!jobs || !job_id || !ret)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_jobs_read: missing argument");
@@ -644,7 +654,12 @@ int dsb_jobs_read(dsb_jobs *jobs, const char *job_id, bool wait, const double *t
 			goto out;
 		}
 		if (!job_status_terminal(j->status))
-			wait_settled(jobs, j, t);
+			wait_settled(jobs, j, t, waiter);
+		/* DSH's wait rejects with the abort; nothing is read, the job is not reported. */
+		if (waiter && waiter->aborted) {
+			r = reply_fail(ret, reterr, DSB_E_ABORTED, "wait aborted");
+			goto out;
+		}
 	}
 	r = read_body(j, &body);
 	if (r >= 0)

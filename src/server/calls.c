@@ -9,6 +9,7 @@
  * follows its response.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct server_call {
 	json_t *params;		/* the tools/call params */
 	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
 	dsb_call *call;		/* while it runs; under srv->lock */
+	dsb_jobs_waiter waiter; /* a job_output wait, ended by a cancellation */
 	bool cancelled;		/* notifications/cancelled (or shutdown): no response */
 	bool done;		/* its response is being written: too late to cancel */
 
@@ -142,12 +144,125 @@ static json_t *structured_of(const dsb_call_result *res)
 	return json_loads(json, 0, NULL);
 }
 
+/* Drops the queued notices of job @job_id (a read or kill reported it). */
+static void drop_notices_of(server *srv, const char *job_id)
+{
+	(void)pthread_mutex_lock(&srv->lock);
+	for (server_notice **p = &srv->notices; *p;) {
+		server_notice *n = *p;
+		if (strcmp(n->job_id, job_id) == 0) {
+			*p = n->next;
+			free(n->job_id);
+			free(n->text);
+			free(n);
+		} else {
+			p = &n->next;
+		}
+	}
+	(void)pthread_mutex_unlock(&srv->lock);
+}
+
+/* job_output, job_kill, job_list: the registry's texts, as DSH's tool-jobs returns them. */
+static json_t *run_job_tool(server_call *sc, const tool_plan *plan, dsb_error *ret_err)
+{
+	server *srv = sc->srv;
+	dsb_job_reply reply = {0};
+	int r;
+	switch (plan->tool) {
+	case TOOL_JOB_OUTPUT: {
+		double t = plan->job_timeout_ms;
+		r = dsb_jobs_read(srv->jobs, plan->job_id, plan->wait, isnan(t) ? NULL : &t,
+				  &sc->waiter, &reply, ret_err);
+		break;
+	}
+	case TOOL_JOB_KILL:
+		r = dsb_jobs_kill(srv->jobs, plan->job_id, &reply, ret_err);
+		break;
+	case TOOL_JOB_LIST:
+		r = dsb_jobs_list(srv->jobs, &reply, ret_err);
+		break;
+	case TOOL_BASH:
+	case TOOL_EDIT:
+	case TOOL_READ:
+	case TOOL_WRITE:
+	case _TOOL_MAX:
+	case _TOOL_INVALID:
+	default:
+		r = dsb_fail(ret_err, DSB_E_INVALID_ARGS, "not a job tool");
+		break;
+	}
+	if (r < 0)
+		return NULL;
+	/* What the model reads now reports the job: a notice still queued for it is stale. */
+	if (plan->job_id && !reply.is_error)
+		drop_notices_of(srv, plan->job_id);
+	json_t *result = tool_result(srv, reply.text, reply.text_len, reply.is_error, NULL);
+	dsb_job_reply_done(&reply);
+	if (!result)
+		dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
+	return result;
+}
+
+void calls_notice(const char *job_id, const char *text, void *userdata)
+{
+	server *srv = userdata;
+	server_notice *n = calloc(1, sizeof(*n));
+	if (!n || !(n->job_id = strdup(job_id)) || !(n->text = strdup(text))) {
+		if (n)
+			free(n->job_id);
+		free(n);
+		server_log(srv, LEVEL_ERROR, "out of memory: a completion notice was lost: %s",
+			   text);
+		return;
+	}
+	(void)pthread_mutex_lock(&srv->lock);
+	server_notice **p = &srv->notices;
+	while (*p)
+		p = &(*p)->next;
+	*p = n;
+	(void)pthread_mutex_unlock(&srv->lock);
+	/* A client that asked for log messages hears of it at once, without a tool call. */
+	server_log(srv, LEVEL_NOTICE, "%s", text);
+}
+
+void calls_drop_notices(server *srv)
+{
+	for (server_notice *n = srv->notices, *next; n; n = next) {
+		next = n->next;
+		free(n->job_id);
+		free(n->text);
+		free(n);
+	}
+	srv->notices = NULL;
+}
+
+/*
+ * DSH tells the model of a finished job in a message of its own; here the next tool result
+ * carries each notice as a text block after its own text (before a snapshot, which stays
+ * last). Taken under the lock by the call whose response is sure to be written.
+ */
+static void attach_notices(server *srv, json_t *result)
+{
+	json_t *content = json_object_get(result, "content");
+	size_t at = 1;
+	while (srv->notices) {
+		server_notice *n = srv->notices;
+		json_t *block = json_pack("{s:s, s:s}", "type", "text", "text", n->text);
+		if (!block || json_array_insert_new(content, at++, block) < 0)
+			break;
+		srv->notices = n->next;
+		free(n->job_id);
+		free(n->text);
+		free(n);
+	}
+}
+
 /* Runs the call; its result, or NULL with *@ret_err for a JSON-RPC error. */
 static json_t *run(server_call *sc, dsb_error *ret_err)
 {
 	server *srv = sc->srv;
 	json_t *args = json_object_get(sc->params, "arguments");
-	dsb_tool tool = tools_find(json_string_value(json_object_get(sc->params, "name")));
+	server_tool tool = tools_find(json_string_value(json_object_get(sc->params, "name")));
 	tool_plan plan;
 	_cleanup_free_ char *message = NULL;
 
@@ -158,16 +273,8 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	}
 	if (r > 0)
 		return error_result(srv, message);
-	if (plan.background) {
-		/* The escalation pairing comes first in DSH's order, then the background check. */
-		dsb_error err = {0};
-		if (dsb_escalation_validate(plan.req.sandbox_permissions, plan.req.justification,
-					    &err) < 0)
-			return error_result(srv, err.message);
-		/* Jobs are not served yet: refused in DSH's words, nothing runs. */
-		return error_result(srv, "run_in_background is disabled for this deployment "
-					 "(enableRunInBackground: false)");
-	}
+	if (plan.req.tool == _DSB_TOOL_INVALID)
+		return run_job_tool(sc, &plan, ret_err);
 
 	_cleanup_free_ char *call_id = call_id_of(sc->id);
 	dsb_call *call = NULL;
@@ -194,7 +301,9 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	plan.req.session = srv->session;
 	plan.req.call_id = call_id;
 	dsb_call_result res = {0};
-	r = dsb_call_run(call, &plan.req, &res, ret_err);
+	/* A background start is prepared as a call (its approval too), then runs as a job. */
+	r = plan.background ? dsb_jobs_start(srv->jobs, call, &plan.req, &res, ret_err)
+			    : dsb_call_run(call, &plan.req, &res, ret_err);
 
 	(void)pthread_mutex_lock(&srv->lock);
 	sc->call = NULL;
@@ -210,7 +319,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	}
 
 	json_t *result;
-	if (tool == DSB_TOOL_READ && !res.is_error) {
+	if (tool == TOOL_READ && !res.is_error) {
 		/* DSH's read tool shows a window of the file, not the file. */
 		read_view view;
 		if (read_render(res.text, res.text_len, res.path, plan.read_offset, plan.read_limit,
@@ -222,6 +331,12 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 			result = tool_result(srv, view.text, strlen(view.text), false,
 					     json_incref(view.value));
 		read_view_done(&view);
+	} else if (plan.background && !res.is_error) {
+		/* DSH's background value, {kind, jobId}; the id ends its fixed text. */
+		const char *id = strrchr(res.text, ' ');
+		result = tool_result(
+			srv, res.text, res.text_len, false,
+			json_pack("{s:s, s:s}", "kind", "background", "jobId", id ? id + 1 : ""));
 	} else {
 		result = tool_result(srv, res.text ? res.text : "", res.text_len, res.is_error,
 				     structured_of(&res));
@@ -244,6 +359,8 @@ static void *call_main(void *userdata)
 	(void)pthread_mutex_lock(&srv->lock);
 	bool answer = !sc->cancelled;
 	sc->done = answer;
+	if (answer && result)
+		attach_notices(srv, result);
 	(void)pthread_mutex_unlock(&srv->lock);
 	if (answer && result)
 		(void)rpc_write_result(&srv->out, sc->id, result);
@@ -305,15 +422,21 @@ server *calls_server(const server_call *sc)
 	return sc->srv;
 }
 
+/* Cancels @sc: its command, its approval, its job_output wait. Under the lock. */
+static void cancel_one(server *srv, server_call *sc)
+{
+	sc->cancelled = true;
+	if (sc->call)
+		dsb_call_cancel(sc->call);
+	dsb_jobs_abort_wait(srv->jobs, &sc->waiter);
+}
+
 void calls_cancel(server *srv, const json_t *id)
 {
 	(void)pthread_mutex_lock(&srv->lock);
 	for (server_call *sc = srv->calls; sc; sc = sc->next)
-		if (!sc->done && json_equal(sc->id, (json_t *)id)) {
-			sc->cancelled = true;
-			if (sc->call)
-				dsb_call_cancel(sc->call);
-		}
+		if (!sc->done && json_equal(sc->id, (json_t *)id))
+			cancel_one(srv, sc);
 	/* A question the call waits on is over (elicit.c). */
 	(void)pthread_cond_broadcast(&srv->changed);
 	(void)pthread_mutex_unlock(&srv->lock);
@@ -324,11 +447,8 @@ void calls_cancel_all(server *srv)
 	(void)pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	for (server_call *sc = srv->calls; sc; sc = sc->next)
-		if (!sc->done) {
-			sc->cancelled = true;
-			if (sc->call)
-				dsb_call_cancel(sc->call);
-		}
+		if (!sc->done)
+			cancel_one(srv, sc);
 	(void)pthread_cond_broadcast(&srv->changed);
 	/* Each ends within its bash.graceMs: the command's tree is killed by then. */
 	while (srv->n_calls > 0)

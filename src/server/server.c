@@ -146,7 +146,7 @@ static int on_tools_call(server *srv, json_t *id, json_t *params)
 		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
 				       "Invalid params: name must be a string");
 	/* An unknown tool is a protocol error in MCP (DSH's model would read UNKNOWN_TOOL). */
-	if (tools_find(name) == _DSB_TOOL_INVALID) {
+	if (tools_find(name) == _TOOL_INVALID) {
 		_cleanup_free_ char *message = NULL;
 		if (asprintf(&message, "Unknown tool: %s", name) < 0)
 			return -ENOMEM;
@@ -344,6 +344,12 @@ int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *option
 	r = dsb_observations_new(&srv.observations, reterr);
 	if (r < 0)
 		return r;
+	r = dsb_jobs_new(NULL, &srv.jobs, reterr);
+	if (r < 0) {
+		dsb_observations_free(srv.observations);
+		return r;
+	}
+	dsb_jobs_set_notice(srv.jobs, calls_notice, &srv);
 	int e = pthread_mutex_init(&srv.out.lock, NULL);
 	if (e == 0 && (e = pthread_mutex_init(&srv.lock, NULL)) != 0)
 		(void)pthread_mutex_destroy(&srv.out.lock);
@@ -352,6 +358,7 @@ int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *option
 		(void)pthread_mutex_destroy(&srv.out.lock);
 	}
 	if (e != 0) {
+		dsb_jobs_free(srv.jobs);
 		dsb_observations_free(srv.observations);
 		return dsb_fail_errno(reterr, DSB_E_NO_MEMORY, e, "cannot make a lock");
 	}
@@ -363,9 +370,12 @@ int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *option
 							: DSB_SERVER_MAX_MESSAGE_BYTES;
 		r = serve(&srv, in_fd, max, reterr);
 	}
-	/* Input ended, or told to stop: every call is cancelled and waited for. */
+	/* Input ended, or told to stop: every call is cancelled and waited for, then every job
+	 * is killed and waited for (its whole process tree). */
 	calls_cancel_all(&srv);
+	dsb_jobs_free(srv.jobs);
 	calls_stop_progress(&srv);
+	calls_drop_notices(&srv);
 	(void)pthread_cond_destroy(&srv.changed);
 	(void)pthread_mutex_destroy(&srv.lock);
 	(void)pthread_mutex_destroy(&srv.out.lock);

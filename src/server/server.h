@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <dsb/call.h>
+#include <dsb/jobs.h>
 #include <dsb/server.h>
 
 #include "../core/core.h"
@@ -115,18 +116,35 @@ json_t *rpc_string(const char *s, size_t len);
 
 /* --- tools.c -------------------------------------------------------------------------------- */
 
-/* The tools/list result's "tools": DSH's four tools as the model sees them. New reference. */
+/* The tools served, in DSH's order. */
+typedef enum server_tool {
+	TOOL_BASH,
+	TOOL_EDIT,
+	TOOL_JOB_KILL,
+	TOOL_JOB_LIST,
+	TOOL_JOB_OUTPUT,
+	TOOL_READ,
+	TOOL_WRITE,
+	_TOOL_MAX,
+	_TOOL_INVALID = -1,
+} server_tool;
+
+/* The tools/list result's "tools": DSH's seven tools as the model sees them. New reference. */
 json_t *tools_list(void);
 
-/* The tool prompt sections of DSH (tool:read, tool:write, tool:edit, tool:bash), joined. */
+/* The tool prompt sections of DSH (tool:read, :write, :edit, :bash, :jobs), joined. */
 const char *tools_prompt_sections(void);
 
-/* A tool call's arguments, checked and turned into the call's request. */
+/* A tool call's arguments, checked and turned into the call's request or the job request. */
 typedef struct tool_plan {
-	dsb_call_request req; /* borrows from the arguments object */
-	bool background;      /* run_in_background: true */
-	uint64_t read_offset; /* read: 1-based first line */
-	uint64_t read_limit;  /* read: at most so many lines */
+	server_tool tool;
+	dsb_call_request req;  /* a call: borrows from the arguments object; a job tool: no tool */
+	bool background;       /* run_in_background: true */
+	uint64_t read_offset;  /* read: 1-based first line */
+	uint64_t read_limit;   /* read: at most so many lines */
+	const char *job_id;    /* job_output, job_kill: borrowed; NULL when absent */
+	bool wait;	       /* job_output */
+	double job_timeout_ms; /* job_output: NAN when absent */
 } tool_plan;
 
 /* The read tool's line limit (readLimit) and DSH's other read caps. */
@@ -134,8 +152,8 @@ typedef struct tool_plan {
 #define TOOL_READ_MAX_LINE_UNITS 2000
 #define TOOL_READ_MAX_BYTES	 ((size_t)50 * 1024)
 
-/* Whether @name is one of the tools; its dsb_tool, or _DSB_TOOL_INVALID. */
-dsb_tool tools_find(const char *name);
+/* Whether @name is one of the tools; which, or _TOOL_INVALID. */
+server_tool tools_find(const char *name);
 
 /*
  * Checks @args (NULL: absent) against @tool's input schema as DSH's validator does, then the
@@ -143,7 +161,7 @@ dsb_tool tools_find(const char *name);
  * *@ret_message, a new string, the message the model reads after "Error: " (`invalid
  * arguments: ...`, `invalid command: ...`, ...). -ENOMEM.
  */
-int tools_plan(dsb_tool tool, json_t *args, tool_plan *ret, char **ret_message);
+int tools_plan(server_tool tool, json_t *args, tool_plan *ret, char **ret_message);
 
 /* JSON.stringify() of a finite number, as DSH's texts print one. New string, or NULL. */
 char *tools_js_number(double v);
@@ -192,6 +210,12 @@ bool calls_cancelled(const server_call *sc);
 /* The server @sc belongs to. */
 server *calls_server(const server_call *sc);
 
+/* The jobs' notice callback (dsb_jobs_notice_fn): queues @text for the next tool result. */
+void calls_notice(const char *job_id, const char *text, void *userdata);
+
+/* Drops the notices still queued (at the end). */
+void calls_drop_notices(server *srv);
+
 /* The progress thread: started with the server, stopped with calls_stop_progress(). */
 int calls_start_progress(server *srv);
 void calls_stop_progress(server *srv);
@@ -214,12 +238,20 @@ typedef enum server_level {
 
 typedef struct server_request server_request;
 
+/* A background job's completion notice, waiting for the next tool result to carry it. */
+typedef struct server_notice {
+	struct server_notice *next;
+	char *job_id;
+	char *text;
+} server_notice;
+
 struct server {
 	dsb_call_setup setup; /* borrowed from the caller of dsb_server_run() */
 	const char *session;
 	const dsb_server_options *options;
 	rpc_writer out;
 	dsb_observations *observations;
+	dsb_jobs *jobs;	  /* the session's background jobs (bash run_in_background) */
 	atomic_int level; /* logging/setLevel; _LEVEL_NONE: no notifications/message */
 	bool initialized;
 
@@ -237,6 +269,9 @@ struct server {
 	server_request *requests; /* ours in flight, waiting for the client's answer */
 	json_int_t last_request_id;
 	dsb_mode granted; /* "allow-session": the widest mode granted; _DSB_MODE_INVALID: none */
+
+	/* Completion notices not yet delivered, oldest first; under @lock (calls.c). */
+	server_notice *notices;
 };
 
 /*

@@ -81,6 +81,32 @@ static const char edit_schema[] =
 	"ining why this exact file operation needs the wider access.\"}},\"required\":[\"file"
 	"_path\",\"old_string\",\"new_string\"]}";
 
+/* job_kill, job_list, job_output (tool-jobs) */
+static const char job_kill_description[] =
+	"Request cancellation of a running background job by job id. Returns immediately; the job"
+	" settles as killed once its work actually stops.";
+static const char job_kill_schema[] =
+	"{\"type\":\"object\",\"properties\":{\"job_id\":{\"type\":\"string\",\"description\":\"J"
+	"ob id returned by the tool that started the background work.\"},\"reason\":{\"type\":\"s"
+	"tring\",\"description\":\"Optional short reason, recorded in the log and forwarded to th"
+	"e job.\"}},\"required\":[\"job_id\"]}";
+static const char job_list_description[] =
+	"List your background jobs (running and finished) with their ids, kinds, and statuses.";
+static const char job_list_schema[] =
+	"{\"type\":\"object\",\"properties\":{}}";
+static const char job_output_description[] =
+	"Read a background job. Stream jobs return only output since the previous read; final-out"
+	"put jobs return their result after settlement. Every response ends with `[status: ...]`."
+	" Reads are non-blocking unless `wait: true`, which waits up to the configured cap.";
+static const char job_output_schema[] =
+	"{\"type\":\"object\",\"properties\":{\"job_id\":{\"type\":\"string\",\"description\":\"J"
+	"ob id returned by the tool that started the background work.\"},\"wait\":{\"type\":\"boo"
+	"lean\",\"description\":\"Block until the job reaches a terminal status or the timeout ex"
+	"pires. A timed-out wait returns [status: running] and leaves the job alive.\"},\"timeout"
+	"_ms\":{\"type\":\"number\",\"description\":\"Max wait in milliseconds (only meaningful w"
+	"ith wait: true). Defaults to the configured wait timeout; capped by the configured maxim"
+	"um.\"}},\"required\":[\"job_id\"]}";
+
 /* read */
 static const char read_description[] =
 	"Read a UTF-8 text file and return line-numbered content.";
@@ -107,7 +133,7 @@ static const char write_schema[] =
 /* clang-format on */
 
 /* The system-prompt sections DSH's tools register (tool:read 100, tool:write 101, tool:edit
- * 102, tool:bash 105), in their order, joined as DSH joins sections. */
+ * 102, tool:bash 105, tool:jobs 106), in their order, joined as DSH joins sections. */
 static const char prompt_sections[] =
 	"Use the read tool — not shell commands like cat — to inspect text files. Results "
 	"include line numbers. Use offset and limit to continue reading large files.\n\n"
@@ -120,21 +146,30 @@ static const char prompt_sections[] =
 	"to true. Read the file first (the default fs-observation-policy requires it), unless you "
 	"just created or edited it in this session.\n\n"
 	"Check the [exit code: N] marker on every bash result; investigate failures before moving "
-	"on.";
+	"on.\n\n"
+	"Track every background job id you start. You are notified in-session when a job finishes "
+	"— do not busy-poll or sleep on one; keep working on independent steps and do not "
+	"duplicate a running job's work. Before giving a final answer, collect every "
+	"still-relevant "
+	"job with job_output (set wait: true only when you are genuinely blocked on it), and "
+	"job_kill jobs that stopped mattering.";
 
 typedef struct tool_def {
 	const char *name;
-	dsb_tool tool;
+	server_tool tool;
 	const char *description;
 	const char *schema;
 } tool_def;
 
 /* DSH's order: by code unit (system-prompt orderTools()). */
 static const tool_def defs[] = {
-	{"bash", DSB_TOOL_BASH, bash_description, bash_schema},
-	{"edit", DSB_TOOL_EDIT, edit_description, edit_schema},
-	{"read", DSB_TOOL_READ, read_description, read_schema},
-	{"write", DSB_TOOL_WRITE, write_description, write_schema},
+	{"bash", TOOL_BASH, bash_description, bash_schema},
+	{"edit", TOOL_EDIT, edit_description, edit_schema},
+	{"job_kill", TOOL_JOB_KILL, job_kill_description, job_kill_schema},
+	{"job_list", TOOL_JOB_LIST, job_list_description, job_list_schema},
+	{"job_output", TOOL_JOB_OUTPUT, job_output_description, job_output_schema},
+	{"read", TOOL_READ, read_description, read_schema},
+	{"write", TOOL_WRITE, write_description, write_schema},
 };
 
 const char *tools_prompt_sections(void)
@@ -159,15 +194,15 @@ json_t *tools_list(void)
 	return list;
 }
 
-dsb_tool tools_find(const char *name)
+server_tool tools_find(const char *name)
 {
 	for (size_t i = 0; name && i < ELEMENTSOF(defs); i++)
 		if (strcmp(defs[i].name, name) == 0)
 			return defs[i].tool;
-	return _DSB_TOOL_INVALID;
+	return _TOOL_INVALID;
 }
 
-static const tool_def *def_of(dsb_tool tool)
+static const tool_def *def_of(server_tool tool)
 {
 	for (size_t i = 0; i < ELEMENTSOF(defs); i++)
 		if (defs[i].tool == tool)
@@ -328,13 +363,35 @@ static int fail_message(char **ret_message, const char *text)
 	return *ret_message ? 1 : -ENOMEM;
 }
 
-int tools_plan(dsb_tool tool, json_t *args, tool_plan *ret, char **ret_message)
+/* The library's tool for a server tool that is a call (not a job tool). */
+static dsb_tool call_tool_of(server_tool tool)
+{
+	switch (tool) {
+	case TOOL_BASH:
+		return DSB_TOOL_BASH;
+	case TOOL_EDIT:
+		return DSB_TOOL_EDIT;
+	case TOOL_READ:
+		return DSB_TOOL_READ;
+	case TOOL_WRITE:
+		return DSB_TOOL_WRITE;
+	case TOOL_JOB_KILL:
+	case TOOL_JOB_LIST:
+	case TOOL_JOB_OUTPUT:
+	case _TOOL_MAX:
+	case _TOOL_INVALID:
+	default:
+		return _DSB_TOOL_INVALID;
+	}
+}
+
+int tools_plan(server_tool tool, json_t *args, tool_plan *ret, char **ret_message)
 {
 	const tool_def *def = def_of(tool);
 	if (!def)
 		return -EINVAL;
-	*ret = (tool_plan){.req = DSB_CALL_REQUEST_INIT};
-	ret->req.tool = tool;
+	*ret = (tool_plan){.tool = tool, .req = DSB_CALL_REQUEST_INIT};
+	ret->req.tool = call_tool_of(tool);
 
 	/* The schema first: every violation, in DSH's walk order. */
 	json_t *schema = json_loads(def->schema, 0, NULL);
@@ -356,14 +413,23 @@ int tools_plan(dsb_tool tool, json_t *args, tool_plan *ret, char **ret_message)
 	}
 	strbuf_done(&sb);
 
+	/* The job tools: what the registry checks itself (an empty id, the wait) it checks there.
+	 */
+	if (ret->req.tool == _DSB_TOOL_INVALID) {
+		ret->job_id = arg_string(args, "job_id");
+		ret->wait = json_is_true(json_object_get(args, "wait"));
+		ret->job_timeout_ms = arg_number(args, "timeout_ms");
+		return 0;
+	}
+
 	dsb_call_request *req = &ret->req;
 	req->path = arg_string(args, "file_path");
 	/* A read takes no escalation: DSH ignores keys a tool does not declare. */
-	if (tool != DSB_TOOL_READ) {
+	if (tool != TOOL_READ) {
 		req->sandbox_permissions = arg_string(args, "sandbox_permissions");
 		req->justification = arg_string(args, "justification");
 	}
-	switch (tool) {
+	switch (req->tool) {
 	case DSB_TOOL_BASH: {
 		/* tool-bash validateArgs(), then the escalation pairing (the call's, same texts).
 		 */

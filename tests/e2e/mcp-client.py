@@ -399,17 +399,132 @@ def session_of(s):
     raise Failure("no session id on stderr: %s" % s.stderr())
 
 
+def job(s, name, args):
+    """A job tool's call: (is_error, blocks' texts)."""
+    r = s.call(name, args)
+    return r["result"]["isError"], [b["text"] for b in r["result"]["content"]]
+
+
+def start_job(s, command, **more):
+    args = {"command": command, "description": "Job", "run_in_background": True}
+    args.update(more)
+    r = s.call("bash", args)
+    return r["result"]["isError"], text_of(r)
+
+
 def cmd_background(argv):
-    s = server_for(argv)
+    """background WS MARK: run_in_background, job_output, job_kill, job_list and the
+    completion notice, DSH's texts; a cancelled wait; nothing left at the end."""
+    ws, mark = argv[0], unique(argv[1])
+    s = Server("--cwd", ws)
     s.initialize()
-    r = s.call("bash", {"command": "sleep 100", "description": "Wait",
-                        "run_in_background": True})
-    check(r["result"]["isError"] is True and text_of(r) == "Error: run_in_background is "
-          "disabled for this deployment (enableRunInBackground: false)", "background %r" % r)
-    r = s.call("bash", {"command": "ls", "description": "List", "run_in_background": True,
-                        "justification": "because"})
-    check(text_of(r) == "Error: invalid escalation: justification is only valid together with "
-          "sandbox_permissions", "pairing first %r" % r)
+    s.request("logging/setLevel", {"level": "notice"})
+
+    # The escalation pairing comes first; a start that fails takes no id.
+    err, text = start_job(s, "ls", justification="because")
+    check(err and text == "Error: invalid escalation: justification is only valid together "
+          "with sandbox_permissions", "pairing first: %r" % text)
+    check(job(s, "job_list", {}) == (False, ["(no background jobs)"]), "no jobs yet")
+
+    gate = os.path.join(ws, "go-" + mark)
+    cmd1 = "printf 'line one\\n'; while [ ! -e %s ]; do sleep 0.05; done; echo two >&2; " \
+           "exit 3" % os.path.basename(gate)
+    r = s.call("bash", {"command": cmd1, "description": "Job", "run_in_background": True})
+    check(r["result"] == {"content": [{"type": "text", "text": "started background job bash-1"}],
+                          "structuredContent": {"kind": "background", "jobId": "bash-1"},
+                          "isError": False}, "start bash-1: %r" % r)
+    check(job(s, "job_list", {}) == (False, ["bash-1 [bash] running — " + cmd1]), "list")
+    # Reads consume: the first line once, then nothing new while it runs.
+    seen = ""
+    deadline = time.monotonic() + TIMEOUT
+    while "line one" not in seen:
+        check(time.monotonic() < deadline, "no output: %r" % seen)
+        err, texts = job(s, "job_output", {"job_id": "bash-1"})
+        check(not err and texts[0].endswith("[status: running]"), "running: %r" % texts)
+        seen += texts[0]
+    check(job(s, "job_output", {"job_id": "bash-1"}) ==
+          (False, ["(no new output)\n[status: running]"]), "nothing new")
+    open(gate, "w").close()
+    want = "[stderr]\ntwo\n[status: completed, exit code: 3]"
+    check(job(s, "job_output", {"job_id": "bash-1", "wait": True}) == (False, [want]),
+          "waited")
+    check(job(s, "job_output", {"job_id": "bash-1"}) ==
+          (False, ["(no new output)\n[status: completed, exit code: 3]"]), "after")
+    check(job(s, "job_kill", {"job_id": "bash-1"}) ==
+          (False, ["job bash-1 had already finished [status: completed, exit code: 3]"]),
+          "kill settled")
+
+    # DSH's errors.
+    check(job(s, "job_output", {"job_id": "bash-99"}) == (True, ["Error: unknown job bash-99"]),
+          "unknown")
+    check(job(s, "job_kill", {"job_id": ""}) ==
+          (True, ['Error: invalid job_id: expected a non-empty string, got ""']), "empty id")
+    check(job(s, "job_output", {"job_id": "bash-1", "wait": True, "timeout_ms": 0}) ==
+          (True, ["Error: invalid wait timeout: expected a positive number of "
+                  "milliseconds, got 0"]), "zero wait")
+
+    # A kill: requested at once, killed by SIGTERM, its process gone.
+    cmd2 = "exec -a %s-kill sleep 100" % mark
+    check(start_job(s, cmd2) == (False, "started background job bash-2"), "start bash-2")
+    wait_running(mark + "-kill")
+    check(job(s, "job_kill", {"job_id": "bash-2", "reason": "done"}) ==
+          (False, ["requested cancellation of job bash-2"]), "kill")
+    err, texts = job(s, "job_output", {"job_id": "bash-2", "wait": True})
+    check(texts == ["(no new output)\n[status: killed, signal: SIGTERM]"], "killed: %r" % texts)
+    wait_gone(mark + "-kill", 10)
+
+    # A job nobody reads: its notice rides on the next results, once, and is logged.
+    cmd3 = "sleep 0.2; echo done"
+    check(start_job(s, cmd3) == (False, "started background job bash-3"), "start bash-3")
+    notice = ("background job bash-3 (bash: sleep 0.2; echo done) finished [status: "
+              "completed, exit code: 0]. Read its output with job_output.")
+    logged = s.wait_for(lambda m: m.get("method") == "notifications/message")
+    check(logged["params"] == {"level": "notice", "logger": "dsh-sandbox", "data": notice},
+          "logged: %r" % logged)
+    err, texts = job(s, "job_list", {})
+    check(texts == ["bash-1 [bash] completed — %s\nbash-2 [bash] killed — %s\n"
+                    "bash-3 [bash] completed — %s" % (cmd1, cmd2, cmd3), notice],
+          "notice block: %r" % texts)
+    check(len(job(s, "job_list", {})[1]) == 1, "the notice came once")
+    check(job(s, "job_output", {"job_id": "bash-3"}) ==
+          (False, ["done\n[status: completed, exit code: 0]"]), "read bash-3")
+
+    # A wait cancelled: no response, the server still answers, and ends at once.
+    check(start_job(s, "exec -a %s-wait sleep 100" % mark)[1] ==
+          "started background job bash-4", "start bash-4")
+    wait_running(mark + "-wait")
+    s.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+        "name": "job_output", "arguments": {"job_id": "bash-4", "wait": True,
+                                            "timeout_ms": 600000}}})
+    time.sleep(0.3)
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}})
+    s.request("ping")
+    s.quiet(0.5)
+    t0 = time.monotonic()
+    s.close(timeout=15)
+    check(time.monotonic() - t0 < 10, "the end waited for the wait")
+    wait_gone(mark, 10)
+
+
+def cmd_background_confined(argv):
+    """background-confined WS CONFIG: a job is confined as a foreground call is: its denial
+    and hint on job_output; an escalation nobody can approve starts nothing."""
+    ws, cfg = argv[0], argv[1] or None
+    s = Server("--cwd", ws, config=cfg)
+    s.initialize()
+    check(start_job(s, "touch denied-file") == (False, "started background job bash-1"),
+          "start")
+    err, texts = job(s, "job_output", {"job_id": "bash-1", "wait": True})
+    fg = s.call("bash", {"command": "touch denied-file", "description": "Touch"})
+    body = text_of(fg).replace("[exit code: 1]", "[status: completed, exit code: 1]")
+    check(texts == [body], "the job's denial %r is the call's %r" % (texts, text_of(fg)))
+    check("[sandbox: file access denied under read-only mode]" in body, "denied: %r" % body)
+    check(not os.path.exists(os.path.join(ws, "denied-file")), "the file was made")
+    err, text = start_job(s, "touch wider", sandbox_permissions="workspace-write",
+                          justification="the test asks for it")
+    check(err and text.startswith("Error: ") and "bash-" not in text, "escalation: %r" % text)
+    check(start_job(s, "true")[1] == "started background job bash-2", "no id taken")
+    check(not os.path.exists(os.path.join(ws, "wider")), "the escalated file was made")
     s.close()
 
 
@@ -589,17 +704,24 @@ def cmd_control(argv):
 
 
 def cmd_ends(argv):
-    """ends WS CONFIG MODE HOW MARK: the server ends mid-call (HOW: eof, client-gone, INT,
-    TERM, HUP, KILL, claude); nothing the call started is left running."""
+    """ends WS CONFIG MODE HOW MARK [job]: the server ends mid-call (HOW: eof, client-gone,
+    INT, TERM, HUP, KILL, claude), or with a background job running; nothing the call or the
+    job started is left running."""
     ws, cfg, mode, how, mark = argv[0], argv[1] or None, argv[2], argv[3], unique(argv[4])
+    background = len(argv) > 5 and argv[5] == "job"
     sid = subprocess.run([DSB] + (["--config", cfg] if cfg else []) +
                          ["session", "new", "--cwd", ws], check=True, capture_output=True,
                          text=True).stdout.strip()
     subprocess.run([DSB, "session", "mode", sid, mode], check=True, stdout=subprocess.DEVNULL)
     s = Server("--session", sid, config=cfg)
     s.initialize()
-    s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "bash", "arguments": {"command": daemons(mark), "description": "Daemons"}}})
+    args = {"command": daemons(mark), "description": "Daemons"}
+    if background:
+        args["run_in_background"] = True
+        check(text_of(s.call("bash", args)) == "started background job bash-1", "no job")
+    else:
+        s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "bash", "arguments": args}})
     for d in ("setsid", "double-fork", "nohup", "ignores-term", "leader"):
         wait_running("%s-%s" % (mark, d))
     if how == "eof":

@@ -4,7 +4,7 @@
 # (mcp-client.py, standard library only): the framing and lifecycle errors, version
 # negotiation, the tool list byte for byte as DSH emits it (tests/data/server), DSH's texts
 # through the server matching the CLI's for the same call, the observation rule, escalation
-# answered by an answerer program, background refused, 32 calls at once, cancellation racing
+# answered by an answerer program, background jobs, 32 calls at once, cancellation racing
 # completion, progress, the runtime-context snapshot after an outside mode switch, and
 # nothing left running however the server ends: input closed, the client gone, SIGINT, SIGTERM,
 # SIGHUP, SIGKILL and Claude Code's INT-TERM-KILL sequence, on both backends and in
@@ -211,9 +211,17 @@ Error: the user rejected escalating this command to "danger-full-access"'
 	assert_file_has_content request.json '"toolName":"bash"'
 }
 
-test_background_refused() {
+test_background_jobs() {
 	setup
-	client background ws
+	client background "$PWD/ws" "dsb-serve-bg"
+}
+
+test_background_confined() {
+	setup
+	printf 'sandbox-local: { backends: [bwrap] }\n' >bwrap.yaml
+	printf 'sandbox-local: { backends: [landlock] }\n' >landlock.yaml
+	client background-confined "$PWD/ws" "$PWD/bwrap.yaml"
+	client background-confined "$PWD/ws" "$PWD/landlock.yaml"
 }
 
 test_concurrent_calls() {
@@ -241,12 +249,16 @@ test_control_leaves_survivors() {
 	client control "dsb-serve-control"
 }
 
-# ends CONFIG MODE HOW...: the server ends mid-call each way; nothing survives.
+# ends CONFIG MODE HOW...: the server ends mid-call each way, and with a background job
+# running; nothing survives.
 ends() {
-	local cfg=$1 mode=$2 how
+	local cfg=$1 mode=$2 how kind
 	shift 2
 	for how in "$@"; do
-		client ends ws "$cfg" "$mode" "$how" "dsb-serve-$how" || fail "$mode $how"
+		for kind in call job; do
+			client ends ws "$cfg" "$mode" "$how" "dsb-serve-$how" "$kind" ||
+				fail "$mode $how $kind"
+		done
 	done
 }
 
@@ -290,7 +302,8 @@ t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalati
 t "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
 t "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
 t "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
-t "run_in_background is refused after the escalation pairing" test_background_refused
+t "background jobs: start, output, wait, kill, list, errors, the completion notice, a cancelled wait" test_background_jobs
+t "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
 t "32 calls at once, and ping while they run" test_concurrent_calls
 t "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
 t "progress: the newest line, at most once a second, never after the result" test_progress

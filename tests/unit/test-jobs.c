@@ -134,9 +134,9 @@ static void start_ok(const fixture *f, const char *command, dsb_mode mode, dsb_b
 static char *read_job(const fixture *f, const char *id, bool wait, double timeout_ms)
 {
 	dsb_job_reply reply = {0};
-	assert_int_equal(
-		dsb_jobs_read(f->jobs, id, wait, timeout_ms < 0 ? NULL : &timeout_ms, &reply, NULL),
-		0);
+	assert_int_equal(dsb_jobs_read(f->jobs, id, wait, timeout_ms < 0 ? NULL : &timeout_ms, NULL,
+				       &reply, NULL),
+			 0);
 	if (reply.is_error)
 		fail_msg("read failed: %s", reply.text);
 	assert_int_equal(strlen(reply.text), reply.text_len);
@@ -556,7 +556,8 @@ static void test_errors(void **state)
 		 "Error: invalid job_id: expected a non-empty string, got \"\""},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(dsb_jobs_read(f->jobs, cases[i].id, false, NULL, &reply, NULL), 0);
+		assert_int_equal(
+			dsb_jobs_read(f->jobs, cases[i].id, false, NULL, NULL, &reply, NULL), 0);
 		assert_true(reply.is_error);
 		assert_int_equal(reply.error.code, cases[i].code);
 		assert_string_equal(reply.text, cases[i].text);
@@ -568,7 +569,7 @@ static void test_errors(void **state)
 	}
 	/* An unknown job is named before its wait's timeout is looked at (DSH's order). */
 	double zero = 0;
-	assert_int_equal(dsb_jobs_read(f->jobs, "bash-1", true, &zero, &reply, NULL), 0);
+	assert_int_equal(dsb_jobs_read(f->jobs, "bash-1", true, &zero, NULL, &reply, NULL), 0);
 	assert_string_equal(reply.text, "Error: unknown job bash-1");
 	dsb_job_reply_done(&reply);
 
@@ -587,23 +588,23 @@ static void test_errors(void **state)
 		 "-1e+21"},
 	};
 	for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
-		assert_int_equal(
-			dsb_jobs_read(f->jobs, "bash-1", true, &timeouts[i].timeout, &reply, NULL),
-			0);
+		assert_int_equal(dsb_jobs_read(f->jobs, "bash-1", true, &timeouts[i].timeout, NULL,
+					       &reply, NULL),
+				 0);
 		assert_true(reply.is_error);
 		assert_int_equal(reply.error.code, DSB_E_INVALID_ARGS);
 		assert_string_equal(reply.text, timeouts[i].text);
 		dsb_job_reply_done(&reply);
 		/* Without wait the timeout means nothing and is not checked. */
-		assert_int_equal(
-			dsb_jobs_read(f->jobs, "bash-1", false, &timeouts[i].timeout, &reply, NULL),
-			0);
+		assert_int_equal(dsb_jobs_read(f->jobs, "bash-1", false, &timeouts[i].timeout, NULL,
+					       &reply, NULL),
+				 0);
 		assert_false(reply.is_error);
 		assert_string_equal(reply.text, "(no new output)\n[status: running]");
 		dsb_job_reply_done(&reply);
 	}
 	/* Misuse is no result. */
-	assert_int_equal(dsb_jobs_read(f->jobs, NULL, false, NULL, &reply, NULL),
+	assert_int_equal(dsb_jobs_read(f->jobs, NULL, false, NULL, NULL, &reply, NULL),
 			 -DSB_E_INVALID_ARGS);
 	assert_int_equal(dsb_jobs_list(NULL, &reply, NULL), -DSB_E_INVALID_ARGS);
 	dsb_jobs_setup bad = {.wait_timeout_ms = 700000};
@@ -813,7 +814,7 @@ static void *start_and_read(void *arg)
 	dsb_call_result_done(&res);
 	double t = 20000;
 	dsb_job_reply reply = {0};
-	if (dsb_jobs_read(c->f->jobs, c->id, true, &t, &reply, NULL) == 0 && !reply.is_error)
+	if (dsb_jobs_read(c->f->jobs, c->id, true, &t, NULL, &reply, NULL) == 0 && !reply.is_error)
 		c->text = reply.text;
 	return NULL;
 }
@@ -851,6 +852,52 @@ static void test_many_jobs_from_many_threads(void **state)
 	assert_int_equal(lines, N);
 }
 
+typedef struct aborted_read {
+	const fixture *f;
+	dsb_jobs_waiter waiter;
+	dsb_job_reply reply;
+	int r;
+} aborted_read;
+
+static void *wait_long(void *arg)
+{
+	aborted_read *a = arg;
+	double t = 600000;
+	a->r = dsb_jobs_read(a->f->jobs, "bash-1", true, &t, &a->waiter, &a->reply, NULL);
+	return NULL;
+}
+
+/* A wait of ten minutes ends at once when aborted, reads nothing, and does not report. */
+static void test_abort_wait(void **state)
+{
+	fixture *f = *state;
+	start_ok(f, "echo kept; sleep 100", DSB_MODE_READ_ONLY, DSB_BACKEND_BWRAP, "bash-1");
+	aborted_read a = {.f = f};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, wait_long, &a), 0);
+	(void)usleep(200 * 1000);
+	time_t t0 = time(NULL);
+	dsb_jobs_abort_wait(f->jobs, &a.waiter);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(time(NULL) - t0 < 10);
+	assert_int_equal(a.r, 0);
+	assert_true(a.reply.is_error);
+	assert_int_equal(a.reply.error.code, DSB_E_ABORTED);
+	assert_string_equal(a.reply.text, "Error: wait aborted");
+	dsb_job_reply_done(&a.reply);
+
+	/* Aborted before it begins: no wait at all. The job runs on, its output unread. */
+	dsb_jobs_waiter early = {0};
+	dsb_jobs_abort_wait(f->jobs, &early);
+	double ten_min = 600000;
+	dsb_job_reply reply = {0};
+	assert_int_equal(dsb_jobs_read(f->jobs, "bash-1", true, &ten_min, &early, &reply, NULL), 0);
+	assert_string_equal(reply.text, "Error: wait aborted");
+	dsb_job_reply_done(&reply);
+	_cleanup_free_ char *text = read_job(f, "bash-1", false, -1);
+	assert_true(strstr(text, "[status: running]") != NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -872,6 +919,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_free_leaves_no_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_jobs_from_many_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_runner, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_wait, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

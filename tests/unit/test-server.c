@@ -175,7 +175,7 @@ static void test_js_number(void **state)
 }
 
 /* Plans @args_json for @tool: the refusal text, or NULL when it plans. */
-static char *plan(dsb_tool tool, const char *args_json, tool_plan *ret)
+static char *plan(server_tool tool, const char *args_json, tool_plan *ret)
 {
 	json_t *args = args_json ? json_loads(args_json, JSON_DECODE_ANY, NULL) : NULL;
 	char *message = NULL;
@@ -189,37 +189,45 @@ static void test_tool_arguments(void **state)
 {
 	(void)state;
 	static const struct {
-		dsb_tool tool;
+		server_tool tool;
 		const char *args;
 		const char *message; /* NULL: accepted */
 	} cases[] = {
-		{DSB_TOOL_BASH, NULL,
+		{TOOL_BASH, NULL,
 		 "invalid arguments: missing required property \"command\"; missing required "
 		 "property \"description\""},
-		{DSB_TOOL_BASH, "[]", "invalid arguments: \"arguments\" must be an object"},
-		{DSB_TOOL_BASH,
+		{TOOL_BASH, "[]", "invalid arguments: \"arguments\" must be an object"},
+		{TOOL_BASH,
 		 "{\"command\":1,\"description\":\"d\",\"timeoutMs\":\"x\",\"run_in_background\":1,"
 		 "\"sandbox_permissions\":\"root\"}",
 		 "invalid arguments: \"command\" must be a string; \"timeoutMs\" must be a number; "
 		 "\"run_in_background\" must be a boolean; \"sandbox_permissions\" must be one of "
 		 "[\"workspace-write\",\"danger-full-access\"]"},
-		{DSB_TOOL_BASH, "{\"command\":\" \",\"description\":\"d\"}",
+		{TOOL_BASH, "{\"command\":\" \",\"description\":\"d\"}",
 		 "invalid command: expected a non-empty string"},
-		{DSB_TOOL_BASH, "{\"command\":\"ls\",\"description\":\"\\n\"}",
+		{TOOL_BASH, "{\"command\":\"ls\",\"description\":\"\\n\"}",
 		 "invalid description: expected a non-empty string"},
-		{DSB_TOOL_BASH, "{\"command\":\"ls\",\"description\":\"d\",\"timeoutMs\":0}",
+		{TOOL_BASH, "{\"command\":\"ls\",\"description\":\"d\",\"timeoutMs\":0}",
 		 "invalid timeoutMs: expected a positive number, got 0"},
-		{DSB_TOOL_BASH, "{\"command\":\"ls\",\"description\":\"d\",\"extra\":1}", NULL},
-		{DSB_TOOL_READ, "{\"file_path\":\"a\",\"offset\":0}",
+		{TOOL_BASH, "{\"command\":\"ls\",\"description\":\"d\",\"extra\":1}", NULL},
+		{TOOL_READ, "{\"file_path\":\"a\",\"offset\":0}",
 		 "offset must be a positive integer"},
-		{DSB_TOOL_READ, "{\"file_path\":\"a\",\"limit\":1.5}",
+		{TOOL_READ, "{\"file_path\":\"a\",\"limit\":1.5}",
 		 "limit must be a positive integer"},
-		{DSB_TOOL_READ, "{\"file_path\":\"a\",\"limit\":2001}",
+		{TOOL_READ, "{\"file_path\":\"a\",\"limit\":2001}",
 		 "limit must be less than or equal to 2000"},
-		{DSB_TOOL_READ, "{\"file_path\":\" \"}", "file_path must be a non-empty string"},
-		{DSB_TOOL_EDIT, "{\"file_path\":\"a\",\"old_string\":\"x\"}",
+		{TOOL_READ, "{\"file_path\":\" \"}", "file_path must be a non-empty string"},
+		{TOOL_EDIT, "{\"file_path\":\"a\",\"old_string\":\"x\"}",
 		 "invalid arguments: missing required property \"new_string\""},
-		{DSB_TOOL_WRITE, "{\"file_path\":\"a\",\"content\":\"\"}", NULL},
+		{TOOL_WRITE, "{\"file_path\":\"a\",\"content\":\"\"}", NULL},
+		{TOOL_JOB_OUTPUT, "{}", "invalid arguments: missing required property \"job_id\""},
+		{TOOL_JOB_OUTPUT, "{\"job_id\":1,\"wait\":\"yes\",\"timeout_ms\":\"1\"}",
+		 "invalid arguments: \"job_id\" must be a string; \"wait\" must be a boolean; "
+		 "\"timeout_ms\" must be a number"},
+		{TOOL_JOB_OUTPUT, "{\"job_id\":\"\",\"timeout_ms\":0}", NULL},
+		{TOOL_JOB_KILL, "{\"job_id\":\"bash-1\",\"reason\":2}",
+		 "invalid arguments: \"reason\" must be a string"},
+		{TOOL_JOB_LIST, "{\"anything\":1}", NULL},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		tool_plan p;
@@ -231,7 +239,7 @@ static void test_tool_arguments(void **state)
 		free(m);
 	}
 	tool_plan p;
-	assert_null(plan(DSB_TOOL_READ, "{\"file_path\":\"a\"}", &p));
+	assert_null(plan(TOOL_READ, "{\"file_path\":\"a\"}", &p));
 	assert_int_equal(p.read_offset, 1);
 	assert_int_equal(p.read_limit, TOOL_READ_LIMIT);
 }
