@@ -150,9 +150,8 @@ static const char prompt_sections[] =
 	"Track every background job id you start. You are notified in-session when a job finishes "
 	"— do not busy-poll or sleep on one; keep working on independent steps and do not "
 	"duplicate a running job's work. Before giving a final answer, collect every "
-	"still-relevant "
-	"job with job_output (set wait: true only when you are genuinely blocked on it), and "
-	"job_kill jobs that stopped mattering.";
+	"still-relevant job with job_output (set wait: true only when you are genuinely blocked "
+	"on it), and job_kill jobs that stopped mattering.";
 
 typedef struct tool_def {
 	const char *name;
@@ -413,8 +412,7 @@ int tools_plan(server_tool tool, json_t *args, tool_plan *ret, char **ret_messag
 	}
 	strbuf_done(&sb);
 
-	/* The job tools: what the registry checks itself (an empty id, the wait) it checks there.
-	 */
+	/* The job tools: the registry checks the rest itself (an empty id, the wait). */
 	if (ret->req.tool == _DSB_TOOL_INVALID) {
 		ret->job_id = arg_string(args, "job_id");
 		ret->wait = json_is_true(json_object_get(args, "wait"));
