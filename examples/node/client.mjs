@@ -30,10 +30,13 @@ client.setRequestHandler(ElicitRequestSchema, async (request) => {
   return { action: 'accept', content: { [field]: 'allow' } };
 });
 
+// The SDK passes the server only HOME, PATH and a few more unless told: hand it this process's
+// environment, so DSH_SANDBOX_STORE, DSH_PERMISSION_MODE and DSH_SANDBOX_CONFIG reach it.
 const transport = new StdioClientTransport({
   command: server,
   args: ['serve', '--cwd', workspace],
   cwd: workspace,
+  env: process.env,
 });
 await client.connect(transport);
 
