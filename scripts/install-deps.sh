@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages dsh-sandbox needs to build, test and lint, and only those that
-# are missing. Needs root when something is missing (it says which command to run otherwise).
+# are missing, then the npm packages of the MCP client tests (scripts/install-mcp-clients.sh).
+# Needs root when a package is missing (it says which command to run otherwise).
 set -euo pipefail
 
 packages=(
@@ -18,7 +19,12 @@ for p in "${packages[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ "${#missing[@]}" -eq 0 ] && exit 0
+# Node.js and npm from wherever they came (Debian's packages, or NodeSource's nodejs, which
+# carries its own npm and conflicts with Debian's).
+command -v npm >/dev/null || missing+=(nodejs npm)
+if [ "${#missing[@]}" -eq 0 ]; then
+	exec "$(dirname "$0")/install-mcp-clients.sh"
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "missing packages: ${missing[*]}" >&2
@@ -29,3 +35,4 @@ echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+"$(dirname "$0")/install-mcp-clients.sh"

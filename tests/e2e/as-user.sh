@@ -29,6 +29,10 @@ cp -r "$DSB_SOURCE_ROOT/tests/data/server" "$stage/src/tests/data/"
 # The fuzz corpora, which t-log-agree.sh replays.
 mkdir -p "$stage/src/fuzz"
 cp -r "$DSB_SOURCE_ROOT/fuzz/corpus" "$stage/src/fuzz/"
+# The MCP client examples and the npm clients (hundreds of MB), which t-serve-clients.sh runs:
+# linked, not copied; the source tree must be readable by the user.
+ln -s "$DSB_SOURCE_ROOT/examples" "$stage/src/examples"
+ln -s "$DSB_SOURCE_ROOT/tests/clients" "$stage/src/tests/clients"
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
 chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared" "$stage/src"
 

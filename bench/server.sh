@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The MCP server's cost as a client on its pipes sees it, as ratios measured in one run: a bash
+# call of `true` through `dsh-sandbox serve` against the same client fork/exec'ing `bash -c true`
+# (Landlock; target <= 1.15x) or the raw bwrap profile (bwrap; target <= 1.1x); 32 concurrent
+# calls against 32 concurrent spawns; the server's RSS idle and under load (target <= 8 MB).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+[ -f build-bench/build.ninja ] || meson setup build-bench -Dbuildtype=release -Dtests=false >/dev/null
+ninja -C build-bench dsh-sandbox bench/server-bench >/dev/null
+dir=$(mktemp -d "$top/build-bench/server.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+# Store, configuration and workspace outside the writable temp dirs: nothing to protect but
+# what a real deployment protects.
+export DSH_SANDBOX_STORE=$dir/store XDG_CONFIG_HOME=$dir/xdg
+mkdir -p "$dir/ws"
+D=$top/build-bench/dsh-sandbox
+BWRAP=$(command -v bwrap)
+for b in landlock bwrap; do
+	printf 'sandbox-local: { backends: [%s] }\n' "$b" >"$dir/$b.yaml"
+	"$D" --config "$dir/$b.yaml" exec --mode read-only -- true # cache the verdict
+done
+echo "Landlock (baseline: bash -c true):"
+build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock.yaml" "$dir/ws" bash -c true
+echo "bwrap (baseline: the raw bwrap profile):"
+build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/bwrap.yaml" "$dir/ws" \
+	"$BWRAP" --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- bash -c true
