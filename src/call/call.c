@@ -161,14 +161,18 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
  */
 static int read_content(int fd, char **ret, size_t *ret_len, bool *ret_over, dsb_error *reterr)
 {
+	/* On the heap: a 64 KiB frame is probed page by page, resident in every call's thread. */
+	const size_t chunk = 64 * 1024;
+	_cleanup_free_ char *buf = malloc(chunk);
+	if (!buf)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	strbuf sb = STRBUF_INIT;
-	char buf[65536];
 	ssize_t n;
 	int r = strbuf_append(&sb, "", 0);
 	*ret_over = false;
 	while (r >= 0) {
 		size_t want = DSB_FS_MAX_BYTES + 1 - sb.len;
-		n = read(fd, buf, want < sizeof(buf) ? want : sizeof(buf));
+		n = read(fd, buf, want < chunk ? want : chunk);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -117,6 +118,12 @@ int cmd_serve(cli_global *global, int argc, char **argv)
 		(void)dsb_fail_errno(&err, DSB_E_IO, errno, "cannot take the stop signals");
 		return cli_report(&err);
 	}
+
+	/*
+	 * A thread per call would get a malloc arena each (up to eight per core), kept resident
+	 * after the call: calls mostly wait on their command, so two arenas hold them all.
+	 */
+	(void)mallopt(M_ARENA_MAX, 2);
 
 	_cleanup_free_ char *cache = cli_cache_dir(global);
 	dsb_call_setup setup = cli_setup(global);

@@ -38,6 +38,9 @@ void dsb_run_result_done(dsb_run_result *r)
 	*r = (dsb_run_result){0};
 }
 
+/* What one read of the command's output takes at most. */
+#define PUMP_BYTES ((size_t)64 * 1024)
+
 /* Everything one run owns; released in one place. */
 typedef struct run {
 	int out_fd, err_fd, in_fd;
@@ -58,6 +61,11 @@ typedef struct run {
 	char hold[4096];
 	exec_output_fn on_output;
 	void *userdata;
+	/*
+	 * The read buffer, on the heap: a 64 KiB array on the stack is probed page by page
+	 * (-fstack-clash-protection), which costs a server 64 KiB of resident stack per call.
+	 */
+	char *buf;
 } run;
 
 static void run_done(run *r)
@@ -77,6 +85,7 @@ static void run_done(run *r)
 	spill_dir_done(&r->spill);
 	strv_free(r->env);
 	dsb_confined_done(&r->confined);
+	free(r->buf);
 }
 
 /* A person watching sees stderr as it comes; a closed stderr is their choice. */
@@ -141,8 +150,10 @@ int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *ar
 /* Reads what is there from *@fd into @c (and @tee); closes it at EOF. -errno, -ENOMEM. */
 static int pump(run *r, int *fd, collector *c, int tee, int stream)
 {
-	char buf[65536];
-	ssize_t n = read(*fd, buf, sizeof(buf));
+	if (!r->buf && !(r->buf = malloc(PUMP_BYTES)))
+		return -ENOMEM;
+	char *buf = r->buf;
+	ssize_t n = read(*fd, buf, PUMP_BYTES);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
 	if (n == 0) {
@@ -331,7 +342,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	if (!cfg || !policy || !req || !ret ||
 	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
-	uint64_t timeout_ms;
+	uint64_t timeout_ms = 0;
 	int r = check_request(cfg, req, &timeout_ms, reterr);
 	if (r < 0)
 		return r;

@@ -150,6 +150,8 @@ static int read_header(int fd, const char *path, off_t size, log_header *ret_hea
 	if (r == -ENODATA)
 		return dsb_fail(reterr, DSB_E_SESSION_INVALID,
 				"%s: empty or header-less session log", path);
+	if (r == -ENOMEM)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
 	_cleanup_free_ char *line = malloc((size_t)header_end);
@@ -463,7 +465,7 @@ static int parse_approval(const char *s)
 
 int dsb_session_fold_mode(dsb_session *session, dsb_mode *ret_mode, dsb_error *reterr)
 {
-	int v;
+	int v = 0;
 	int r = fold_enum(session, "sandbox/mode", "mode", parse_mode, &v, reterr);
 	if (r > 0)
 		*ret_mode = (dsb_mode)v;
@@ -473,7 +475,7 @@ int dsb_session_fold_mode(dsb_session *session, dsb_mode *ret_mode, dsb_error *r
 int dsb_session_fold_approval(dsb_session *session, dsb_approval_policy *ret_policy,
 			      dsb_error *reterr)
 {
-	int v;
+	int v = 0;
 	int r = fold_enum(session, "approval/policy", "policy", parse_approval, &v, reterr);
 	if (r > 0)
 		*ret_policy = (dsb_approval_policy)v;

@@ -285,7 +285,7 @@ typedef struct tail {
 	int fd;
 	off_t lo;	/* the first byte after the header line */
 	off_t next_end; /* offset of the '\n' ending the next line to yield */
-	char block[TAIL_BLOCK];
+	char *block; /* TAIL_BLOCK bytes on the heap: a thread's stack stays small */
 	off_t block_start;
 	size_t block_len;
 } tail;
@@ -298,12 +298,18 @@ int tail_pread_all(int fd, char *buf, size_t n, off_t offset);
 
 /*
  * The end of the header line (just past its '\n') and of the committed region (just past the
- * last '\n') of a plain log of @size bytes. -ENODATA when the header line has no newline.
+ * last '\n') of a plain log of @size bytes. -ENODATA when the header line has no newline,
+ * -ENOMEM, -errno.
  */
 int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_end);
 
-/* Yields event lines from the last to the first: [lo, committed_end) holds complete lines. */
+/*
+ * Yields event lines from the last to the first: [lo, committed_end) holds complete lines.
+ * -ENOMEM; release with tail_done() either way.
+ */
 int tail_init(tail *t, int fd, off_t lo, off_t committed_end);
+void tail_done(tail *t);
+
 /* 1 with [*start, *end) the previous line (end excludes '\n'), 0 at the header, -errno. */
 int tail_prev_line(tail *t, off_t *ret_start, off_t *ret_end);
 /* Reads @n bytes at @start, from the current block when it holds them. -errno. */

@@ -41,7 +41,7 @@ bool log_is_zstd(int fd, off_t size)
 /* Loads the block that ends just after @pos (inclusive), never reaching below t->lo. */
 static int load_block(tail *t, off_t pos)
 {
-	off_t start = pos + 1 - (off_t)sizeof(t->block);
+	off_t start = pos + 1 - (off_t)TAIL_BLOCK;
 	if (start < t->lo)
 		start = t->lo;
 	size_t n = (size_t)(pos + 1 - start);
@@ -77,7 +77,14 @@ static int find_newline_back(tail *t, off_t pos, off_t *ret)
 int tail_init(tail *t, int fd, off_t lo, off_t committed_end)
 {
 	*t = (tail){.fd = fd, .lo = lo, .next_end = committed_end - 1, .block_start = -1};
-	return 0;
+	t->block = malloc(TAIL_BLOCK);
+	return t->block ? 0 : -ENOMEM;
+}
+
+void tail_done(tail *t)
+{
+	free(t->block);
+	t->block = NULL;
 }
 
 int tail_prev_line(tail *t, off_t *ret_start, off_t *ret_end)
@@ -124,10 +131,12 @@ int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_
 		return -ENODATA;
 
 	/* The committed region ends after the last newline, found backwards. */
-	tail t;
-	tail_init(&t, fd, header_end, size + 1);
+	_cleanup_(tail_done) tail t;
+	int r = tail_init(&t, fd, header_end, size + 1);
+	if (r < 0)
+		return r;
 	off_t nl;
-	int r = size > header_end ? find_newline_back(&t, size - 1, &nl) : 0;
+	r = size > header_end ? find_newline_back(&t, size - 1, &nl) : 0;
 	if (r < 0)
 		return r;
 	*ret_header_end = header_end;
@@ -182,8 +191,9 @@ int tail_find_last(int fd, const char *path, off_t header_end, off_t committed_e
 		lens[i] = (size_t)k;
 	}
 
-	tail t;
-	tail_init(&t, fd, header_end, committed_end);
+	_cleanup_(tail_done) tail t;
+	if (tail_init(&t, fd, header_end, committed_end) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
 	off_t start, end;
 	char head[256];
 	int r;
