@@ -27,19 +27,22 @@ step() {
 	fi
 }
 
+# A git checkout (.git is a file in a worktree) lints what git tracks; a tree without git skips
+# the npm clients' node_modules.
 sources() {
-	if [ -d .git ]; then
+	if [ -e .git ]; then
 		git ls-files '*.c' '*.h'
 	else
-		find src include tests fuzz bench -name '*.[ch]' 2>/dev/null
+		find src include tests fuzz bench -name node_modules -prune -o -name '*.[ch]' -print \
+			2>/dev/null
 	fi
 }
 
 shell_scripts() {
-	if [ -d .git ]; then
+	if [ -e .git ]; then
 		git ls-files '*.sh' .ci/run
 	else
-		find . -name '*.sh' -not -path './build*'
+		find . -name node_modules -prune -o -name '*.sh' -not -path './build*' -print
 	fi
 }
 

@@ -162,7 +162,7 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 static int read_content(int fd, char **ret, size_t *ret_len, bool *ret_over, dsb_error *reterr)
 {
 	/* On the heap: a 64 KiB frame is probed page by page, resident in every call's thread. */
-	const size_t chunk = 64 * 1024;
+	const size_t chunk = (size_t)64 * 1024;
 	_cleanup_free_ char *buf = malloc(chunk);
 	if (!buf)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");

@@ -31,6 +31,7 @@ struct server_call {
 	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
 	dsb_call *call;		/* while it runs; under srv->lock */
 	dsb_jobs_waiter waiter; /* a job_output wait, ended by a cancellation */
+	char started[32];	/* the id of the job a background start started, or "" */
 	bool cancelled;		/* notifications/cancelled (or shutdown): no response */
 	bool done;		/* its response is being written: too late to cancel */
 
@@ -257,6 +258,13 @@ static void attach_notices(server *srv, json_t *result)
 	}
 }
 
+/* The id a successful background start names: its fixed text ends with it. */
+static const char *started_job_id(const dsb_call_result *res)
+{
+	const char *space = strrchr(res->text, ' ');
+	return space ? space + 1 : "";
+}
+
 /* Runs the call; its result, or NULL with *@ret_err for a JSON-RPC error. */
 static json_t *run(server_call *sc, dsb_error *ret_err)
 {
@@ -304,6 +312,8 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	/* A background start is prepared as a call (its approval too), then runs as a job. */
 	r = plan.background ? dsb_jobs_start(srv->jobs, call, &plan.req, &res, ret_err)
 			    : dsb_call_run(call, &plan.req, &res, ret_err);
+	if (r >= 0 && plan.background && !res.is_error)
+		(void)snprintf(sc->started, sizeof(sc->started), "%s", started_job_id(&res));
 
 	(void)pthread_mutex_lock(&srv->lock);
 	sc->call = NULL;
@@ -332,11 +342,10 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 					     json_incref(view.value));
 		read_view_done(&view);
 	} else if (plan.background && !res.is_error) {
-		/* DSH's background value, {kind, jobId}; the id ends its fixed text. */
-		const char *id = strrchr(res.text, ' ');
-		result = tool_result(
-			srv, res.text, res.text_len, false,
-			json_pack("{s:s, s:s}", "kind", "background", "jobId", id ? id + 1 : ""));
+		/* DSH's background value. */
+		result = tool_result(srv, res.text, res.text_len, false,
+				     json_pack("{s:s, s:s}", "kind", "background", "jobId",
+					       started_job_id(&res)));
 	} else {
 		result = tool_result(srv, res.text ? res.text : "", res.text_len, res.is_error,
 				     structured_of(&res));
@@ -362,6 +371,15 @@ static void *call_main(void *userdata)
 	if (answer && result)
 		attach_notices(srv, result);
 	(void)pthread_mutex_unlock(&srv->lock);
+	/*
+	 * A background start that gets no response never tells the model its job's id: the job
+	 * is stopped rather than left running unseen.
+	 */
+	if (!answer && sc->started[0]) {
+		dsb_job_reply reply = {0};
+		(void)dsb_jobs_kill(srv->jobs, sc->started, &reply, NULL);
+		dsb_job_reply_done(&reply);
+	}
 	if (answer && result)
 		(void)rpc_write_result(&srv->out, sc->id, result);
 	else if (answer)

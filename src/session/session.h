@@ -279,13 +279,13 @@ int session_append_decide(dsb_session *session, log_decide_fn decide, void *user
 
 /* --- tail.c: plain logs read backwards ---------------------------------------------------- */
 
-#define TAIL_BLOCK (64 * 1024)
+#define TAIL_BLOCK ((size_t)64 * 1024)
 
 typedef struct tail {
 	int fd;
 	off_t lo;	/* the first byte after the header line */
 	off_t next_end; /* offset of the '\n' ending the next line to yield */
-	char *block; /* TAIL_BLOCK bytes on the heap: a thread's stack stays small */
+	char *block;	/* TAIL_BLOCK bytes on the heap: a thread's stack stays small */
 	off_t block_start;
 	size_t block_len;
 } tail;

@@ -489,12 +489,38 @@ def cmd_background(argv):
     check(job(s, "job_output", {"job_id": "bash-3"}) ==
           (False, ["done\n[status: completed, exit code: 0]"]), "read bash-3")
 
+    # Starts cancelled as they are made: a job whose id no response announced is not left
+    # running (the model could never stop it).
+    for i in range(10):
+        s.send({"jsonrpc": "2.0", "id": 200 + i, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "exec -a %s-unseen sleep 100" % mark,
+                                          "description": "Job", "run_in_background": True}}})
+        time.sleep(0.005 * i)  # the cancel lands before, during and after the start
+        s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 200 + i}})
+    announced = set()
+    while True:  # every start has answered or been dropped once the output is quiet
+        try:
+            m = s.recv(2)
+        except Failure:
+            break
+        if m.get("id") in range(200, 210) and "result" in m:
+            announced.add(text_of(m).split()[-1])
+    err, texts = job(s, "job_list", {})
+    for line in texts[0].split("\n"):
+        jid, status = line.split()[0], line.split()[2]
+        check(status != "running" or jid in announced,
+              "an unannounced job runs: %s (announced %s)" % (line, announced))
+    for jid in announced:
+        job(s, "job_kill", {"job_id": jid})
+
     # A wait cancelled: no response, the server still answers, and ends at once.
-    check(start_job(s, "exec -a %s-wait sleep 100" % mark)[1] ==
-          "started background job bash-4", "start bash-4")
+    err, text = start_job(s, "exec -a %s-wait sleep 100" % mark)
+    check(not err and text.startswith("started background job bash-"), "start: %r" % text)
+    waited = text.split()[-1]
     wait_running(mark + "-wait")
     s.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
-        "name": "job_output", "arguments": {"job_id": "bash-4", "wait": True,
+        "name": "job_output", "arguments": {"job_id": waited, "wait": True,
                                             "timeout_ms": 600000}}})
     time.sleep(0.3)
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}})
