@@ -332,12 +332,33 @@ void confine_cloexec_from(int from);
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		   unsigned flags, pid_t *ret_pid, unsigned *ret_achieved, dsb_error *reterr);
 
+/* --- spawner.c ------------------------------------------------------------------------------ */
+
+/*
+ * Forks the spawner, which forks every later monitor of this process (tree.c) instead of this
+ * process. Only while this process is small and single-threaded: a server at its start. 0, or
+ * -errno (monitors are then forked here, as without it). Process-wide; idempotent.
+ */
+int spawner_start(void);
+
+/* Ends the spawner (its monitors run on until their trees are gone). */
+void spawner_stop(void);
+
+/*
+ * Asks the spawner for a monitor of @c (tree_monitor_run() with these arguments; the
+ * descriptors are passed, the caller keeps its own). 0 when sent; -ENOTCONN with no spawner,
+ * -errno when it is gone (then none is asked again).
+ */
+int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
+		    int ctl_r);
+
 /* --- tree.c --------------------------------------------------------------------------------- */
 
 /* The processes of one call: the command (the leader) and whatever it starts. */
 typedef struct proc_tree {
 	pid_t leader;
-	pid_t monitor; /* the monitor process, 0 when this process reaps (or nobody must) */
+	pid_t monitor; /* the monitor process, -1 the spawner's, 0 when this process reaps (or
+			  nobody must) */
 	int event_fd;  /* polls readable when the leader may have ended; -1: poll tree_check() */
 	int ctl_fd;    /* to the monitor: closed means "kill what is left" */
 	bool reaping;  /* this process is the call's subreaper */
@@ -355,6 +376,17 @@ typedef struct proc_tree {
  */
 int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
 	       proc_tree *t, dsb_error *reterr);
+
+/* Whether this process has one thread (/proc/self/stat). */
+bool tree_single_threaded(void);
+
+/*
+ * The monitor (in a child of this process or of the spawner): keeps only @status_w, @ctl_r
+ * and @o's descriptors, spawns @c, reports its start and end on @status_w, reaps orphans, and
+ * kills what is left when @ctl_r ends.
+ */
+_Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
+				int status_w, int ctl_r);
 
 /* 1 with the leader's wait status once it has ended (reaping ended orphans meanwhile), 0 while
  * it runs, -errno. */

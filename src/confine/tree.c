@@ -18,7 +18,8 @@
  *    has no child (the CLI; a simple library caller). It becomes a subreaper for the call and
  *    kills and reaps every child it has at the end. No extra process.
  *  - otherwise a monitor: a forked process that is the subreaper, spawns the command, reports
- *    its status through a pipe, and kills what is left when told to or when we go away.
+ *    its status through a pipe, and kills what is left when told to or when we go away. A
+ *    server forks it through its spawner (spawner.c), a small process forked at its start.
  *
  * A command can only leave the tree by killing its subreaper; Landlock's signal scope (ABI 6)
  * keeps it from signalling anything outside its domain, and `probe` says when that is missing.
@@ -155,11 +156,17 @@ static void kill_children(pid_t leader)
 }
 
 /* True when nothing but the command can become our child while it runs: one thread, no child. */
-static bool can_reap_here(void)
+bool tree_single_threaded(void)
 {
 	char buf[4096];
-	if (read_proc("/proc/self/stat", buf, sizeof(buf)) < 0 || stat_field(buf, 20) != 1)
-		return false; /* field 20: num_threads */
+	return read_proc("/proc/self/stat", buf, sizeof(buf)) >= 0 &&
+	       stat_field(buf, 20) == 1; /* field 20: num_threads */
+}
+
+static bool can_reap_here(void)
+{
+	if (!tree_single_threaded())
+		return false;
 	pid_t one;
 	return list_children(&one, 1) == 0;
 }
@@ -187,13 +194,13 @@ static int read_msg(int fd, monitor_msg *m)
 }
 
 /*
- * The monitor, a forked copy of the caller: keeps only the descriptors it needs (a
- * multi-threaded caller's other pipes must not be held open here), spawns the command, reports
- * its start and end, reaps orphans as they die, and kills what is left when the caller closes
- * @ctl (asked to, or gone).
+ * The monitor, a forked copy of the caller or of its spawner: keeps only the descriptors it
+ * needs (a multi-threaded caller's other pipes must not be held open here), spawns the
+ * command, reports its start and end, reaps orphans as they die, and kills what is left when
+ * the caller closes @ctl (asked to, or gone).
  */
-static _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
-				  int status_w, int ctl_r)
+_Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
+				int status_w, int ctl_r)
 {
 	/* The descriptors we keep, moved to 3..7 in that order; everything else closed. */
 	int keep[5] = {status_w, ctl_r, o->stdin_fd, o->stdout_fd, o->stderr_fd};
@@ -290,15 +297,17 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 		(void)close(status_pipe[1]);
 		return dsb_fail_errno(reterr, DSB_E_IO, e, "cannot create a pipe");
 	}
-	pid_t pid = fork();
+	/* The spawner's fork is cheap; ours copies a threaded process (spawner.c). */
+	bool spawned = spawner_request(c, mode, opts, status_pipe[1], ctl_pipe[0]) == 0;
+	pid_t pid = spawned ? -1 : fork();
 	if (pid == 0)
-		monitor_run(c, mode, opts, status_pipe[1], ctl_pipe[0]);
+		tree_monitor_run(c, mode, opts, status_pipe[1], ctl_pipe[0]);
 	int e = errno;
 	(void)close(status_pipe[1]);
 	(void)close(ctl_pipe[0]);
 	t->event_fd = status_pipe[0];
 	t->ctl_fd = ctl_pipe[1];
-	if (pid < 0) {
+	if (pid < 0 && !spawned) {
 		tree_done(t);
 		return dsb_fail_errno(reterr, DSB_E_IO, e, "cannot fork");
 	}
@@ -374,8 +383,15 @@ void tree_done(proc_tree *t)
 		if (t->ctl_fd >= 0)
 			(void)close(t->ctl_fd);
 		t->ctl_fd = -1;
-		while (waitpid(t->monitor, NULL, 0) < 0 && errno == EINTR)
-			;
+		if (t->monitor > 0) {
+			while (waitpid(t->monitor, NULL, 0) < 0 && errno == EINTR)
+				;
+		} else {
+			/* The spawner's child: its status pipe ends when it has. */
+			monitor_msg m;
+			while (t->event_fd >= 0 && read_msg(t->event_fd, &m) == 0)
+				;
+		}
 	} else if (t->reaping) {
 		kill_children(t->ended ? 0 : t->leader);
 		if (!t->was_subreaper)

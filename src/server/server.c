@@ -21,6 +21,7 @@
 #include <dsb/policy.h>
 #include <dsb/session.h>
 
+#include "../confine/confine.h"
 #include "../context/context.h"
 #include "server.h"
 
@@ -325,8 +326,8 @@ static int check_setup(server *srv, dsb_error *reterr)
 	return r;
 }
 
-int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *options, int in_fd,
-		   int out_fd, dsb_error *reterr)
+static int serve_session(const dsb_call_setup *setup, const dsb_server_options *options, int in_fd,
+			 int out_fd, dsb_error *reterr)
 {
 	if (!options || !options->session || in_fd < 0 || out_fd < 0)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_server_run: missing argument");
@@ -380,5 +381,23 @@ int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *option
 	(void)pthread_mutex_destroy(&srv.lock);
 	(void)pthread_mutex_destroy(&srv.out.lock);
 	dsb_observations_free(srv.observations);
+	return r;
+}
+
+int dsb_server_run(const dsb_call_setup *setup, const dsb_server_options *options, int in_fd,
+		   int out_fd, dsb_error *reterr)
+{
+	if (!options || !options->session || in_fd < 0 || out_fd < 0)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_server_run: missing argument");
+	/*
+	 * Before any thread and while small: every call's monitor is then forked from this
+	 * spawner rather than from the threaded server (src/confine/spawner.c). Without one,
+	 * each call forks its own, as any threaded caller does.
+	 */
+	if (spawner_start() < 0 && options->log)
+		options->log(options->log_userdata,
+			     "no spawner: each call forks its monitor from the server");
+	int r = serve_session(setup, options, in_fd, out_fd, reterr);
+	spawner_stop();
 	return r;
 }

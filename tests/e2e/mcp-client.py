@@ -556,6 +556,15 @@ def cmd_background_confined(argv):
 
 # --- concurrency, cancellation, progress ----------------------------------------------------
 
+def children_of(pid):
+    """The children of @pid, from /proc (every thread's list)."""
+    kids = []
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, task)) as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
 def cmd_concurrent(argv):
     """32 calls at once, 3 s each: all answered in far less than 96 s; a ping sent after them
     is answered before any of them (timing-free: the machine may be loaded)."""
@@ -569,6 +578,14 @@ def cmd_concurrent(argv):
     s.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
     first = s.recv(60)
     check(first is not None and first.get("id") == "ping", "ping waited: %r" % first)
+    # The monitors come from the spawner, the server's one child, not from the server.
+    children = children_of(s.proc.pid)
+    check(len(children) == 1, "the server's children: %r" % children)
+    deadline = time.monotonic() + 20
+    while not children_of(children[0]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    check(children_of(children[0]), "no monitor below the spawner")
+    check(children_of(s.proc.pid) == children, "the server forked: %r" % children_of(s.proc.pid))
     seen = set()
     while len(seen) < 32:
         m = s.wait_for(lambda m: isinstance(m.get("id"), int), timeout=90)

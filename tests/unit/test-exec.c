@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "src/confine/confine.h"
 #include "src/exec/exec.h"
 #include "src/policy/policy.h"
 #include "helpers.h"
@@ -314,6 +315,22 @@ static void test_nothing_outlives_the_call_of_a_threaded_caller(void **state)
 	second_thread st;
 	second_thread_start(&st);
 	check_nothing_survives(*state, true);
+	second_thread_stop(&st);
+}
+
+/* The same with the monitors forked by a spawner (the MCP server's way): the spawner is this
+ * process's only child while a command runs, and it survives no call of ours either. */
+static void test_nothing_outlives_the_call_of_a_spawner(void **state)
+{
+	assert_int_equal(spawner_start(), 0);
+	second_thread st;
+	second_thread_start(&st);
+	check_nothing_survives(*state, true);
+	second_thread_stop(&st);
+	/* Started only while single-threaded: the spawner's loop allocates. */
+	second_thread_start(&st);
+	spawner_stop();
+	assert_int_equal(spawner_start(), -EBUSY);
 	second_thread_stop(&st);
 }
 
@@ -1085,6 +1102,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nothing_outlives_the_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_outlives_the_call_of_a_threaded_caller,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nothing_outlives_the_call_of_a_spawner, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_holds_against_a_pipe_holder, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_only_stdio_is_inherited, setup, teardown),

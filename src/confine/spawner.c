@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The spawner: a small, single-threaded process forked once, while its parent is still small
+ * and has no thread, that forks each call's monitor (tree.c) on request.
+ *
+ * Why: a threaded caller (the MCP server) cannot be a call's subreaper, so every call of its
+ * gets a monitor process, and forking the server itself for it costs about 4 ms a call on a
+ * small VM: the copy of a threaded process's page tables, copy-on-write faults on both sides
+ * while the server's threads keep writing, the teardown (docs/design/server.md). A fork of the
+ * spawner costs a fraction: it is a copy of the parent from before the threads and the heap.
+ * The monitor is the same code with the same guarantees; only its parent changes.
+ *
+ * A request is one header message, carrying the monitor's descriptors (SCM_RIGHTS: its status
+ * pipe's write end, its control pipe's read end, then the command's stdin, stdout and stderr
+ * when given), followed by the encoded spawn (the dsb_confined, the mode, the options). The
+ * caller then reads the monitor's first message from the status pipe, as with a monitor it
+ * forked; a request the spawner cannot serve closes that pipe unanswered, which the caller reads
+ * as a failed monitor. Senders take a lock, so requests never interleave.
+ *
+ * The spawner holds no call's control pipe write end: a caller that dies (even by SIGKILL)
+ * still closes every control pipe, so every monitor kills its tree. The spawner itself dies with
+ * its parent (PR_SET_PDEATHSIG) or when the socket closes; its monitors then live on, watching
+ * their control pipes, until their trees are gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+#define REQUEST_MAGIC 0x53425344u /* "DSBS" */
+/* A command line and environment fit ARG_MAX; the rest of a plan is small. */
+#define REQUEST_MAX ((size_t)64 << 20)
+/* The monitor's two pipe ends, then stdin, stdout, stderr. */
+#define REQUEST_FDS 5
+
+typedef struct request_header {
+	uint32_t magic;
+	uint32_t fd_mask; /* bit i: the i-th of stdin, stdout, stderr was sent */
+	uint64_t len;	  /* of the encoded spawn that follows */
+} request_header;
+
+static struct {
+	pthread_mutex_t lock;
+	int fd;	   /* our end of the socket; -1: no spawner */
+	pid_t pid; /* 0: none */
+} spawner = {PTHREAD_MUTEX_INITIALIZER, -1, 0};
+
+/* --- the encoding ---------------------------------------------------------------------------- */
+
+static int put(strbuf *sb, const void *p, size_t n)
+{
+	return strbuf_append(sb, p, n);
+}
+
+static int put_u32(strbuf *sb, uint32_t v)
+{
+	return put(sb, &v, sizeof(v));
+}
+
+static int put_u64(strbuf *sb, uint64_t v)
+{
+	return put(sb, &v, sizeof(v));
+}
+
+#define NONE UINT32_MAX /* a NULL string or vector */
+
+static int put_str(strbuf *sb, const char *s)
+{
+	if (!s)
+		return put_u32(sb, NONE);
+	size_t n = strlen(s);
+	if (n >= NONE)
+		return -E2BIG;
+	int r = put_u32(sb, (uint32_t)n);
+	return r < 0 ? r : put(sb, s, n);
+}
+
+static int put_strv(strbuf *sb, char *const *v)
+{
+	if (!v)
+		return put_u32(sb, NONE);
+	size_t n = 0;
+	while (v[n])
+		n++;
+	int r = put_u32(sb, (uint32_t)n);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = put_str(sb, v[i]);
+	return r;
+}
+
+static int encode(strbuf *sb, const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o)
+{
+	const confine_plan *p = confined_plan(c);
+	int r = put_u32(sb, (uint32_t)mode);
+	r = r < 0 ? r : put_strv(sb, c->argv);
+	r = r < 0 ? r : put_u32(sb, c->landlock);
+	r = r < 0 ? r : put_str(sb, c->backend);
+	r = r < 0 ? r : put_u32(sb, p != NULL);
+	if (p) {
+		r = r < 0 ? r : put_strv(sb, p->landlock.ro);
+		r = r < 0 ? r : put_strv(sb, p->landlock.rw);
+		r = r < 0 ? r : put_u64(sb, p->landlock.scope);
+		r = r < 0 ? r : put_u32(sb, (uint32_t)p->landlock.abi_max);
+		r = r < 0 ? r : put_u32(sb, p->harden);
+		r = r < 0 ? r : put_u32(sb, p->filter_flags);
+		r = r < 0 ? r : put_u32(sb, (uint32_t)p->filter_fd);
+		r = r < 0 ? r : put_u32(sb, p->contained);
+		r = r < 0 ? r : put_u32(sb, p->mounts_required);
+		r = r < 0 ? r : put_u32(sb, p->mount_ns);
+		r = r < 0 ? r : put_u64(sb, p->mounts.n);
+		for (size_t i = 0; r >= 0 && i < p->mounts.n; i++) {
+			r = put_u32(sb, (uint32_t)p->mounts.v[i].op);
+			r = r < 0 ? r : put_str(sb, p->mounts.v[i].path);
+			r = r < 0 ? r : put_u32(sb, (uint32_t)p->mounts.v[i].kind);
+		}
+	}
+	r = r < 0 ? r : put_str(sb, o->cwd);
+	r = r < 0 ? r : put_strv(sb, o->envp);
+	return r < 0 ? r : put_u32(sb, o->new_session);
+}
+
+/* Reading it back, in the monitor: every length checked against what is left. */
+typedef struct reader {
+	const char *p;
+	size_t left;
+	bool bad;
+} reader;
+
+static void get(reader *rd, void *out, size_t n)
+{
+	if (rd->bad || rd->left < n) {
+		rd->bad = true;
+		memset(out, 0, n);
+		return;
+	}
+	memcpy(out, rd->p, n);
+	rd->p += n;
+	rd->left -= n;
+}
+
+static uint32_t get_u32(reader *rd)
+{
+	uint32_t v;
+	get(rd, &v, sizeof(v));
+	return v;
+}
+
+static uint64_t get_u64(reader *rd)
+{
+	uint64_t v;
+	get(rd, &v, sizeof(v));
+	return v;
+}
+
+/* Strings and vectors are allocated: the monitor is single-threaded and exits soon. */
+static char *get_str(reader *rd)
+{
+	uint32_t n = get_u32(rd);
+	if (rd->bad || n == NONE)
+		return NULL;
+	if (n > rd->left) {
+		rd->bad = true;
+		return NULL;
+	}
+	char *s = strndup(rd->p, n);
+	if (!s || strlen(s) != n)
+		rd->bad = true; /* no memory, or a NUL inside */
+	rd->p += n;
+	rd->left -= n;
+	return s;
+}
+
+static char **get_strv(reader *rd)
+{
+	uint32_t n = get_u32(rd);
+	if (rd->bad || n == NONE)
+		return NULL;
+	if (n > rd->left / sizeof(uint32_t)) {
+		rd->bad = true;
+		return NULL;
+	}
+	char **v = calloc((size_t)n + 1, sizeof(*v));
+	if (!v) {
+		rd->bad = true;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n && !rd->bad; i++)
+		if (!(v[i] = get_str(rd)))
+			rd->bad = true;
+	return v;
+}
+
+/* Fills @c (with *@plan as its plan), *@mode and @o. false: the request is malformed. */
+static bool decode(reader *rd, dsb_confined *c, confine_plan *plan, dsb_mode *mode,
+		   dsb_spawn_options *o)
+{
+	*mode = (dsb_mode)get_u32(rd);
+	c->argv = get_strv(rd);
+	c->landlock = get_u32(rd) != 0;
+	c->backend = get_str(rd);
+	if (get_u32(rd)) {
+		plan->landlock.ro = get_strv(rd);
+		plan->landlock.rw = get_strv(rd);
+		plan->landlock.scope = get_u64(rd);
+		plan->landlock.abi_max = (int)get_u32(rd);
+		plan->harden = get_u32(rd) != 0;
+		plan->filter_flags = get_u32(rd);
+		plan->filter_fd = (int)get_u32(rd);
+		plan->contained = get_u32(rd) != 0;
+		plan->mounts_required = get_u32(rd) != 0;
+		plan->mount_ns = get_u32(rd) != 0;
+		uint64_t n = get_u64(rd);
+		if (n > rd->left / (3 * sizeof(uint32_t)))
+			return false;
+		plan->mounts.v = calloc(n ? (size_t)n : 1, sizeof(*plan->mounts.v));
+		if (!plan->mounts.v)
+			return false;
+		plan->mounts.n = (size_t)n;
+		for (size_t i = 0; i < plan->mounts.n && !rd->bad; i++) {
+			plan->mounts.v[i].op = (protect_op)get_u32(rd);
+			plan->mounts.v[i].path = get_str(rd);
+			plan->mounts.v[i].kind = (dsb_protect_kind)get_u32(rd);
+		}
+		c->plan = plan;
+	}
+	o->cwd = get_str(rd);
+	o->envp = get_strv(rd);
+	o->new_session = get_u32(rd) != 0;
+	return !rd->bad && rd->left == 0 && c->argv && c->argv[0];
+}
+
+/* --- the spawner process --------------------------------------------------------------------- */
+
+static int read_all(int fd, char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = read(fd, buf, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * One request: its header and descriptors into @fds (-1 where none), its spawn into a new
+ * buffer. 1 with a request, 0 at the end of the socket, -1 on a malformed one (its
+ * descriptors are closed: the caller reads a failed monitor).
+ */
+static int receive(int sock, int fds[REQUEST_FDS], char **ret_buf, size_t *ret_len)
+{
+	request_header h;
+	char control[CMSG_SPACE(REQUEST_FDS * sizeof(int))];
+	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control,
+			     .msg_controllen = sizeof(control)};
+	for (int i = 0; i < REQUEST_FDS; i++)
+		fds[i] = -1;
+	ssize_t k;
+	while ((k = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) < 0 && errno == EINTR)
+		;
+	if (k <= 0)
+		return 0;
+	size_t n_fds = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			n_fds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			if (n_fds > REQUEST_FDS)
+				n_fds = REQUEST_FDS;
+			memcpy(fds, CMSG_DATA(cm), n_fds * sizeof(int));
+		}
+	/* The descriptors in order: status, control, then the stdio the mask names. */
+	int given[REQUEST_FDS] = {fds[0], fds[1], -1, -1, -1};
+	size_t next = 2;
+	for (int i = 0; i < 3; i++)
+		if (h.fd_mask & (1u << i))
+			given[2 + i] = next < n_fds ? fds[next++] : -1;
+	memcpy(fds, given, sizeof(given));
+
+	*ret_buf = NULL;
+	if ((size_t)k != sizeof(h) || h.magic != REQUEST_MAGIC || h.len > REQUEST_MAX ||
+	    n_fds < 2 || !(*ret_buf = malloc(h.len ? h.len : 1)) ||
+	    read_all(sock, *ret_buf, h.len) < 0) {
+		free(*ret_buf);
+		*ret_buf = NULL;
+		for (int i = 0; i < REQUEST_FDS; i++)
+			if (fds[i] >= 0)
+				(void)close(fds[i]);
+		return (size_t)k == sizeof(h) && h.magic == REQUEST_MAGIC ? -1 : 0;
+	}
+	*ret_len = h.len;
+	return 1;
+}
+
+static _Noreturn void spawner_main(int sock, pid_t parent)
+{
+	/* Gone with its parent, whatever killed it; and a copy of it nobody may read. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L) < 0 || getppid() != parent)
+		_exit(0);
+	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
+	/* Nothing of the parent's but the socket: not its stdin or stdout (a client's pipes). */
+	int high = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (high < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup3(high, 3, O_CLOEXEC) < 0)
+		_exit(0);
+	sock = 3;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+#endif
+		for (int fd = 4; fd < 65536; fd++)
+			(void)close(fd);
+
+	for (;;) {
+		/* Monitors that ended are reaped at least once a second. */
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		if (poll(&p, 1, 1000) == 0)
+			continue;
+		int fds[REQUEST_FDS];
+		char *buf;
+		size_t len = 0;
+		int r = receive(sock, fds, &buf, &len);
+		if (r == 0)
+			break;
+		if (r > 0) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				(void)close(sock);
+				dsb_confined c = {0};
+				confine_plan plan = {0};
+				dsb_mode mode;
+				dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
+				reader rd = {.p = buf, .left = len};
+				if (!decode(&rd, &c, &plan, &mode, &o))
+					_exit(125); /* the caller reads a failed monitor */
+				o.stdin_fd = fds[2];
+				o.stdout_fd = fds[3];
+				o.stderr_fd = fds[4];
+				tree_monitor_run(&c, mode, &o, fds[0], fds[1]);
+			}
+			free(buf);
+			for (int i = 0; i < REQUEST_FDS; i++)
+				if (fds[i] >= 0)
+					(void)close(fds[i]);
+		}
+	}
+	/* Asked to end once every tree is done: its monitors are ending too; reap them all. */
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* --- the caller's side ------------------------------------------------------------------------ */
+
+int spawner_start(void)
+{
+	/* A fork of a threaded process may only exec: the spawner's loop allocates. */
+	if (!tree_single_threaded())
+		return -EBUSY;
+	(void)pthread_mutex_lock(&spawner.lock);
+	int r = 0;
+	if (spawner.fd < 0) {
+		int sv[2];
+		pid_t parent = getpid();
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+			r = -errno;
+		} else {
+			pid_t pid = fork();
+			if (pid == 0) {
+				(void)close(sv[0]);
+				spawner_main(sv[1], parent);
+			}
+			r = pid < 0 ? -errno : 0;
+			(void)close(sv[1]);
+			if (pid < 0) {
+				(void)close(sv[0]);
+			} else {
+				spawner.fd = sv[0];
+				spawner.pid = pid;
+			}
+		}
+	}
+	(void)pthread_mutex_unlock(&spawner.lock);
+	return r;
+}
+
+void spawner_stop(void)
+{
+	(void)pthread_mutex_lock(&spawner.lock);
+	if (spawner.fd >= 0) {
+		/* The end of the socket is its cue; its monitors outlive it as they must. */
+		(void)close(spawner.fd);
+		while (waitpid(spawner.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	spawner.fd = -1;
+	spawner.pid = 0;
+	(void)pthread_mutex_unlock(&spawner.lock);
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, buf, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		buf += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
+		    int ctl_r)
+{
+	strbuf sb = STRBUF_INIT;
+	int r = encode(&sb, c, mode, o);
+	if (r < 0) {
+		strbuf_done(&sb);
+		return r;
+	}
+	request_header h = {.magic = REQUEST_MAGIC, .len = sb.len};
+	int fds[REQUEST_FDS] = {status_w, ctl_r};
+	size_t n_fds = 2;
+	const int stdio[3] = {o->stdin_fd, o->stdout_fd, o->stderr_fd};
+	for (int i = 0; i < 3; i++)
+		if (stdio[i] >= 0) {
+			h.fd_mask |= 1u << i;
+			fds[n_fds++] = stdio[i];
+		}
+	char control[CMSG_SPACE(REQUEST_FDS * sizeof(int))];
+	memset(control, 0, sizeof(control));
+	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control,
+			     .msg_controllen = CMSG_SPACE(n_fds * sizeof(int))};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
+
+	(void)pthread_mutex_lock(&spawner.lock);
+	if (spawner.fd < 0) {
+		r = -ENOTCONN;
+	} else {
+		ssize_t k;
+		while ((k = sendmsg(spawner.fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		r = k < 0 ? -errno : (size_t)k != sizeof(h) ? -EIO : 0;
+		if (r == 0)
+			r = write_all(spawner.fd, sb.buf ? sb.buf : "", sb.len);
+		if (r < 0 && r != -ENOTCONN) {
+			/* Gone (or broken mid-request): no more requests; callers fork their own.
+			 */
+			(void)close(spawner.fd);
+			spawner.fd = -1;
+			while (waitpid(spawner.pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			spawner.pid = 0;
+		}
+	}
+	(void)pthread_mutex_unlock(&spawner.lock);
+	strbuf_done(&sb);
+	return r;
+}
