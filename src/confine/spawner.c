@@ -263,7 +263,7 @@ static int read_all(int fd, char *buf, size_t n)
  */
 static int receive(int sock, int fds[REQUEST_FDS], char **ret_buf, size_t *ret_len)
 {
-	request_header h;
+	request_header h = {0};
 	char control[CMSG_SPACE(REQUEST_FDS * sizeof(int))];
 	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
 	struct msghdr msg = {.msg_iov = &iov,
