@@ -20,9 +20,9 @@ cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_SECCOMP_SHIM:-}" ] || cp "$DSB_SECCOMP_SHIM" "$stage/bin/seccomp-shim"
 [ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
 cp "$(dirname "$script")"/*.sh "$(dirname "$script")"/*.py "$stage/e2e/"
-# The DSH fixtures, where the scripts look for them (SOURCE/../shared/reference/fixtures).
-mkdir -p "$stage/src" "$stage/shared/reference"
-cp -r "$DSB_SOURCE_ROOT/../shared/reference/fixtures" "$stage/shared/reference/"
+# DSH's session logs, where the scripts look for them.
+mkdir -p "$stage/src/tests/fixtures"
+cp -r "$DSB_SOURCE_ROOT/tests/fixtures/dsh" "$stage/src/tests/fixtures/"
 # The server's golden files, which t-serve.sh compares with.
 mkdir -p "$stage/src/tests/data"
 cp -r "$DSB_SOURCE_ROOT/tests/data/server" "$stage/src/tests/data/"
@@ -34,7 +34,7 @@ cp -r "$DSB_SOURCE_ROOT/fuzz/corpus" "$stage/src/fuzz/"
 ln -s "$DSB_SOURCE_ROOT/examples" "$stage/src/examples"
 ln -s "$DSB_SOURCE_ROOT/tests/clients" "$stage/src/tests/clients"
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
-chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/shared" "$stage/src"
+chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/src"
 
 env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" DSB_SOURCE_ROOT="$stage/src" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
 	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" DSB_PROBE="$stage/bin/dsb-probe" \

@@ -11,7 +11,7 @@ unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
 export TMPDIR=/tmp
 export DSH_SANDBOX_STORE="$TEST_TMP/store"
-FIXTURES=${DSB_SOURCE_ROOT:?}/../shared/reference/fixtures
+FIXTURES=${DSB_SOURCE_ROOT:?}/tests/fixtures/dsh
 
 HEADER='Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
 RO='Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns.'

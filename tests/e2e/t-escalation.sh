@@ -10,7 +10,7 @@
 unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME DSH_HOME
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
 export DSH_SANDBOX_STORE="$TEST_TMP/store"
-FIXTURES=${DSB_SOURCE_ROOT:?}/../shared/reference/fixtures
+FIXTURES=${DSB_SOURCE_ROOT:?}/tests/fixtures/dsh
 JUST='the user asked to write a file outside the workspace'
 
 # answerer OUTCOME: a config whose external answerer records the request and answers OUTCOME.

@@ -57,7 +57,7 @@ agree() {
 
 test_corpora_agree() {
 	local f n=0 refused=0 verdict
-	for f in "$src"/fuzz/corpus/scan/* "$src"/fuzz/corpus/fold/* "$src"/../shared/reference/fixtures/*.jsonl; do
+	for f in "$src"/fuzz/corpus/scan/* "$src"/fuzz/corpus/fold/* "$src"/tests/fixtures/dsh/*.jsonl; do
 		[ -f "$f" ] || continue
 		cp "$f" "log.$n"
 		verdict=$(agree "$PWD/log.$n")

@@ -9,7 +9,7 @@ unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
 export TMPDIR=/tmp
 export DSH_SANDBOX_STORE="$TEST_TMP/store"
-FIXTURES=${DSB_SOURCE_ROOT:?}/../shared/reference/fixtures
+FIXTURES=${DSB_SOURCE_ROOT:?}/tests/fixtures/dsh
 MODES='(accepted: read-only, workspace-write, danger-full-access)'
 
 new_session() {
@@ -181,7 +181,7 @@ $b	$(pwd -P)/other"
 }
 
 test_dsh_fixture_by_path() {
-	# shared/ may come without write bits; the copy is ours to append to.
+	# The fixture may come without write bits; the copy is ours to append to.
 	cp "$FIXTURES/escalation-approved.session.jsonl" copy.jsonl
 	chmod u+w copy.jsonl
 	run session show "$PWD/copy.jsonl" --json

@@ -97,6 +97,15 @@ char *dsb_test_data_path(const char *rel)
 	return p;
 }
 
+char *dsb_test_dsh_fixture(const char *name)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", DSB_DSH_FIXTURES_DIR, name ? name : ".") > 0);
+	if (access(p, R_OK) != 0)
+		fail_msg("DSH fixture missing: %s", p);
+	return p;
+}
+
 bool dsb_test_update_golden(void)
 {
 	const char *v = getenv("DSB_UPDATE_GOLDEN");

@@ -21,6 +21,12 @@ char *dsb_test_read_file(const char *path, size_t *ret_len);
 /* The absolute path of @rel under tests/data/ of the source tree. Returns a new string. */
 char *dsb_test_data_path(const char *rel);
 
+/*
+ * The absolute path of DSH's own session log @name under tests/fixtures/dsh/ (NULL: the
+ * directory), which must exist: a missing fixture fails the test, never skips it.
+ */
+char *dsb_test_dsh_fixture(const char *name);
+
 /* True when DSB_UPDATE_GOLDEN=1: golden tests rewrite their expected files instead of comparing. */
 bool dsb_test_update_golden(void);
 

@@ -1222,22 +1222,6 @@ static const struct {
 	 DSB_APPROVAL_NEVER},
 };
 
-/* Where CI puts shared/ beside the clone. A missing directory fails the test: never a skip. */
-static char *fixture_dir(void)
-{
-	const char *root = getenv("DSB_SOURCE_ROOT");
-	char *dir = NULL;
-	if (root && *root)
-		assert_true(asprintf(&dir, "%s/../shared/reference/fixtures", root) > 0);
-	else
-		assert_true(asprintf(&dir, "%s/../../../shared/reference/fixtures",
-				     DSB_TEST_DATA_DIR) > 0);
-	struct stat st;
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		fail_msg("DSH fixtures missing: %s", dir);
-	return dir;
-}
-
 static char *replace_all(const char *s, const char *from, const char *to)
 {
 	strbuf sb = STRBUF_INIT;
@@ -1514,7 +1498,7 @@ static void test_concurrent_project_append(void **state)
 static void test_fixture_snapshots(void **state)
 {
 	fixture *f = *state;
-	char *dir = fixture_dir();
+	char *dir = dsb_test_dsh_fixture(NULL);
 	/* {{cwd}} becomes a real canonical directory that needs no JSON escaping. */
 	char *cwd = join(f->dir, "fx");
 	assert_int_equal(mkdir(cwd, 0755), 0);

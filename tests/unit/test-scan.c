@@ -7,7 +7,7 @@
  *
  * Files used:
  *
- *   $DSB_SOURCE_ROOT/../shared/reference/fixtures/   DSH's snapshot logs (NAME.session.jsonl)
+ *   tests/fixtures/dsh/   DSH's snapshot logs (NAME.session.jsonl)
  *   tests/data/session/                              hand-written logs (see its README.md)
  *   T/                                               logs written per test
  */
@@ -30,25 +30,6 @@
 #include "helpers.h"
 
 /* --- helpers ------------------------------------------------------------------------------- */
-
-/* Where CI puts shared/ beside the clone. A missing directory fails the test: never a skip. */
-static char *fixture_path(const char *name)
-{
-	const char *root = getenv("DSB_SOURCE_ROOT");
-	char *dir = NULL;
-	if (root && *root)
-		assert_true(asprintf(&dir, "%s/../shared/reference/fixtures", root) > 0);
-	else
-		assert_true(asprintf(&dir, "%s/../../../shared/reference/fixtures",
-				     DSB_TEST_DATA_DIR) > 0);
-	struct stat st;
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		fail_msg("DSH fixtures missing: %s", dir);
-	char *p = NULL;
-	assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
-	free(dir);
-	return p;
-}
 
 static char *tmp_file(const char *dir, const char *name, const void *data, size_t len)
 {
@@ -300,7 +281,7 @@ static void check_pinned(const pinned *p, const char *path, const char *text, si
 
 static char *pinned_path(const pinned *p)
 {
-	return p->data ? dsb_test_data_path(p->name) : fixture_path(p->name);
+	return p->data ? dsb_test_data_path(p->name) : dsb_test_dsh_fixture(p->name);
 }
 
 static void test_fixtures_plain(void **state)
@@ -362,7 +343,7 @@ static int find_133(const log_record *rec, void *userdata, dsb_error *reterr)
 static void test_fixture_known_pair(void **state)
 {
 	(void)state;
-	char *path = fixture_path("escalation-approved.session.jsonl");
+	char *path = dsb_test_dsh_fixture("escalation-approved.session.jsonl");
 	char *type = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);

@@ -68,21 +68,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *fixture_path(const char *name)
-{
-	const char *root = getenv("DSB_SOURCE_ROOT");
-	assert_non_null(root);
-	char *p = NULL;
-	assert_true(asprintf(&p, "%s/../shared/reference/fixtures/%s", root, name) > 0);
-	if (access(p, R_OK) != 0)
-		fail_msg("DSH fixture %s is missing (../shared must sit beside the checkout)", p);
-	return p;
-}
-
 /* Copies a DSH fixture into the test dir and returns the copy's path. */
 static char *copy_fixture(fixture *f, const char *name)
 {
-	char *src = fixture_path(name);
+	char *src = dsb_test_dsh_fixture(name);
 	size_t len;
 	char *data = dsb_test_read_file(src, &len);
 	assert_non_null(data);
