@@ -155,7 +155,6 @@ static void kill_children(pid_t leader)
 	}
 }
 
-/* True when nothing but the command can become our child while it runs: one thread, no child. */
 bool tree_single_threaded(void)
 {
 	char buf[4096];
@@ -163,6 +162,7 @@ bool tree_single_threaded(void)
 	       stat_field(buf, 20) == 1; /* field 20: num_threads */
 }
 
+/* True when nothing but the command can become our child while it runs: one thread, no child. */
 static bool can_reap_here(void)
 {
 	if (!tree_single_threaded())

@@ -326,11 +326,10 @@ static int check_setup(server *srv, dsb_error *reterr)
 	return r;
 }
 
+/* dsb_server_run() with its arguments checked. */
 static int serve_session(const dsb_call_setup *setup, const dsb_server_options *options, int in_fd,
 			 int out_fd, dsb_error *reterr)
 {
-	if (!options || !options->session || in_fd < 0 || out_fd < 0)
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_server_run: missing argument");
 	server srv = {
 		.setup = setup ? *setup : (dsb_call_setup){0},
 		.session = options->session,
