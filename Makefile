@@ -5,11 +5,17 @@
 #   make         build (debug, ASan + UBSan) into build/
 #   make run     the main job: a confined command whose write lands, then one that is denied
 #   make check   build and run every test and lint; ends with "N passed, N failed, N skipped"
+#   make install     a release build into $(RELEASE), installed under $(PREFIX) (and $(DESTDIR))
+#   make uninstall   removes what the last `make install` put there
 
 BUILD      ?= build
 MESON_OPTS ?= -Dbuildtype=debug -Db_sanitize=address,undefined -Dwerror=true
 
-.PHONY: all deps run check clean
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+RELEASE    ?= build-release
+
+.PHONY: all deps run check clean install uninstall
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -36,5 +42,15 @@ run: all
 check: all
 	tests/check.sh $(BUILD)
 
+install:
+	@[ -f $(RELEASE)/build.ninja ] || \
+		meson setup $(RELEASE) -Dbuildtype=release -Dtests=false --prefix="$(PREFIX)"
+	meson configure $(RELEASE) --prefix="$(PREFIX)"
+	meson install -C $(RELEASE) --destdir "$(DESTDIR)"
+
+# meson's uninstall removes the files its install log names (DESTDIR included).
+uninstall:
+	ninja -C $(RELEASE) uninstall
+
 clean:
-	rm -rf $(BUILD) build-clang
+	rm -rf $(BUILD) build-clang $(RELEASE)

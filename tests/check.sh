@@ -81,6 +81,8 @@ step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability
 	--inline-suppr --suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE \
 	-I include -I "$build/include" src
 step "clang-tidy" tidy
+step "make install into a DESTDIR, a program built with pkg-config, make uninstall" \
+	tests/install-check.sh
 
 # Where bwrap and Landlock both work, a skipped test is a failure.
 if DSH_SANDBOX_STORE=$(mktemp -d) "$build/dsh-sandbox" probe --fresh --json 2>/dev/null |
