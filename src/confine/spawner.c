@@ -416,6 +416,8 @@ void spawner_stop(void)
 	(void)pthread_mutex_unlock(&spawner.lock);
 }
 
+/* write(2) in full, but with send()'s MSG_NOSIGNAL: a library caller may not ignore SIGPIPE,
+ * and a spawner gone must not kill it. */
 static int write_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {

@@ -284,6 +284,20 @@ static int render_session(dsb_session *session, const log_header *header, const 
 	return context_render_sections(&a, ret, reterr);
 }
 
+/* The log's retained snapshot and the sections @session's policy renders now. */
+static int session_sections(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
+			    context_retained *retained, context_sections *sections,
+			    dsb_error *reterr)
+{
+	const char *path = dsb_session_path(session);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", path);
+	_cleanup_(log_header_done) log_header header = {0};
+	int r = context_retained_load(fd, path, retained, &header, reterr);
+	return r < 0 ? r : render_session(session, &header, policy, cfg, sections, reterr);
+}
+
 int dsb_context_project(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
 			dsb_context_message **ret_message, dsb_error *reterr)
 {
@@ -291,17 +305,9 @@ int dsb_context_project(dsb_session *session, const dsb_policy *policy, const ds
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"dsb_context_project: missing argument");
 
-	const char *path = dsb_session_path(session);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", path);
-
-	_cleanup_(log_header_done) log_header header = {0};
 	_cleanup_(context_retained_done) context_retained retained = {0};
 	_cleanup_(context_sections_done) context_sections sections = {0};
-	int r = context_retained_load(fd, path, &retained, &header, reterr);
-	if (r >= 0)
-		r = render_session(session, &header, policy, cfg, &sections, reterr);
+	int r = session_sections(session, policy, cfg, &retained, &sections, reterr);
 	if (r >= 0)
 		r = context_project(&retained, &sections, ret_message, reterr);
 	return r;
@@ -310,18 +316,10 @@ int dsb_context_project(dsb_session *session, const dsb_policy *policy, const ds
 int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
 			  char **ret_text, dsb_error *reterr)
 {
-	const char *path = dsb_session_path(session);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot open", path);
-
-	_cleanup_(log_header_done) log_header header = {0};
 	_cleanup_(context_retained_done) context_retained retained = {0};
 	_cleanup_(context_sections_done) context_sections sections = {0};
 	_cleanup_free_ char *current = NULL;
-	int r = context_retained_load(fd, path, &retained, &header, reterr);
-	if (r >= 0)
-		r = render_session(session, &header, policy, cfg, &sections, reterr);
+	int r = session_sections(session, policy, cfg, &retained, &sections, reterr);
 	if (r >= 0 && context_join(&sections, &current) < 0)
 		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	if (r < 0)

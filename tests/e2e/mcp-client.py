@@ -532,6 +532,26 @@ def cmd_background(argv):
     wait_gone(mark, 10)
 
 
+def cmd_unavailable(argv):
+    """unavailable WS CONFIG: with no usable backend (a runner that does not exist), a confined
+    call fails closed and a background job settles killed: neither command runs."""
+    ws, cfg = argv[0], argv[1]
+    s = Server("--cwd", ws, config=cfg)
+    s.initialize()
+    marker = os.path.join(ws, "ran")
+    r = s.call("bash", {"command": "touch ran", "description": "Touch"})
+    check(r["result"]["isError"] is True and text_of(r).startswith(
+        'Error: sandbox mode "read-only" is requested but no sandbox backend is usable on this '
+        'host; refusing to run the command unconfined.'), "foreground: %r" % r)
+    check(start_job(s, "touch ran") == (False, "started background job bash-1"), "start")
+    err, texts = job(s, "job_output", {"job_id": "bash-1", "wait": True})
+    check(texts[0].endswith("[sandbox: the sandbox runner itself failed under read-only mode — "
+                            "the command did not run; this is a sandbox problem, not a command "
+                            "failure]\n[status: killed, killed before exit]"), "job: %r" % texts)
+    check(not os.path.exists(marker), "a command ran")
+    s.close()
+
+
 def cmd_background_confined(argv):
     """background-confined WS CONFIG: a job is confined as a foreground call is: its denial
     and hint on job_output; an escalation nobody can approve starts nothing."""
@@ -551,6 +571,17 @@ def cmd_background_confined(argv):
     check(err and text.startswith("Error: ") and "bash-" not in text, "escalation: %r" % text)
     check(start_job(s, "true")[1] == "started background job bash-2", "no id taken")
     check(not os.path.exists(os.path.join(ws, "wider")), "the escalated file was made")
+
+    # The command inherits nothing of the server, its spawner or the monitor but stdio (ls's
+    # own directory descriptor is 3), and cannot kill its monitor: Landlock's signal scope
+    # refuses it; under bwrap the monitor is outside its PID namespace ($PPID is the
+    # namespace's init, which ignores the signal). Either way the call ends as usual.
+    fds = s.call("bash", {"command": "ls /proc/self/fd | tr '\\n' ' '", "description": "Fds"})
+    check(text_of(fds) == "0 1 2 3 ", "inherited descriptors: %r" % text_of(fds))
+    r = s.call("bash", {"command": "kill -KILL $PPID && echo sent; sleep 0.2; echo alive",
+                        "description": "Kill"})
+    check(text_of(r).startswith("sent\nalive\n") if "bwrap" in (cfg or "")
+          else text_of(r).startswith("alive\n[stderr]\n"), "kill the monitor: %r" % text_of(r))
     s.close()
 
 

@@ -224,6 +224,13 @@ test_background_confined() {
 	client background-confined "$PWD/ws" "$PWD/landlock.yaml"
 }
 
+test_unavailable_fails_closed() {
+	setup
+	printf 'sandbox-local: { runnerCommand: [%s/missing-runner], runnerFailureSignatures: ["x: "] }\n' \
+		"$PWD" >runner.yaml
+	client unavailable "$PWD/ws" "$PWD/runner.yaml"
+}
+
 test_concurrent_calls() {
 	setup
 	client concurrent ws
@@ -304,6 +311,7 @@ t "elicitation: allow-session (approval.sessionGrants) allows later escalations,
 t "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
 t "background jobs: start, output, wait, kill, list, errors, the completion notice, a cancelled wait" test_background_jobs
 t "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
+t "no usable backend: a call fails closed, a background job runs nothing" test_unavailable_fails_closed
 t "32 calls at once, and ping while they run" test_concurrent_calls
 t "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
 t "progress: the newest line, at most once a second, never after the result" test_progress
