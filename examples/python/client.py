@@ -130,13 +130,15 @@ def main():
     parser.add_argument("workspace")
     args = parser.parse_args()
     workspace = os.path.realpath(args.workspace)
+    # The server starts in the workspace: a relative path to it is the caller's.
+    server = os.path.abspath(args.server) if os.sep in args.server else args.server
 
-    client = Client([args.server, "serve", "--cwd", workspace], workspace, approve_once)
+    client = Client([server, "serve", "--cwd", workspace], workspace, approve_once)
     failed = steps = 0
 
     def step(name, ok, detail=""):
         nonlocal failed, steps
-        print(("ok" if ok else "FAILED"), "-", name, detail)
+        print(("ok" if ok else "FAILED"), "-", name, *([detail] if detail else []))
         failed += not ok
         steps += 1
 
