@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `make install` into a temporary DESTDIR, as a packager runs it: the files land where they
 # belong (dsh-sandbox, the landlock-run link, the versioned library, the headers, the pkg-config
-# file); a C program built against the installed library through pkg-config runs; the installed
+# file, the bash and zsh completions); a C program built against the installed library through pkg-config runs; the installed
 # landlock-run confines; `make uninstall` removes every file again. Prints what failed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +27,10 @@ libdir=$(meson introspect --buildoptions "$release" |
 [ "$(readlink "$root$prefix/bin/landlock-run")" = dsh-sandbox ] || fail "no landlock-run link"
 [ -f "$root$prefix/include/dsb/dsb.h" ] || fail "no headers"
 [ -f "$root$prefix/$libdir/pkgconfig/libdshsandbox.pc" ] || fail "no pkg-config file"
+cmp -s completions/dsh-sandbox.bash "$root$prefix/share/bash-completion/completions/dsh-sandbox" ||
+	fail "no bash completion"
+cmp -s completions/_dsh-sandbox "$root$prefix/share/zsh/site-functions/_dsh-sandbox" ||
+	fail "no zsh completion"
 soname=$(readelf -d "$root$prefix/$libdir/libdshsandbox.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libdshsandbox.so.0 ] || fail "soname is '$soname'"
 

@@ -11,36 +11,143 @@
 
 #include <dsb/dsb.h>
 
+#include "../core/core.h"
+
 /* Exit status of a usage error (and of DSB_E_INVALID_ARGS). */
 #define CLI_EXIT_USAGE 2
 
-/* Options that come before the subcommand (some may also follow it). */
+/* Options that come before the subcommand (--config may also follow it). */
 typedef struct cli_global {
 	const char *config_path; /* --config FILE, or NULL */
 	const char *store_path;	 /* --store DIR, or NULL */
 } cli_global;
 
+/* What an option's value or an operand is: what the completions offer for it. */
+typedef enum cli_kind {
+	CLI_KIND_NONE,	   /* no value (a flag); ends a list of operands */
+	CLI_KIND_TEXT,	   /* free text: nothing to offer */
+	CLI_KIND_FILE,	   /* a path */
+	CLI_KIND_DIR,	   /* a directory */
+	CLI_KIND_MODE,	   /* read-only, workspace-write, danger-full-access */
+	CLI_KIND_BACKEND,  /* bwrap, landlock */
+	CLI_KIND_APPROVAL, /* ask, never */
+	CLI_KIND_PRESET,   /* a permission preset */
+	CLI_KIND_SESSION,  /* a session's id or its log's path */
+	CLI_KIND_COMMAND,  /* a program and its arguments */
+	CLI_KIND_SHELL,	   /* bash, zsh */
+	_CLI_KIND_MAX,
+} cli_kind;
+
+/* Every option of the tool, each declared once in cli_options[] (options.c). */
+typedef enum cli_opt {
+	CLI_OPT_CONFIG,
+	CLI_OPT_STORE,
+	CLI_OPT_HELP,
+	CLI_OPT_VERSION,
+	CLI_OPT_SESSION,
+	CLI_OPT_MODE,
+	CLI_OPT_WORKSPACE,
+	CLI_OPT_WORKDIR,
+	CLI_OPT_CWD,
+	CLI_OPT_TIMEOUT,
+	CLI_OPT_BACKEND,
+	CLI_OPT_SANDBOX_PERMISSIONS,
+	CLI_OPT_JUSTIFICATION,
+	CLI_OPT_CALL_ID,
+	CLI_OPT_JSON,
+	CLI_OPT_APPEND,
+	CLI_OPT_FRESH,
+	CLI_OPT_OLD,
+	CLI_OPT_NEW,
+	CLI_OPT_ALL,
+	CLI_OPT_RO,
+	CLI_OPT_RW,
+	CLI_OPT_PROBE,
+	_CLI_OPT_MAX,
+	_CLI_OPT_INVALID = -1,
+} cli_opt;
+
+typedef struct cli_option {
+	const char *name; /* --NAME */
+	const char *arg;  /* its value in the usage ("FILE"), NULL for a flag */
+	cli_kind kind;	  /* what its value is */
+	const char *help; /* one line */
+} cli_option;
+
+extern const cli_option cli_options[_CLI_OPT_MAX];
+
+/* A subcommand (`session mode`, `fs write`) and what its operands are. */
+#define CLI_MAX_OPERANDS 2
+typedef struct cli_verb {
+	const char *name;
+	cli_kind operands[CLI_MAX_OPERANDS + 1]; /* ended by CLI_KIND_NONE: the arity */
+} cli_verb;
+
+typedef enum cli_command_flags {
+	CLI_IN_ORDER = 1 << 0, /* options end at the first operand: the rest is ARGV's (exec) */
+	CLI_OWN_ARGV = 1 << 1, /* parses its own argv, no --help (landlock-run: DSH's contract) */
+	CLI_HIDDEN = 1 << 2,   /* neither in --help nor completed */
+} cli_command_flags;
+
+typedef struct cli_args cli_args;
+
 typedef struct cli_command {
 	const char *name;
-	const char *usage; /* the synopsis after "dsh-sandbox NAME" */
+	/*
+	 * The synopsis after "dsh-sandbox NAME", each option spelled --NAME alone: the usage
+	 * gets its value's name from cli_options[], and the options the command takes are
+	 * exactly those it names (and --help).
+	 */
+	const char *synopsis;
 	const char *summary;
-	int (*run)(cli_global *global, int argc, char **argv);
+	const cli_verb *verbs; /* its subcommands, ended by a NULL name; or NULL */
+	cli_kind operand;      /* without subcommands: what its operands are */
+	unsigned flags;	       /* cli_command_flags */
+	int (*run)(const cli_args *args);
 } cli_command;
 
 extern const cli_command cli_commands[];
 
+/* One command line, parsed: what the commands read, never write. */
+struct cli_args {
+	const cli_command *cmd; /* NULL: the tool's own options */
+	cli_global global;	/* the tool's options, a --config after the command over them */
+	const cli_verb *verb;	/* a command with subcommands: the one given */
+	const char *opt[_CLI_OPT_MAX]; /* each option's last value ("" for a flag), or NULL */
+	int argc;		       /* the operands; CLI_OWN_ARGV: the command's whole argv */
+	char **argv;
+};
+
+/* The options @cmd (NULL: the tool before its command) takes, in its synopsis's order, then
+ * --help: their number. */
+size_t cli_command_options(const cli_command *cmd, cli_opt ret[_CLI_OPT_MAX]);
+
+/*
+ * Parses @argv, argv[0] being @cmd's name (NULL: the tool's own options, up to the command),
+ * over @global (NULL: none) into *@ret, which borrows @argv. 0; 1 when --help was printed; or
+ * -2 after a usage error was printed.
+ */
+int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char **argv,
+	      cli_args *ret);
+
+/* Prints "dsh-sandbox: MESSAGE" (printf's @fmt) and a newline to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Prints "dsh-sandbox: @err's message" to stderr and returns the exit status of its code. */
 int cli_report(const dsb_error *err);
+
+/* cli_report() of DSB_E_NO_MEMORY, "out of memory". */
+int cli_out_of_memory(void);
 
 /* Prints "dsh-sandbox: REASON" and the usage of @cmd (or of the tool) to stderr; returns 2. */
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* getopt's ':' (a missing value) or '?' (an unknown option) for @cmd: reports it; returns 2. */
-int cli_option_error(const cli_command *cmd, int c, char **argv);
-
 /* Prints the usage of @cmd (or of the whole tool) to @f. */
 void cli_print_usage(FILE *f, const cli_command *cmd);
+
+/* --help: the usage of @cmd (or of the tool), what it does and its options, on stdout. */
+void cli_print_help(const cli_command *cmd);
 
 const cli_command *cli_find_command(const char *name);
 
@@ -67,6 +174,9 @@ typedef struct cli_policy_args {
 	const char *workspace; /* --workspace DIR: the fallback root */
 } cli_policy_args;
 
+/* --session, --mode and --workspace of @args. */
+cli_policy_args cli_policy_args_of(const cli_args *args);
+
 /* --mode MODE parsed into *@ret_mode (_DSB_MODE_INVALID when not given): INVALID_ARGS. */
 int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *reterr);
 
@@ -78,9 +188,49 @@ int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *r
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
 		       dsb_exec_policy *ret_policy, dsb_error *err);
 
-/* Appends the policy object of `policy --json` (no newline) to @sb. -ENOMEM. */
-struct strbuf;
-int cli_policy_json(struct strbuf *sb, const dsb_exec_policy *p, char *const *roots);
+/*
+ * A JSON writer for the --json outputs. Its error sticks: the first failure is recorded and
+ * every later call does nothing, so a document is written without checks and checked once, by
+ * jw_print() or jw_take(). Members and items get their commas themselves.
+ */
+typedef struct jw {
+	strbuf sb;
+	int error;  /* the first failure (-ENOMEM), 0 until then */
+	bool comma; /* a value precedes: the next member or item needs a comma */
+} jw;
+
+#define JW_INIT                   \
+	{                         \
+		.sb = STRBUF_INIT \
+	}
+
+void jw_object_begin(jw *w);
+void jw_object_end(jw *w);
+void jw_array_begin(jw *w);
+void jw_array_end(jw *w);
+/* A member's name: the next value is its value. @key is written as is (no escaping). */
+void jw_key(jw *w, const char *key);
+/* @s quoted as JSON.stringify() does, or null when @s is NULL. */
+void jw_string(jw *w, const char *s);
+void jw_uint(jw *w, unsigned long long v);
+void jw_int(jw *w, long long v);
+void jw_bool(jw *w, bool v);
+void jw_null(jw *w);
+/* jw_key(), then the value. */
+void jw_member_string(jw *w, const char *key, const char *s);
+void jw_member_uint(jw *w, const char *key, unsigned long long v);
+void jw_member_int(jw *w, const char *key, long long v);
+void jw_member_bool(jw *w, const char *key, bool v);
+
+/* The one check: prints the document and a newline on stdout, or nothing. Frees @w; 0 or
+ * -ENOMEM. */
+int jw_print(jw *w);
+
+/* The one check: *@ret_json is the document (a new string), or -ENOMEM. Frees @w. */
+int jw_take(jw *w, char **ret_json);
+
+/* The members of the policy object of `policy --json` (the object's braces are the caller's). */
+void cli_policy_json(jw *w, const dsb_exec_policy *p, char *const *roots);
 
 /* Flushes stdout; prints the error and returns 1 when the output could not be written. */
 int cli_flush_stdout(void);
@@ -97,17 +247,20 @@ int cli_session_new(const cli_global *global, const char *cwd, dsb_store **ret_s
 		    dsb_session **ret_session, dsb_error *err);
 
 /* cmd-*.c */
-int cmd_policy(cli_global *global, int argc, char **argv);
-int cmd_session(cli_global *global, int argc, char **argv);
-int cmd_permission(cli_global *global, int argc, char **argv);
-int cmd_probe(cli_global *global, int argc, char **argv);
-int cmd_exec(cli_global *global, int argc, char **argv);
-int cmd_bash(cli_global *global, int argc, char **argv);
-int cmd_context(cli_global *global, int argc, char **argv);
-int cmd_fs(cli_global *global, int argc, char **argv);
-int cmd_serve(cli_global *global, int argc, char **argv);
+int cmd_policy(const cli_args *args);
+int cmd_session(const cli_args *args);
+int cmd_permission(const cli_args *args);
+int cmd_probe(const cli_args *args);
+int cmd_exec(const cli_args *args);
+int cmd_bash(const cli_args *args);
+int cmd_context(const cli_args *args);
+int cmd_fs(const cli_args *args);
+int cmd_serve(const cli_args *args);
+
+/* `completions bash|zsh`: the shell's completion script, generated from the tables. */
+int cmd_completions(const cli_args *args);
 
 /* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
-int cmd_landlock_run(cli_global *global, int argc, char **argv);
+int cmd_landlock_run(const cli_global *global, int argc, char **argv);
 
 #endif

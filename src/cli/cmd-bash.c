@@ -9,37 +9,16 @@
 
 #include "run-common.h"
 
-int cmd_bash(cli_global *global, int argc, char **argv)
+int cmd_bash(const cli_args *a)
 {
-	const cli_command *cmd = cli_find_command("bash");
-	run_args args = {0};
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", run_options, NULL)) != -1) {
-		if (run_parse_option(c, optarg, global, &args))
-			continue;
-		if (c == 'j')
-			args.json = true;
-		else if (c == 'h') {
-			cli_print_usage(stdout, cmd);
-			return 0;
-		} else
-			return cli_option_error(cmd, c, argv);
-	}
+	run_args args = run_args_of(a);
 	if (args.policy.session && args.policy.mode)
-		return cli_usage_error(cmd, "--session and --mode do not go together");
-	if (argc - optind != 1)
-		return cli_usage_error(cmd, "expected exactly one COMMAND, got %d", argc - optind);
+		return cli_usage_error(a->cmd, "--session and --mode do not go together");
+	if (a->argc != 1)
+		return cli_usage_error(a->cmd, "expected exactly one COMMAND, got %d", a->argc);
 
 	dsb_call_request req = DSB_CALL_REQUEST_INIT;
 	req.tool = DSB_TOOL_BASH;
-	req.command = argv[optind];
-	dsb_call_result res = {0};
-	dsb_error err = {0};
-	if (run_call(global, &args, &req, NULL, &res, &err) < 0)
-		return run_report(&err, args.json);
-	int status = run_print_result(&res, args.json);
-	dsb_call_result_done(&res);
-	return status;
+	req.command = a->argv[0];
+	return run_tool(&a->global, &args, &req);
 }

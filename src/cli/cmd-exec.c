@@ -30,50 +30,35 @@ static void leave_signals_to_the_command(void *userdata)
 	signal(SIGQUIT, SIG_IGN);
 }
 
-int cmd_exec(cli_global *global, int argc, char **argv)
+int cmd_exec(const cli_args *a)
 {
-	const cli_command *cmd = cli_find_command("exec");
-	run_args args = {0};
-	int c;
-
-	opterr = 0;
-	/* '+': the command's own options are not ours. */
-	while ((c = getopt_long(argc, argv, "+:h", run_options, NULL)) != -1) {
-		if (run_parse_option(c, optarg, global, &args))
-			continue;
-		if (c == 'h') {
-			cli_print_usage(stdout, cmd);
-			return 0;
-		}
-		return cli_option_error(cmd, c, argv);
-	}
+	run_args args = run_args_of(a);
 	if (args.policy.session && args.policy.mode)
-		return cli_usage_error(cmd, "--session and --mode do not go together");
-	if (optind >= argc)
-		return cli_usage_error(cmd,
+		return cli_usage_error(a->cmd, "--session and --mode do not go together");
+	if (a->argc == 0)
+		return cli_usage_error(a->cmd,
 				       "no command given (dsh-sandbox exec [OPTIONS] -- ARGV...)");
 
 	dsb_call_request req = DSB_CALL_REQUEST_INIT;
 	req.tool = DSB_TOOL_EXEC;
-	req.argv = argv + optind;
+	req.argv = a->argv;
 	dsb_call_result res = {0};
 	dsb_error err = {0};
-	if (run_call(global, &args, &req, leave_signals_to_the_command, &res, &err) < 0) {
-		fprintf(stderr, "dsh-sandbox: %s\n", err.message);
+	if (run_call(&a->global, &args, &req, leave_signals_to_the_command, &res, &err) < 0) {
+		(void)cli_report(&err);
 		return EXEC_FAILED;
 	}
 	int status;
 	if (res.is_error && res.error.code == DSB_E_INVALID_ARGS && !res.prepared) {
 		/* A usage error, caught before anything was tried. */
-		cli_report(&res.error);
+		(void)cli_report(&res.error);
 		status = CLI_EXIT_USAGE;
 	} else if (res.is_error && res.error.code == DSB_E_EXEC_FAILED) {
 		/* The sandbox ran; the command did not: env(1)'s words and statuses. */
-		fprintf(stderr, "dsh-sandbox: %s: %s\n", res.error.subject,
-			strerror(res.error.sys_errno));
+		cli_error("%s: %s", res.error.subject, strerror(res.error.sys_errno));
 		status = res.error.sys_errno == ENOENT ? EXEC_NOT_FOUND : EXEC_CANNOT_RUN;
 	} else if (res.is_error) {
-		fprintf(stderr, "dsh-sandbox: %s\n", res.error.message);
+		(void)cli_report(&res.error);
 		status = EXEC_FAILED;
 	} else {
 		status = res.run.exit_code >= 0 ? res.run.exit_code : 128 + res.run.signal;

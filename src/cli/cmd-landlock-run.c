@@ -180,7 +180,7 @@ static int run_exec(const landlock_run_args *a)
 	restricted_exit(fail("exec failed", errno));
 }
 
-int cmd_landlock_run(cli_global *global, int argc, char **argv)
+int cmd_landlock_run(const cli_global *global, int argc, char **argv)
 {
 	landlock_run_args a;
 	int r = LANDLOCK_RUN_EXIT;

@@ -6,54 +6,12 @@
  * command/run before the handler, command/done with its outcome after. Without --session it
  * prints the configured table and the preset new sessions are pinned to.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../approval/approval.h"
 #include "cli.h"
-
-typedef struct permission_args {
-	const char *session;
-	const char *preset; /* NULL: none given (a bare /permission) */
-} permission_args;
-
-static int parse_args(cli_global *global, const cli_command *cmd, int argc, char **argv,
-		      permission_args *args)
-{
-	static const struct option options[] = {
-		{"session", required_argument, NULL, 's'},
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			args->session = optarg;
-			break;
-		case 'c':
-			global->config_path = optarg;
-			break;
-		case 'h':
-			cli_print_usage(stdout, cmd);
-			return 1;
-		default:
-			return -cli_option_error(cmd, c, argv);
-		}
-	}
-	if (optind < argc)
-		args->preset = argv[optind++];
-	if (optind < argc)
-		return -cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (args->preset && !args->session)
-		return -cli_usage_error(cmd, "switching to a preset needs --session");
-	return 0;
-}
 
 /* The white space String.prototype.trim() removes (ECMAScript WhiteSpace and LineTerminator). */
 static bool is_js_space(uint32_t cp)
@@ -103,55 +61,46 @@ static int put_names(strbuf *sb, const dsb_config *cfg)
 	return r;
 }
 
-/* Appends one command lifecycle event; @fields is the JSON object's members after commandId. */
-static int append_lifecycle(dsb_session *s, const char *type, const char *command_id,
-			    const char *fields, dsb_error *err)
+/* Appends one command lifecycle event: {commandId, then what @w holds (its members)}. */
+static int append_lifecycle(dsb_session *s, const char *type, jw *w, dsb_error *err)
 {
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_puts(&sb, "{\"commandId\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, command_id, strlen(command_id));
-	if (r >= 0)
-		r = strbuf_printf(&sb, ",%s}", fields);
-	if (r < 0)
-		r = dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-	else
-		r = dsb_session_append(s, type, sb.buf, NULL, err);
-	strbuf_done(&sb);
-	return r;
+	jw_object_end(w);
+	_cleanup_free_ char *json = NULL;
+	if (jw_take(w, &json) < 0)
+		return dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
+	return dsb_session_append(s, type, json, NULL, err);
+}
+
+/* A lifecycle event's writer, with its object begun and its commandId written. */
+static jw lifecycle(const char *command_id)
+{
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "commandId", command_id);
+	return w;
 }
 
 /* command/run {commandId, name, args, source:{kind:"user"}}: args is the raw input, verbatim. */
 static int log_run(dsb_session *s, const char *command_id, const char *raw_input, dsb_error *err)
 {
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_puts(&sb, "\"name\":\"permission\",\"args\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, raw_input, strlen(raw_input));
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"source\":{\"kind\":\"user\"}");
-	if (r < 0)
-		r = dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-	else
-		r = append_lifecycle(s, "command/run", command_id, sb.buf, err);
-	strbuf_done(&sb);
-	return r;
+	jw w = lifecycle(command_id);
+	jw_member_string(&w, "name", "permission");
+	jw_member_string(&w, "args", raw_input);
+	jw_key(&w, "source");
+	jw_object_begin(&w);
+	jw_member_string(&w, "kind", "user");
+	jw_object_end(&w);
+	return append_lifecycle(s, "command/run", &w, err);
 }
 
 /* command/done {commandId, kind, text}. */
 static int log_done(dsb_session *s, const char *command_id, bool success, const char *text,
 		    dsb_error *err)
 {
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_printf(&sb, "\"kind\":\"%s\",\"text\":", success ? "success" : "error");
-	if (r >= 0)
-		r = json_quote_append(&sb, text, strlen(text));
-	if (r < 0)
-		r = dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-	else
-		r = append_lifecycle(s, "command/done", command_id, sb.buf, err);
-	strbuf_done(&sb);
-	return r;
+	jw w = lifecycle(command_id);
+	jw_member_string(&w, "kind", success ? "success" : "error");
+	jw_member_string(&w, "text", text);
+	return append_lifecycle(s, "command/done", &w, err);
 }
 
 /*
@@ -245,7 +194,7 @@ static int run_command(dsb_session *s, const dsb_config *cfg, const char *preset
 	if (success)
 		puts(text.buf);
 	else {
-		fprintf(stderr, "dsh-sandbox: %s\n", text.buf);
+		cli_error("%s", text.buf);
 		status = CLI_EXIT_USAGE;
 	}
 	strbuf_done(&text);
@@ -270,13 +219,16 @@ static int print_table(const dsb_config *cfg, const dsb_preset *def)
 	return cli_flush_stdout();
 }
 
-int cmd_permission(cli_global *global, int argc, char **argv)
+int cmd_permission(const cli_args *args)
 {
-	const cli_command *cmd = cli_find_command("permission");
-	permission_args args = {0};
-	int r = parse_args(global, cmd, argc, argv, &args);
-	if (r != 0)
-		return r > 0 ? 0 : -r;
+	const cli_global *global = &args->global;
+	const char *session_arg = args->opt[CLI_OPT_SESSION];
+	/* NULL: none given (a bare /permission) */
+	const char *preset = args->argc > 0 ? args->argv[0] : NULL;
+	if (args->argc > 1)
+		return cli_usage_error(args->cmd, "unexpected argument '%s'", args->argv[1]);
+	if (preset && !session_arg)
+		return cli_usage_error(args->cmd, "switching to a preset needs --session");
 
 	dsb_error err = {0};
 	dsb_config *cfg = NULL;
@@ -286,20 +238,20 @@ int cmd_permission(cli_global *global, int argc, char **argv)
 	int status;
 
 	/* DSH's service refuses to load without a usable default: then there is no command. */
-	r = cli_load_config(global, &cfg, &err);
+	int r = cli_load_config(global, &cfg, &err);
 	if (r >= 0)
 		r = presets_default(cfg, &def, &err);
-	if (r >= 0 && args.session) {
+	if (r >= 0 && session_arg) {
 		r = dsb_store_open(global->store_path, &store, &err);
 		if (r >= 0)
-			r = dsb_session_open(store, args.session, &session, &err);
+			r = dsb_session_open(store, session_arg, &session, &err);
 	}
 	if (r < 0)
 		status = cli_report(&err);
 	else if (!session)
 		status = print_table(cfg, def);
 	else
-		status = run_command(session, cfg, args.preset, &err);
+		status = run_command(session, cfg, preset, &err);
 
 	dsb_session_free(session);
 	dsb_store_free(store);

@@ -1,63 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* dsh-sandbox policy: the resolved policy of one call (agentless or a session's) and its roots. */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../core/core.h"
 #include "cli.h"
-
-typedef struct policy_args {
-	const char *session;
-	const char *mode;
-	const char *workspace;
-	bool json;
-} policy_args;
-
-static int parse_args(cli_global *global, const cli_command *cmd, int argc, char **argv,
-		      policy_args *args)
-{
-	static const struct option options[] = {
-		{"session", required_argument, NULL, 's'},
-		{"mode", required_argument, NULL, 'm'},
-		{"workspace", required_argument, NULL, 'w'},
-		{"config", required_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			args->session = optarg;
-			break;
-		case 'm':
-			args->mode = optarg;
-			break;
-		case 'w':
-			args->workspace = optarg;
-			break;
-		case 'c':
-			global->config_path = optarg;
-			break;
-		case 'j':
-			args->json = true;
-			break;
-		case 'h':
-			cli_print_usage(stdout, cmd);
-			return 1;
-		default:
-			return -cli_option_error(cmd, c, argv);
-		}
-	}
-	if (optind < argc)
-		return -cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	return 0;
-}
 
 /*
  * How the backend a call would get enforces each protected path: from the provider's verdict
@@ -116,21 +63,20 @@ static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected 
 	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
 }
 
-static int protected_json(strbuf *sb, const dsb_exec_policy *p, const enforcer *en)
+static void protected_json(jw *w, const dsb_exec_policy *p, const enforcer *en)
 {
-	int r = strbuf_puts(sb, ",\"protectedPaths\":[");
-	for (size_t i = 0; r >= 0 && i < p->n_protected; i++) {
+	jw_key(w, "protectedPaths");
+	jw_array_begin(w);
+	for (size_t i = 0; i < p->n_protected; i++) {
 		const dsb_protected *e = &p->protected[i];
-		_cleanup_free_ char *path = NULL;
-		if (json_quote(e->path, strlen(e->path), &path) < 0)
-			return -ENOMEM;
-		r = strbuf_printf(sb,
-				  "%s{\"path\":%s,\"kind\":\"%s\",\"exists\":%s,"
-				  "\"enforcement\":\"%s\"}",
-				  i ? "," : "", path, dsb_protect_kind_to_string(e->kind),
-				  e->exists ? "true" : "false", enforcement_of(p, e, en));
+		jw_object_begin(w);
+		jw_member_string(w, "path", e->path);
+		jw_member_string(w, "kind", dsb_protect_kind_to_string(e->kind));
+		jw_member_bool(w, "exists", e->exists);
+		jw_member_string(w, "enforcement", enforcement_of(p, e, en));
+		jw_object_end(w);
 	}
-	return r < 0 ? r : strbuf_puts(sb, "]");
+	jw_array_end(w);
 }
 
 static void print_protected(const dsb_exec_policy *p, const enforcer *en)
@@ -164,23 +110,20 @@ static void print_text(const dsb_exec_policy *p, char *const *roots, const enfor
 	print_protected(p, en);
 }
 
-int cmd_policy(cli_global *global, int argc, char **argv)
+int cmd_policy(const cli_args *args)
 {
-	const cli_command *cmd = cli_find_command("policy");
-	policy_args args = {0};
-	int r = parse_args(global, cmd, argc, argv, &args);
-	if (r != 0)
-		return r > 0 ? 0 : -r;
+	if (args->argc > 0)
+		return cli_usage_error(args->cmd, "unexpected argument '%s'", args->argv[0]);
 
 	dsb_error err = {0};
 	dsb_exec_policy resolved = {0};
 	dsb_config *cfg = NULL;
 	char **roots = NULL;
-	cli_policy_args pa = {args.session, args.mode, args.workspace};
-	r = cli_resolve_policy(global, &pa, &cfg, &resolved, &err);
+	cli_policy_args pa = cli_policy_args_of(args);
+	int r = cli_resolve_policy(&args->global, &pa, &cfg, &resolved, &err);
 	enforcer en = {0};
 	if (r >= 0 && resolved.n_protected > 0)
-		find_enforcer(global, cfg, &en);
+		find_enforcer(&args->global, cfg, &en);
 	dsb_config_free(cfg);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);
@@ -190,22 +133,15 @@ int cmd_policy(cli_global *global, int argc, char **argv)
 	}
 
 	int status = 0;
-	if (args.json) {
-		strbuf sb = STRBUF_INIT;
+	if (args->opt[CLI_OPT_JSON]) {
+		jw w = JW_INIT;
 		/* The shared policy object, with the protected paths before its closing brace. */
-		int k = cli_policy_json(&sb, &resolved, roots);
-		if (k >= 0) {
-			sb.buf[--sb.len] = '\0';
-			k = protected_json(&sb, &resolved, &en);
-		}
-		if (k >= 0)
-			k = strbuf_putc(&sb, '}');
-		if (k < 0) {
-			fputs("dsh-sandbox: out of memory\n", stderr);
-			status = 1;
-		} else
-			puts(sb.buf);
-		strbuf_done(&sb);
+		jw_object_begin(&w);
+		cli_policy_json(&w, &resolved, roots);
+		protected_json(&w, &resolved, &en);
+		jw_object_end(&w);
+		if (jw_print(&w) < 0)
+			status = cli_out_of_memory();
 	} else
 		print_text(&resolved, roots, &en);
 	if (status == 0)

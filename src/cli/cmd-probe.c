@@ -5,7 +5,6 @@
  * it leaves ungoverned, which backend a confined call would use, and whether that came from the
  * cache.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,25 +63,34 @@ static const named_bit ungoverned[] = {
 	{DSB_UNGOVERNED_PROTECTED_PATHS, "protected-paths"},
 };
 
-/* Appends the names of the bits of @mask in @table as a JSON array's items or a comma list. */
-static void put_names(strbuf *sb, const named_bit *table, size_t n, uint64_t mask, bool json)
+/* Appends the names of the bits of @mask in @table as a comma list. */
+static void put_names(strbuf *sb, const named_bit *table, size_t n, uint64_t mask)
 {
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!(mask & table[i].bit))
 			continue;
-		(void)strbuf_printf(sb, json ? "%s\"%s\"" : "%s%s",
-				    first  ? ""
-				    : json ? ","
-					   : ", ",
-				    table[i].name);
+		(void)strbuf_printf(sb, "%s%s", first ? "" : ", ", table[i].name);
 		first = false;
 	}
-	if (first && !json)
+	if (first)
 		(void)strbuf_puts(sb, "none");
 }
 
-#define PUT_NAMES(sb, table, mask, json) put_names(sb, table, ELEMENTSOF(table), mask, json)
+#define PUT_NAMES(sb, table, mask) put_names(sb, table, ELEMENTSOF(table), mask)
+
+/* Writes member @key: the names of the bits of @mask in @table, as an array. */
+static void json_names(jw *w, const char *key, const named_bit *table, size_t n, uint64_t mask)
+{
+	jw_key(w, key);
+	jw_array_begin(w);
+	for (size_t i = 0; i < n; i++)
+		if (mask & table[i].bit)
+			jw_string(w, table[i].name);
+	jw_array_end(w);
+}
+
+#define JSON_NAMES(w, key, table, mask) json_names(w, key, table, ELEMENTSOF(table), mask)
 
 static void render_text(strbuf *sb, const dsb_probe_report *rep)
 {
@@ -108,19 +116,19 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 			else
 				(void)strbuf_printf(sb, "  ABI: %d\n", b->landlock_abi);
 			(void)strbuf_puts(sb, "  governs: ");
-			PUT_NAMES(sb, fs_rights, b->handled_fs, false);
+			PUT_NAMES(sb, fs_rights, b->handled_fs);
 			(void)strbuf_puts(sb, "\n  scoped: ");
-			PUT_NAMES(sb, scopes, b->scoped, false);
+			PUT_NAMES(sb, scopes, b->scoped);
 			(void)strbuf_puts(sb, "\n");
 		} else
 			(void)strbuf_printf(sb, "  ABI: none (%s)\n", strerror(-b->landlock_abi));
 		if (b->usable) {
 			(void)strbuf_puts(sb, "  hardening: ");
-			PUT_NAMES(sb, hardening, b->hardening, false);
+			PUT_NAMES(sb, hardening, b->hardening);
 			(void)strbuf_puts(sb, "\n");
 		}
 		(void)strbuf_puts(sb, "  not governed: ");
-		PUT_NAMES(sb, ungoverned, b->not_governed, false);
+		PUT_NAMES(sb, ungoverned, b->not_governed);
 		(void)strbuf_puts(sb, "\n");
 	}
 	if (rep->selected >= 0)
@@ -131,53 +139,46 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 				  "selected: none: confined modes fail with SANDBOX_UNAVAILABLE\n");
 }
 
-static void render_json(strbuf *sb, const dsb_probe_report *rep)
+static void render_json(jw *w, const dsb_probe_report *rep)
 {
-	(void)strbuf_puts(sb, "{\"selected\":");
-	if (rep->selected >= 0)
-		(void)strbuf_printf(sb, "\"%s\"", rep->backends[rep->selected].name);
-	else
-		(void)strbuf_puts(sb, "null");
-	(void)strbuf_printf(sb, ",\"cached\":%s,\"backends\":[",
-			    rep->from_cache ? "true" : "false");
+	jw_object_begin(w);
+	jw_member_string(w, "selected",
+			 rep->selected >= 0 ? rep->backends[rep->selected].name : NULL);
+	jw_member_bool(w, "cached", rep->from_cache);
+	jw_key(w, "backends");
+	jw_array_begin(w);
 	for (size_t i = 0; i < rep->n_backends; i++) {
 		const dsb_probe_backend *b = &rep->backends[i];
-		(void)strbuf_printf(sb, "%s{\"name\":\"%s\",\"usable\":%s", i ? "," : "", b->name,
-				    b->usable	? "true"
-				    : b->probed ? "false"
-						: "null");
-		if (!b->usable && !b->probed)
-			;
-		else if (b->usable)
-			(void)strbuf_printf(sb, ",\"enforcement\":\"%s\"",
-					    dsb_enforcement_to_string(b->enforcement));
-		else {
-			(void)strbuf_puts(sb, ",\"reason\":");
-			(void)json_quote_append(sb, b->reason, strlen(b->reason));
+		jw_object_begin(w);
+		jw_member_string(w, "name", b->name);
+		jw_key(w, "usable");
+		if (b->usable || b->probed)
+			jw_bool(w, b->usable);
+		else
+			jw_null(w);
+		if (b->usable) {
+			jw_member_string(w, "enforcement",
+					 dsb_enforcement_to_string(b->enforcement));
+		} else if (b->probed) {
+			jw_member_string(w, "reason", b->reason);
 		}
 		if (b->program[0]) {
-			(void)strbuf_puts(sb, ",\"program\":");
-			(void)json_quote_append(sb, b->program, strlen(b->program));
+			jw_member_string(w, "program", b->program);
 		}
 		if (strcmp(b->name, "landlock") == 0) {
-			(void)strbuf_printf(sb, ",\"abi\":%d,\"abiUsed\":%d,\"governs\":[",
-					    b->landlock_abi > 0 ? b->landlock_abi : 0,
-					    b->landlock_abi_used > 0 ? b->landlock_abi_used : 0);
-			PUT_NAMES(sb, fs_rights, b->handled_fs, true);
-			(void)strbuf_puts(sb, "],\"scoped\":[");
-			PUT_NAMES(sb, scopes, b->scoped, true);
-			(void)strbuf_puts(sb, "]");
+			jw_member_int(w, "abi", b->landlock_abi > 0 ? b->landlock_abi : 0);
+			jw_member_int(w, "abiUsed",
+				      b->landlock_abi_used > 0 ? b->landlock_abi_used : 0);
+			JSON_NAMES(w, "governs", fs_rights, b->handled_fs);
+			JSON_NAMES(w, "scoped", scopes, b->scoped);
 		}
-		if (b->usable) {
-			(void)strbuf_puts(sb, ",\"hardening\":[");
-			PUT_NAMES(sb, hardening, b->hardening, true);
-			(void)strbuf_puts(sb, "]");
-		}
-		(void)strbuf_puts(sb, ",\"notGoverned\":[");
-		PUT_NAMES(sb, ungoverned, b->not_governed, true);
-		(void)strbuf_puts(sb, "]}");
+		if (b->usable)
+			JSON_NAMES(w, "hardening", hardening, b->hardening);
+		JSON_NAMES(w, "notGoverned", ungoverned, b->not_governed);
+		jw_object_end(w);
 	}
-	(void)strbuf_puts(sb, "]}\n");
+	jw_array_end(w);
+	jw_object_end(w);
 }
 
 /* The CLI keeps its probe verdict under the store root, when there is one. */
@@ -193,40 +194,12 @@ char *cli_cache_dir(const cli_global *global)
 	return dir;
 }
 
-int cmd_probe(cli_global *global, int argc, char **argv)
+int cmd_probe(const cli_args *args)
 {
-	static const struct option options[] = {
-		{"fresh", no_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	const cli_command *cmd = cli_find_command("probe");
-	bool fresh = false, json = false;
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			fresh = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'c':
-			global->config_path = optarg;
-			break;
-		case 'h':
-			cli_print_usage(stdout, cmd);
-			return 0;
-		default:
-			return cli_option_error(cmd, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	const cli_global *global = &args->global;
+	bool fresh = args->opt[CLI_OPT_FRESH] != NULL, json = args->opt[CLI_OPT_JSON] != NULL;
+	if (args->argc > 0)
+		return cli_usage_error(args->cmd, "unexpected argument '%s'", args->argv[0]);
 
 	dsb_error err = {0};
 	dsb_config *cfg = NULL;
@@ -243,19 +216,31 @@ int cmd_probe(cli_global *global, int argc, char **argv)
 	if (r < 0)
 		return cli_report(&err);
 
+	if (json) {
+		jw w = JW_INIT;
+		if (rep.custom_runner) {
+			jw_object_begin(&w);
+			jw_member_string(&w, "selected", "runner");
+			jw_member_bool(&w, "cached", false);
+			jw_key(&w, "backends");
+			jw_array_begin(&w);
+			jw_array_end(&w);
+			jw_object_end(&w);
+		} else
+			render_json(&w, &rep);
+		if (jw_print(&w) < 0)
+			return cli_out_of_memory();
+		return cli_flush_stdout();
+	}
+
 	strbuf sb = STRBUF_INIT;
 	if (rep.custom_runner)
-		(void)strbuf_puts(
-			&sb, json ? "{\"selected\":\"runner\",\"cached\":false,\"backends\":[]}\n"
-				  : "selected: runner (sandbox-local.runnerCommand; no probe)\n");
-	else if (json)
-		render_json(&sb, &rep);
+		(void)strbuf_puts(&sb,
+				  "selected: runner (sandbox-local.runnerCommand; no probe)\n");
 	else
 		render_text(&sb, &rep);
-	if (!sb.buf) {
-		fputs("dsh-sandbox: out of memory\n", stderr);
-		return 1;
-	}
+	if (!sb.buf)
+		return cli_out_of_memory();
 	fputs(sb.buf, stdout);
 	strbuf_done(&sb);
 	return cli_flush_stdout();

@@ -6,7 +6,6 @@
  * server as the end of its input does: every call cancelled, then exit 0.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,73 +19,32 @@
 #include "../core/core.h"
 #include "cli.h"
 
-typedef struct serve_args {
-	const char *session;
-	const char *cwd;
-} serve_args;
-
-static int parse_args(cli_global *global, const cli_command *cmd, int argc, char **argv,
-		      serve_args *args)
-{
-	static const struct option options[] = {
-		{"session", required_argument, NULL, 's'},
-		{"cwd", required_argument, NULL, 'C'},
-		{"config", required_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			args->session = optarg;
-			break;
-		case 'C':
-			if (!*optarg)
-				return -cli_usage_error(cmd, "--cwd: empty path");
-			args->cwd = optarg;
-			break;
-		case 'c':
-			global->config_path = optarg;
-			break;
-		case 'h':
-			cli_print_usage(stdout, cmd);
-			return 1;
-		default:
-			return -cli_option_error(cmd, c, argv);
-		}
-	}
-	if (optind < argc)
-		return -cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	if (args->session && args->cwd)
-		return -cli_usage_error(cmd, "--session and --cwd do not go together");
-	return 0;
-}
-
 static void log_line(void *userdata, const char *message)
 {
 	(void)userdata;
 	(void)fprintf(stderr, "dsh-sandbox serve: %s\n", message);
 }
 
-int cmd_serve(cli_global *global, int argc, char **argv)
+int cmd_serve(const cli_args *args)
 {
-	const cli_command *cmd = cli_find_command("serve");
-	serve_args args = {0};
+	const cli_global *global = &args->global;
+	const char *session_arg = args->opt[CLI_OPT_SESSION], *cwd = args->opt[CLI_OPT_CWD];
 	dsb_error err = {0};
-	int r = parse_args(global, cmd, argc, argv, &args);
-	if (r != 0)
-		return r > 0 ? 0 : -r;
+	if (cwd && !*cwd)
+		return cli_usage_error(args->cmd, "--cwd: empty path");
+	if (args->argc > 0)
+		return cli_usage_error(args->cmd, "unexpected argument '%s'", args->argv[0]);
+	if (session_arg && cwd)
+		return cli_usage_error(args->cmd, "--session and --cwd do not go together");
 	if (cli_check_config_option(global, &err) < 0)
 		return cli_report(&err);
 
 	/* A session of our own unless one is named, pinned as `session new` pins it. */
 	_cleanup_free_ char *id = NULL;
-	if (!args.session) {
+	if (!session_arg) {
 		dsb_store *store = NULL;
 		dsb_session *session = NULL;
-		if (cli_session_new(global, args.cwd, &store, &session, &err) < 0)
+		if (cli_session_new(global, cwd, &store, &session, &err) < 0)
 			return cli_report(&err);
 		(void)fprintf(stderr, "dsh-sandbox serve: session %s (%s)\n",
 			      dsb_session_id(session), dsb_session_path(session));
@@ -129,10 +87,10 @@ int cmd_serve(cli_global *global, int argc, char **argv)
 	dsb_call_setup setup = cli_setup(global);
 	setup.cache_dir = cache;
 	dsb_server_options opts = DSB_SERVER_OPTIONS_INIT;
-	opts.session = args.session ? args.session : id;
+	opts.session = session_arg ? session_arg : id;
 	opts.stop_fd = stop_fd;
 	opts.log = log_line;
-	r = dsb_server_run(&setup, &opts, STDIN_FILENO, STDOUT_FILENO, &err);
+	int r = dsb_server_run(&setup, &opts, STDIN_FILENO, STDOUT_FILENO, &err);
 	if (r < 0)
 		return cli_report(&err);
 	return 0;

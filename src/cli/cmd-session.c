@@ -4,7 +4,6 @@
  * session's mode or approval policy by appending the event DSH appends (spec §3.4).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,67 +20,34 @@ typedef struct session_args {
 	const char *cwd;
 	bool json;
 	char **positional; /* after the verb and options */
-	int n_positional;
 } session_args;
 
-static const char *const verbs[] = {"new", "list", "show", "log", "mode", "approval"};
-static const int verb_arity[] = {0, 0, 1, 1, 2, 2};
-
-static int parse_args(const cli_command *cmd, int argc, char **argv, session_args *args)
+static size_t arity(const cli_verb *verb)
 {
-	static const struct option options[] = {
-		{"cwd", required_argument, NULL, 'C'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	size_t n = 0;
+	while (n < CLI_MAX_OPERANDS && verb->operands[n] != CLI_KIND_NONE)
+		n++;
+	return n;
+}
+
+static int check_args(const cli_args *a, session_args *args)
+{
+	const cli_command *cmd = a->cmd;
+	*args = (session_args){
+		.verb = a->verb->name,
+		.cwd = a->opt[CLI_OPT_CWD],
+		.json = a->opt[CLI_OPT_JSON] != NULL,
+		.positional = a->argv,
 	};
-
-	if (argc < 2)
-		return -cli_usage_error(cmd, "no subcommand given");
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		cli_print_usage(stdout, cmd);
-		return 1;
-	}
-	int verb = -1;
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-		if (strcmp(argv[1], verbs[i]) == 0)
-			verb = (int)i;
-	if (verb < 0)
-		return -cli_usage_error(cmd, "unknown subcommand '%s'", argv[1]);
-	args->verb = verbs[verb];
-
-	/* The verb is argv[0] of its own option parse. */
-	argc--;
-	argv++;
-	optind = 0;
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (c) {
-		case 'C':
-			if (strcmp(args->verb, "new") != 0)
-				return -cli_usage_error(cmd, "--cwd goes with 'session new'");
-			/* An empty path names no directory: a usage error, not the current one. */
-			if (!*optarg)
-				return -cli_usage_error(cmd, "--cwd: empty path");
-			args->cwd = optarg;
-			break;
-		case 'j':
-			args->json = true;
-			break;
-		case 'h':
-			cli_print_usage(stdout, cmd);
-			return 1;
-		default:
-			return -cli_option_error(cmd, c, argv);
-		}
-	}
-	args->positional = argv + optind;
-	args->n_positional = argc - optind;
-	if (args->n_positional != verb_arity[verb])
-		return -cli_usage_error(cmd, "'session %s' takes %d argument%s, got %d", args->verb,
-					verb_arity[verb], verb_arity[verb] == 1 ? "" : "s",
-					args->n_positional);
+	if (args->cwd && strcmp(args->verb, "new") != 0)
+		return -cli_usage_error(cmd, "--cwd goes with 'session new'");
+	/* An empty path names no directory: a usage error, not the current one. */
+	if (args->cwd && !*args->cwd)
+		return -cli_usage_error(cmd, "--cwd: empty path");
+	size_t n = arity(a->verb);
+	if ((size_t)a->argc != n)
+		return -cli_usage_error(cmd, "'session %s' takes %zu argument%s, got %d",
+					args->verb, n, n == 1 ? "" : "s", a->argc);
 	return 0;
 }
 
@@ -150,29 +116,15 @@ static int cmd_new(const cli_global *global, const session_args *args, dsb_error
 	dsb_session *session = NULL;
 	int r = cli_session_new(global, args->cwd, &store, &session, err);
 	if (r >= 0 && args->json) {
-		strbuf sb = STRBUF_INIT;
-		r = strbuf_puts(&sb, "{\"id\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, dsb_session_id(session),
-					      strlen(dsb_session_id(session)));
+		jw w = JW_INIT;
+		jw_object_begin(&w);
+		jw_member_string(&w, "id", dsb_session_id(session));
 		/* The cwd as the header records it (canonical). */
-		const char *recorded = dsb_session_cwd(session);
-		if (r >= 0)
-			r = strbuf_puts(&sb, ",\"cwd\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, recorded, strlen(recorded));
-		if (r >= 0)
-			r = strbuf_puts(&sb, ",\"path\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, dsb_session_path(session),
-					      strlen(dsb_session_path(session)));
-		if (r >= 0)
-			r = strbuf_putc(&sb, '}');
-		if (r >= 0)
-			puts(sb.buf);
-		else
+		jw_member_string(&w, "cwd", dsb_session_cwd(session));
+		jw_member_string(&w, "path", dsb_session_path(session));
+		jw_object_end(&w);
+		if (jw_print(&w) < 0)
 			r = dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-		strbuf_done(&sb);
 	} else if (r >= 0)
 		puts(dsb_session_id(session));
 	dsb_session_free(session);
@@ -215,6 +167,23 @@ static int by_creation(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+static int print_list_json(const listing *l)
+{
+	jw w = JW_INIT;
+	jw_array_begin(&w);
+	for (size_t i = 0; i < l->n; i++) {
+		const listed *e = &l->v[i];
+		jw_object_begin(&w);
+		jw_member_string(&w, "id", e->id);
+		jw_member_string(&w, "cwd", e->cwd);
+		jw_member_uint(&w, "createdAt", e->created_at);
+		jw_member_string(&w, "path", e->path);
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	return jw_print(&w);
+}
+
 static int cmd_list(const cli_global *global, const session_args *args, dsb_error *err)
 {
 	dsb_store *store = NULL;
@@ -225,37 +194,10 @@ static int cmd_list(const cli_global *global, const session_args *args, dsb_erro
 	if (r >= 0) {
 		if (l.n)
 			qsort(l.v, l.n, sizeof(*l.v), by_creation);
-		strbuf sb = STRBUF_INIT;
-		int w = args->json ? strbuf_putc(&sb, '[') : 0;
-		for (size_t i = 0; w >= 0 && i < l.n; i++) {
-			const listed *e = &l.v[i];
-			if (!args->json) {
-				w = strbuf_printf(&sb, "%s\t%s\n", e->id, e->cwd ? e->cwd : "-");
-				continue;
-			}
-			w = strbuf_puts(&sb, i ? ",{\"id\":" : "{\"id\":");
-			if (w >= 0)
-				w = json_quote_append(&sb, e->id, strlen(e->id));
-			if (w >= 0)
-				w = strbuf_puts(&sb, ",\"cwd\":");
-			if (w >= 0)
-				w = e->cwd ? json_quote_append(&sb, e->cwd, strlen(e->cwd))
-					   : strbuf_puts(&sb, "null");
-			if (w >= 0)
-				w = strbuf_printf(&sb, ",\"createdAt\":%llu,\"path\":",
-						  (unsigned long long)e->created_at);
-			if (w >= 0)
-				w = json_quote_append(&sb, e->path, strlen(e->path));
-			if (w >= 0)
-				w = strbuf_putc(&sb, '}');
-		}
-		if (w >= 0 && args->json)
-			w = strbuf_puts(&sb, "]\n");
-		if (w < 0)
+		if (args->json && print_list_json(&l) < 0)
 			r = dsb_fail(err, DSB_E_NO_MEMORY, "out of memory");
-		else if (sb.buf)
-			fputs(sb.buf, stdout);
-		strbuf_done(&sb);
+		for (size_t i = 0; !args->json && i < l.n; i++)
+			printf("%s\t%s\n", l.v[i].id, l.v[i].cwd ? l.v[i].cwd : "-");
 	}
 	for (size_t i = 0; i < l.n; i++) {
 		free(l.v[i].id);
@@ -312,43 +254,23 @@ static int gather(const cli_global *global, dsb_session *session, shown *s, dsb_
 
 static int print_show_json(dsb_session *session, const shown *s)
 {
-	strbuf sb = STRBUF_INIT;
-	const char *cwd = dsb_session_cwd(session);
-	int r = strbuf_puts(&sb, "{\"id\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, dsb_session_id(session),
-				      strlen(dsb_session_id(session)));
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"path\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, dsb_session_path(session),
-				      strlen(dsb_session_path(session)));
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"cwd\":");
-	if (r >= 0)
-		r = cwd ? json_quote_append(&sb, cwd, strlen(cwd)) : strbuf_puts(&sb, "null");
-	if (r >= 0)
-		r = strbuf_printf(&sb,
-				  ",\"createdAt\":%llu,\"mode\":\"%s\",\"modeSource\":\"%s\","
-				  "\"approvalPolicy\":\"%s\",\"approvalSource\":\"%s\",\"preset\":",
-				  (unsigned long long)dsb_session_created_at(session),
-				  dsb_mode_to_string(s->mode),
-				  s->mode_from_session ? "session" : "default",
-				  dsb_approval_policy_to_string(s->approval),
-				  s->approval_from_session ? "session" : "default");
-	if (r >= 0)
-		r = s->preset ? json_quote_append(&sb, s->preset, strlen(s->preset))
-			      : strbuf_puts(&sb, "null");
-	if (r >= 0)
-		r = strbuf_puts(&sb, ",\"policy\":");
-	if (r >= 0)
-		r = cli_policy_json(&sb, &s->policy, s->roots);
-	if (r >= 0)
-		r = strbuf_puts(&sb, "}");
-	if (r >= 0)
-		puts(sb.buf);
-	strbuf_done(&sb);
-	return r;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "id", dsb_session_id(session));
+	jw_member_string(&w, "path", dsb_session_path(session));
+	jw_member_string(&w, "cwd", dsb_session_cwd(session));
+	jw_member_uint(&w, "createdAt", dsb_session_created_at(session));
+	jw_member_string(&w, "mode", dsb_mode_to_string(s->mode));
+	jw_member_string(&w, "modeSource", s->mode_from_session ? "session" : "default");
+	jw_member_string(&w, "approvalPolicy", dsb_approval_policy_to_string(s->approval));
+	jw_member_string(&w, "approvalSource", s->approval_from_session ? "session" : "default");
+	jw_member_string(&w, "preset", s->preset);
+	jw_key(&w, "policy");
+	jw_object_begin(&w);
+	cli_policy_json(&w, &s->policy, s->roots);
+	jw_object_end(&w);
+	jw_object_end(&w);
+	return jw_print(&w);
 }
 
 static void print_show_text(dsb_session *session, const shown *s)
@@ -453,13 +375,13 @@ static int cmd_approval(const cli_global *global, const session_args *args, dsb_
 	return r;
 }
 
-int cmd_session(cli_global *global, int argc, char **argv)
+int cmd_session(const cli_args *a)
 {
-	const cli_command *cmd = cli_find_command("session");
-	session_args args = {0};
-	int r = parse_args(cmd, argc, argv, &args);
-	if (r != 0)
-		return r > 0 ? 0 : -r;
+	const cli_global *global = &a->global;
+	session_args args;
+	int r = check_args(a, &args);
+	if (r < 0)
+		return -r;
 
 	static const struct {
 		const char *verb;

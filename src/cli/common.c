@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What every subcommand shares: error and usage reporting, configuration loading. */
+/* What every subcommand shares: error reporting, configuration loading, the policy JSON. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,56 +11,20 @@
 
 int cli_report(const dsb_error *err)
 {
-	fprintf(stderr, "dsh-sandbox: %s\n", err->message);
+	cli_error("%s", err->message);
 	return dsb_code_exit_status(err->code);
 }
 
-const cli_command *cli_find_command(const char *name)
+int cli_out_of_memory(void)
 {
-	for (const cli_command *c = cli_commands; c->name; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
+	cli_error("out of memory");
+	return dsb_code_exit_status(DSB_E_NO_MEMORY);
 }
 
-void cli_print_usage(FILE *f, const cli_command *cmd)
+cli_policy_args cli_policy_args_of(const cli_args *args)
 {
-	if (cmd) {
-		fprintf(f, "usage: dsh-sandbox [--config FILE] %s %s\n", cmd->name, cmd->usage);
-		return;
-	}
-	fprintf(f, "usage: dsh-sandbox [--config FILE] [--store DIR] COMMAND [ARGS...]\n"
-		   "       dsh-sandbox --help | --version\n"
-		   "\n"
-		   "commands:\n");
-	for (const cli_command *c = cli_commands; c->name; c++)
-		fprintf(f, "  %s %s\n      %s\n", c->name, c->usage, c->summary);
-	fprintf(f, "\n"
-		   "MODE is one of read-only, workspace-write, danger-full-access.\n"
-		   "The configuration is --config FILE, else $DSH_SANDBOX_CONFIG, else\n"
-		   "$XDG_CONFIG_HOME/dsh-sandbox/config.yaml when it exists; DSH_PERMISSION_MODE\n"
-		   "overrides its mode.\n");
-}
-
-int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("dsh-sandbox: ", stderr);
-	if (cmd)
-		fprintf(stderr, "%s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	cli_print_usage(stderr, cmd);
-	return CLI_EXIT_USAGE;
-}
-
-int cli_option_error(const cli_command *cmd, int c, char **argv)
-{
-	if (c == ':')
-		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	return (cli_policy_args){args->opt[CLI_OPT_SESSION], args->opt[CLI_OPT_MODE],
+				 args->opt[CLI_OPT_WORKSPACE]};
 }
 
 dsb_call_setup cli_setup(const cli_global *global)
@@ -89,42 +51,24 @@ int cli_load_config(const cli_global *global, dsb_config **ret_cfg, dsb_error *r
 	return dsb_call_load_config(&setup, ret_cfg, reterr);
 }
 
-static int put_string(strbuf *sb, const char *s)
+void cli_policy_json(jw *w, const dsb_exec_policy *p, char *const *roots)
 {
-	return json_quote_append(sb, s, strlen(s));
-}
-
-int cli_policy_json(strbuf *sb, const dsb_exec_policy *p, char *const *roots)
-{
-	int r = strbuf_puts(sb, "{\"mode\":");
-	if (r >= 0)
-		r = put_string(sb, dsb_mode_to_string(p->mode));
-	if (r >= 0)
-		r = strbuf_puts(sb, ",\"workspaceRoot\":");
-	if (r >= 0)
-		r = put_string(sb, p->workspace_root);
-	if (r >= 0 && p->session_id) {
-		r = strbuf_puts(sb, ",\"sessionId\":");
-		if (r >= 0)
-			r = put_string(sb, p->session_id);
+	jw_member_string(w, "mode", dsb_mode_to_string(p->mode));
+	jw_member_string(w, "workspaceRoot", p->workspace_root);
+	if (p->session_id) {
+		jw_member_string(w, "sessionId", p->session_id);
 	}
-	if (r >= 0)
-		r = strbuf_puts(sb, ",\"writableRoots\":[");
-	for (size_t i = 0; r >= 0 && roots[i]; i++) {
-		if (i > 0)
-			r = strbuf_putc(sb, ',');
-		if (r >= 0)
-			r = put_string(sb, roots[i]);
-	}
-	if (r >= 0)
-		r = strbuf_puts(sb, "]}");
-	return r;
+	jw_key(w, "writableRoots");
+	jw_array_begin(w);
+	for (size_t i = 0; roots[i]; i++)
+		jw_string(w, roots[i]);
+	jw_array_end(w);
 }
 
 int cli_flush_stdout(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "dsh-sandbox: writing the output: %s\n", strerror(errno));
+		cli_error("writing the output: %s", strerror(errno));
 		return 1;
 	}
 	return 0;

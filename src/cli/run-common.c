@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What `bash`, `exec` and `fs` share: their options, and one call made with them. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,59 +11,19 @@
 #include "answer.h"
 #include "run-common.h"
 
-int run_parse_option(int c, const char *arg, cli_global *global, run_args *args)
+run_args run_args_of(const cli_args *args)
 {
-	switch (c) {
-	case 's':
-		args->policy.session = arg;
-		return 1;
-	case 'm':
-		args->policy.mode = arg;
-		return 1;
-	case 'w':
-		args->policy.workspace = arg;
-		return 1;
-	case 'd':
-		args->workdir = arg;
-		return 1;
-	case 't':
-		args->timeout = arg;
-		return 1;
-	case 'b':
-		args->backend = arg;
-		return 1;
-	case 'c':
-		global->config_path = arg;
-		return 1;
-	case 'p':
-		args->sandbox_permissions = arg;
-		return 1;
-	case 'J':
-		args->justification = arg;
-		return 1;
-	case 'i':
-		args->call_id = arg;
-		return 1;
-	default:
-		return 0;
-	}
+	return (run_args){
+		.policy = cli_policy_args_of(args),
+		.workdir = args->opt[CLI_OPT_WORKDIR],
+		.timeout = args->opt[CLI_OPT_TIMEOUT],
+		.backend = args->opt[CLI_OPT_BACKEND],
+		.sandbox_permissions = args->opt[CLI_OPT_SANDBOX_PERMISSIONS],
+		.justification = args->opt[CLI_OPT_JUSTIFICATION],
+		.call_id = args->opt[CLI_OPT_CALL_ID],
+		.json = args->opt[CLI_OPT_JSON] != NULL,
+	};
 }
-
-const struct option run_options[] = {
-	{"session", required_argument, NULL, 's'},
-	{"mode", required_argument, NULL, 'm'},
-	{"workspace", required_argument, NULL, 'w'},
-	{"workdir", required_argument, NULL, 'd'},
-	{"timeout", required_argument, NULL, 't'},
-	{"backend", required_argument, NULL, 'b'},
-	{"config", required_argument, NULL, 'c'},
-	{"json", no_argument, NULL, 'j'},
-	{"sandbox-permissions", required_argument, NULL, 'p'},
-	{"justification", required_argument, NULL, 'J'},
-	{"call-id", required_argument, NULL, 'i'},
-	{"help", no_argument, NULL, 'h'},
-	{0},
-};
 
 int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err)
 {
@@ -145,21 +104,13 @@ int run_call(const cli_global *global, const run_args *args, dsb_call_request *r
 
 int run_report(const dsb_error *err, bool json)
 {
-	if (json) {
-		strbuf sb = STRBUF_INIT;
-		const char *name = dsb_code_dsh_error(err->code);
-		int r = strbuf_printf(&sb,
-				      "{\"error\":{\"name\":\"%s\",\"code\":\"%s\",\"message\":",
-				      name ? name : "Error", dsb_code_name(err->code));
-		if (r >= 0)
-			r = json_quote_append(&sb, err->message, strlen(err->message));
-		if (r >= 0 && strbuf_puts(&sb, "}}\n") >= 0)
-			fputs(sb.buf, stdout);
-		strbuf_done(&sb);
-	} else
-		printf("Error: %s", err->message);
-	(void)cli_flush_stdout();
-	return dsb_code_exit_status(err->code);
+	/* No tool's: its message as it is, with no fence denial to map. */
+	dsb_call_result res = {.tool = _DSB_TOOL_INVALID};
+	if (call_result_fail(&res, err, NULL) < 0)
+		return cli_out_of_memory();
+	int status = run_print_result(&res, json);
+	dsb_call_result_done(&res);
+	return status;
 }
 
 int run_print_result(const dsb_call_result *res, bool json)
@@ -168,7 +119,7 @@ int run_print_result(const dsb_call_result *res, bool json)
 		dsb_error err = {0};
 		_cleanup_free_ char *text = NULL;
 		if (dsb_call_render_json(res, &text, &err) < 0)
-			return run_report(&err, json);
+			return cli_report(&err);
 		printf("%s\n", text);
 	} else
 		(void)fwrite(res->text, 1, res->text_len, stdout);
@@ -177,4 +128,15 @@ int run_print_result(const dsb_call_result *res, bool json)
 		return dsb_code_exit_status(res->error.code);
 	}
 	return cli_flush_stdout();
+}
+
+int run_tool(const cli_global *global, const run_args *args, dsb_call_request *req)
+{
+	dsb_call_result res = {0};
+	dsb_error err = {0};
+	if (run_call(global, args, req, NULL, &res, &err) < 0)
+		return run_report(&err, args->json);
+	int status = run_print_result(&res, args->json);
+	dsb_call_result_done(&res);
+	return status;
 }

@@ -3,7 +3,6 @@
 #ifndef DSB_CLI_RUN_COMMON_H
 #define DSB_CLI_RUN_COMMON_H
 
-#include <getopt.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -19,11 +18,8 @@ typedef struct run_args {
 	bool json;
 } run_args;
 
-/* The long options both take; getopt's return values map onto run_parse_option(). */
-extern const struct option run_options[];
-
-/* Takes getopt's @c for one of the shared options: 1 when it was one, else 0. */
-int run_parse_option(int c, const char *arg, cli_global *global, run_args *args);
+/* The options of @args that a call takes. */
+run_args run_args_of(const cli_args *args);
 
 /* --timeout MS: a positive whole number, else the bash tool's validation text. */
 int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
@@ -40,8 +36,11 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
 int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
 	     dsb_call_on_run_fn on_run, dsb_call_result *ret, dsb_error *err);
 
-/* A failure with no result to show: what the model sees, "Error: MESSAGE", or with @json its
- * JSON, on stdout. Returns the exit status of its code. */
+/*
+ * The tool errors' one reporter: a failure with no result to show, printed as the failed result
+ * it makes (run_print_result()): what the model sees, "Error: MESSAGE", or with @json its JSON,
+ * on stdout. Returns the exit status of its code.
+ */
 int run_report(const dsb_error *err, bool json);
 
 /*
@@ -49,5 +48,9 @@ int run_report(const dsb_error *err, bool json);
  * Returns the exit status: 0, the failed call's code's, or 1 when stdout could not be written.
  */
 int run_print_result(const dsb_call_result *res, bool json);
+
+/* A model's tool (bash, fs): run_call(), then the result or the failure printed. The exit
+ * status. */
+int run_tool(const cli_global *global, const run_args *args, dsb_call_request *req);
 
 #endif

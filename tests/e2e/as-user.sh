@@ -26,6 +26,8 @@ cp -r "$DSB_SOURCE_ROOT/tests/fixtures/dsh" "$stage/src/tests/fixtures/"
 # The server's golden files, which t-serve.sh compares with.
 mkdir -p "$stage/src/tests/data"
 cp -r "$DSB_SOURCE_ROOT/tests/data/server" "$stage/src/tests/data/"
+# The committed shell completions, which t-completions.sh compares with.
+cp -r "$DSB_SOURCE_ROOT/completions" "$stage/src/"
 # The fuzz corpora, which t-log-agree.sh replays.
 mkdir -p "$stage/src/fuzz"
 cp -r "$DSB_SOURCE_ROOT/fuzz/corpus" "$stage/src/fuzz/"
