@@ -11,6 +11,8 @@ packages=(
 	libseccomp-dev libcmocka-dev bubblewrap util-linux
 	iproute2 procps e2fsprogs
 	clang clang-format clang-tidy cppcheck shellcheck
+	scdoc man-db
+	debhelper dpkg-dev fakeroot lintian
 )
 
 missing=()

@@ -83,6 +83,8 @@ step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability
 step "clang-tidy" tidy
 step "make install into a DESTDIR, a program built with pkg-config, make uninstall" \
 	tests/install-check.sh
+step "the Debian packages: built, lintian-clean, installed, probe and demo, purged" \
+	tests/package-check.sh
 
 # Where bwrap and Landlock both work, a skipped test is a failure.
 if DSH_SANDBOX_STORE=$(mktemp -d) "$build/dsh-sandbox" probe --fresh --json 2>/dev/null |

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `make install` into a temporary DESTDIR, as a packager runs it: the files land where they
 # belong (dsh-sandbox, the landlock-run link, the versioned library, the headers, the pkg-config
-# file, the bash and zsh completions); a C program built against the installed library through pkg-config runs; the installed
+# file, the bash and zsh completions, the man pages, the example configuration, which loads); a
+# C program built against the installed library through pkg-config runs; the installed
 # landlock-run confines; `make uninstall` removes every file again. Prints what failed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,29 +32,36 @@ cmp -s completions/dsh-sandbox.bash "$root$prefix/share/bash-completion/completi
 	fail "no bash completion"
 cmp -s completions/_dsh-sandbox "$root$prefix/share/zsh/site-functions/_dsh-sandbox" ||
 	fail "no zsh completion"
+# The man pages, unless the build said -Dman=disabled (scdoc is one of the project's
+# dependencies: missing, the build fails rather than this check).
+man_option=$(meson introspect --buildoptions "$release" |
+	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "man"))')
+if [ "$man_option" != disabled ]; then
+	for page in man1/dsh-sandbox.1 man1/landlock-run.1 man5/dsh-sandbox.yaml.5 man3/libdshsandbox.3; do
+		f=$root$prefix/share/man/$page
+		[ -s "$f" ] || fail "no man page $prefix/share/man/$page"
+		# man-db renders it without a warning (groff's -ww): a broken page shows here.
+		if command -v man >/dev/null; then
+			warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null) ||
+				fail "man cannot render $page"
+			[ -z "$warnings" ] || fail "man warns about $page: $warnings"
+		fi
+	done
+fi
+example=$root$prefix/share/doc/dsh-sandbox/examples/dsh-sandbox.yaml
+[ -f "$example" ] || fail "no example configuration"
+"$root$prefix/bin/dsh-sandbox" --config "$example" policy --json >/dev/null ||
+	fail "the installed example configuration does not load"
 soname=$(readelf -d "$root$prefix/$libdir/libdshsandbox.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libdshsandbox.so.0 ] || fail "soname is '$soname'"
 
 # A program of a library user, built the way the README says, against the installed files.
-cat >"$tmp/user.c" <<'C'
-#include <stdio.h>
-#include <string.h>
-#include <dsb/dsb.h>
-
-int main(void)
-{
-	if (dsb_mode_from_string("workspace-write") != DSB_MODE_WORKSPACE_WRITE)
-		return 1;
-	printf("%s\n", dsb_version());
-	return 0;
-}
-C
 # The .pc file says prefix=/usr; the files are under the DESTDIR (as a package's, unpacked).
 flags=$(PKG_CONFIG_PATH=$root$prefix/$libdir/pkgconfig \
 	pkg-config --define-variable=prefix="$root$prefix" --cflags --libs libdshsandbox) ||
 	fail "pkg-config does not find libdshsandbox"
 # shellcheck disable=SC2086 # the flags are words
-cc -o "$tmp/user" "$tmp/user.c" $flags ||
+cc -o "$tmp/user" tests/data/install/user.c $flags ||
 	fail "cannot build against the installed library"
 version=$(LD_LIBRARY_PATH=$root$prefix/$libdir "$tmp/user") || fail "the program failed"
 [ "$version" = "$("$root$prefix/bin/dsh-sandbox" --version | awk '{print $NF}')" ] ||

@@ -9,6 +9,7 @@
 unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
 export TMPDIR=/tmp
+EXAMPLE_CONFIG=${DSB_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}/examples/dsh-sandbox.yaml
 MODES='(accepted: read-only, workspace-write, danger-full-access)'
 
 test_spec_roots_json() {
@@ -192,6 +193,34 @@ test_write_error_is_reported() {
 	assert_file_has_content err.txt "No space left on device"
 }
 
+# examples/dsh-sandbox.yaml, installed as the documented example, sets every key to its default:
+# it loads, and the policy, the presets and the environment scrub come out as with no file.
+test_example_config_is_the_defaults() {
+	local example=$EXAMPLE_CONFIG
+	mkdir ws
+	cd ws
+	run policy --json
+	local want=$out
+	run --config "$example" policy --json
+	assert_rc 0
+	assert_streq "$out" "$want"
+	run permission
+	want=$out
+	run permission --config "$example"
+	assert_rc 0
+	assert_streq "$out" "$want"
+	# Names each default scrubEnv entry withholds, one kept, and a URL with a password.
+	local script='env | grep -E "^(GH_PAT|OAUTH_X|MY_CREDENTIAL|A_PRIVATE|COOKIE_JAR|DB_PASSWD|KEY_PASSPHRASE|X_PASS|DB_PWD|SENTRY_DSN|SLACK_WEBHOOK|CONNECTIONSTRING|URLV|KEPT)=" | sort'
+	export GH_PAT=1 OAUTH_X=1 MY_CREDENTIAL=1 A_PRIVATE=1 COOKIE_JAR=1 DB_PASSWD=1 \
+		KEY_PASSPHRASE=1 X_PASS=1 DB_PWD=1 SENTRY_DSN=1 SLACK_WEBHOOK=1 CONNECTIONSTRING=1 \
+		URLV=https://u:p@example.org KEPT=1
+	run bash --mode danger-full-access "$script"
+	assert_streq "$out" "KEPT=1"
+	run --config "$example" bash --mode danger-full-access "$script"
+	assert_rc 0
+	assert_streq "$out" "KEPT=1"
+}
+
 t "policy --mode workspace-write --workspace /some/dir --json prints the spec's roots" test_spec_roots_json
 t "the default is read-only under the physical cwd" test_default_is_read_only_under_cwd
 t "text output lists the roots" test_text_output
@@ -209,4 +238,5 @@ t "JSON output escapes as JSON.stringify" test_json_escapes_awkward_paths
 t "usage errors print a reason and the usage, exit 2" test_usage_errors
 t "--help and --version" test_help_and_version
 t "a failed write to stdout is an error" test_write_error_is_reported
+t "the example configuration loads and holds the defaults" test_example_config_is_the_defaults
 done_testing
