@@ -11,7 +11,7 @@ packages=(
 	libseccomp-dev libcmocka-dev bubblewrap util-linux
 	iproute2 procps e2fsprogs
 	clang clang-format clang-tidy cppcheck shellcheck
-	scdoc man-db
+	scdoc man-db zsh
 	debhelper dpkg-dev fakeroot lintian
 )
 
