@@ -2,34 +2,83 @@
 # SPDX-License-Identifier: MIT
 # The executor's overhead, as ratios measured in one run (medians of interleaved runs):
 # the library path against plain fork/exec; what the hardening of a Landlock child costs a
-# spawn; the CLI against the floor of any CLI wrapper (a program that only execs its arguments)
-# and against the raw bwrap profile; `bash`, reported; the dsh-sandbox process's peak RSS; and
-# what protecting a git workspace's .git costs a call (means of paired, interleaved runs).
+# spawn; the static landlock-run side by side with DSH's launcher, built from DSH's source as
+# DSH builds it; the start-up breakdown (a static musl program that does nothing, dsh-sandbox's
+# own start); the CLI against the floor of any CLI wrapper (a program that only execs its
+# arguments) and against the raw bwrap profile; `bash` against `exec`; the dsh-sandbox
+# process's peak RSS; and what protecting a git workspace's .git costs a call (means of paired,
+# interleaved runs).
+#
+# DSH's launcher source: $DSH_LAUNCHER_SRC (its main.c), else $DSH_SRC (a DeepSeek Harness
+# checkout), else downloaded at the commit below; without it (offline) or without musl-gcc
+# (DSH builds it with nothing else) its rows are skipped, and the script says why.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 [ -f build-bench/build.ninja ] || meson setup build-bench -Dbuildtype=release -Dtests=false >/dev/null
-ninja -C build-bench dsh-sandbox bench/cmdbench bench/execwrap bench/exec-bench \
+ninja -C build-bench dsh-sandbox landlock-run bench/cmdbench bench/execwrap bench/exec-bench \
 	bench/harden-bench >/dev/null
 store=$(mktemp -d "${TMPDIR:-/tmp}/dsb-bench.XXXXXX")
 trap 'rm -rf "$store" "${pdir:-}"' EXIT
 export DSH_SANDBOX_STORE=$store
 D=$top/build-bench/dsh-sandbox
 W=$top/build-bench/bench/execwrap
+L=$top/build-bench/landlock-run
 BWRAP=$(command -v bwrap)
 "$D" exec --backend landlock --mode read-only -- true # cache both verdicts
 "$D" exec --backend bwrap --mode read-only -- true
 
+# DSH's launcher (native/landlock-run), compiled as its scripts/build.ts does: static musl.
+dsh_commit=b150a551b8d465e31e418e1b2eaf5e79bbb7d28e
+dsh_path=native/landlock-run/packages/entry/src/main.c
+dsh_src=${DSH_LAUNCHER_SRC:-}
+[ -n "$dsh_src" ] || [ -z "${DSH_SRC:-}" ] || dsh_src=$DSH_SRC/$dsh_path
+if [ -z "$dsh_src" ]; then
+	dsh_src=build-bench/dsh-landlock-run.c
+	curl -fsSL --max-time 20 -o "$dsh_src" \
+		"https://raw.githubusercontent.com/deepseek-ai/deepseek-harness/$dsh_commit/$dsh_path" \
+		2>/dev/null || { rm -f "$dsh_src"; dsh_src=; }
+fi
+DSH_L=
+if [ -z "$dsh_src" ] || [ ! -f "$dsh_src" ]; then
+	echo "DSH's launcher: skipped (no source: set DSH_LAUNCHER_SRC or DSH_SRC; the download failed)"
+elif ! command -v musl-gcc >/dev/null; then
+	echo "DSH's launcher: skipped (no musl-gcc, which DSH builds it with: apt-get install musl-tools)"
+else
+	DSH_L=$top/build-bench/dsh-landlock-run
+	musl-gcc -std=c11 -Os -Wall -Wextra -Werror -static -s -o "$DSH_L" "$dsh_src"
+	printf 'int main(void) { return 0; }\n' | musl-gcc -static -O2 -x c -o build-bench/musl-true -
+fi
+
 build-bench/bench/exec-bench "${ROUNDS:-201}"
 build-bench/bench/harden-bench "${ROUNDS:-201}"
-echo "CLI, ${ROUNDS:-101} interleaved rounds, medians:"
+if [ -n "$DSH_L" ]; then
+	echo "landlock-run against DSH's (target <= 1.00x), ${ROUNDS:-101} interleaved rounds, medians:"
+	grants="--ro / --rw /dev/null"
+	build-bench/bench/cmdbench "${ROUNDS:-101}" "DSH landlock-run" \
+		"plain=bash -c true" \
+		"DSH landlock-run=$DSH_L $grants -- bash -c true" \
+		"landlock-run=$L $grants -- bash -c true" \
+		"dsh-sandbox landlock-run=$D landlock-run $grants -- bash -c true"
+	echo "start-up, ${ROUNDS:-101} interleaved rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-101}" "static musl true" \
+		"static musl true=build-bench/musl-true" \
+		"DSH landlock-run=$DSH_L --ro / -- build-bench/musl-true" \
+		"landlock-run=$L --ro / -- build-bench/musl-true" \
+		"dsh-sandbox --version=$D --version" \
+		"exec --backend landlock=$D exec --backend landlock --mode read-only -- build-bench/musl-true"
+fi
+echo "CLI (targets: exec <= 1.10x; bash within 5 % of exec), ${ROUNDS:-101} interleaved rounds, medians:"
 build-bench/bench/cmdbench "${ROUNDS:-101}" "wrapper" \
 	"plain=bash -c true" \
 	"wrapper=$W bash -c true" \
 	"exec --backend landlock=$D exec --backend landlock --mode read-only -- bash -c true" \
 	"bash --backend landlock=$D bash --backend landlock --mode read-only true"
+# "bwrap, our argv": the raw profile plus the hardening flags the backend adds but the filter
+# (`--seccomp` needs a descriptor): what the CLI adds beyond the bwrap it runs.
 build-bench/bench/cmdbench "${ROUNDS:-101}" "raw bwrap" \
 	"raw bwrap=$BWRAP --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- bash -c true" \
+	"bwrap, our argv=$BWRAP --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent --ro-bind /proc/sys /proc/sys --unshare-user --unshare-ipc --unshare-uts --cap-drop ALL -- bash -c true" \
 	"exec --backend bwrap=$D exec --backend bwrap --mode read-only -- bash -c true" \
 	"bash --backend bwrap=$D bash --backend bwrap --mode read-only true"
 rss=$( { /usr/bin/time -f %M "$D" exec --backend landlock --mode read-only -- true; } 2>&1 | tail -n 1)

@@ -9,6 +9,7 @@ packages=(
 	build-essential meson ninja-build pkg-config python3
 	libjansson-dev libyaml-dev libzstd-dev zstd
 	libseccomp-dev libcmocka-dev bubblewrap util-linux
+	musl-tools # the static landlock-run (without it: static glibc)
 	iproute2 procps e2fsprogs
 	clang clang-format clang-tidy cppcheck shellcheck
 	scdoc man-db zsh

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `make install` into a temporary DESTDIR, as a packager runs it: the files land where they
-# belong (dsh-sandbox, the landlock-run link, the versioned library, the headers, the pkg-config
-# file, the bash and zsh completions, the man pages, the example configuration, which loads); a
-# C program built against the installed library through pkg-config runs; the installed
+# belong (dsh-sandbox, the static landlock-run program, the versioned library, the headers, the
+# pkg-config file, the bash and zsh completions, the man pages, the example configuration, which
+# loads); a C program built against the installed library through pkg-config runs; the installed
 # landlock-run confines; `make uninstall` removes every file again. Prints what failed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,14 @@ make --no-print-directory install RELEASE="$release" PREFIX="$prefix" DESTDIR="$
 libdir=$(meson introspect --buildoptions "$release" |
 	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')
 [ -x "$root$prefix/bin/dsh-sandbox" ] || fail "no $prefix/bin/dsh-sandbox"
-[ "$(readlink "$root$prefix/bin/landlock-run")" = dsh-sandbox ] || fail "no landlock-run link"
+lr=$root$prefix/bin/landlock-run
+{ [ -f "$lr" ] && [ ! -L "$lr" ] && [ -x "$lr" ]; } || fail "no landlock-run program"
+# Its own small program: static (no loader, no library) wherever the build could link one so.
+if readelf -l "$lr" | grep -q 'program interpreter'; then
+	grep -q 'landlock-run: dynamic' "$release/meson-logs/meson-log.txt" ||
+		fail "landlock-run is not static"
+	! readelf -d "$lr" | grep -E 'NEEDED.*(jansson|yaml|zstd)' || fail "landlock-run links the CLI's libraries"
+fi
 [ -f "$root$prefix/include/dsb/dsb.h" ] || fail "no headers"
 [ -f "$root$prefix/$libdir/pkgconfig/libdshsandbox.pc" ] || fail "no pkg-config file"
 cmp -s completions/dsh-sandbox.bash "$root$prefix/share/bash-completion/completions/dsh-sandbox" ||

@@ -231,6 +231,7 @@ static bool cache_read(dsb_provider *p)
 	_cleanup_free_ char *key = cache_key(p), *path = cache_path(p);
 	if (!key || !path)
 		return false;
+	json_seed();
 	json_error_t error;
 	json_t *j = json_load_file(path, 0, &error);
 	if (!j)

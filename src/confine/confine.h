@@ -7,10 +7,12 @@
  *   landlock.c         the kernel interface: ABI negotiation, the rule set of spec §5.6
  *   harden.c           namespaces and capabilities of a confined child
  *   seccomp*.c         the system-call filter (generated at build time)
+ *   self.c             confine_self(): what a child (or `landlock-run`) does to itself
  *   spawn.c            vfork, harden in the child, exec, with failures reported out of band
  *   tree.c             no process a call starts outlives it (subreaper or monitor)
  *
- * DSH's `landlock-run` launcher contract is CLI behaviour and lives in src/cli/.
+ * DSH's `landlock-run` launcher contract lives in src/launcher/: linked into the CLI, and built
+ * on its own, statically, from self.c, landlock.c, harden.c and seccomp.c alone.
  */
 #ifndef DSB_CONFINE_CONFINE_H
 #define DSB_CONFINE_CONFINE_H
@@ -188,7 +190,8 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv);
 
 /*
  * In a child in its own mount namespace: makes every mount a slave (nothing propagates back
- * to the host), then applies @v. -errno with the launcher-style line in @msg. No allocation.
+ * to the host), then applies @v. -errno with the launcher-style line in @msg. No allocation
+ * (self.c).
  */
 int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size);
 
@@ -307,7 +310,7 @@ int bwrap_hardening(int filter_fd, char ***io_argv);
 /* The bwrap to trust (trusted_program() of -Dbwrap_path, "bwrap" by default): 0 or -ENOENT. */
 int bwrap_find(char *out, size_t size, char *why, size_t why_size);
 
-/* --- spawn.c -------------------------------------------------------------------------------- */
+/* --- self.c --------------------------------------------------------------------------------- */
 
 /*
  * Confines the calling thread to @plan, irreversibly, in the only order that works: namespaces
@@ -321,6 +324,8 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 
 /* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
 void confine_cloexec_from(int from);
+
+/* --- spawn.c -------------------------------------------------------------------------------- */
 
 /* How confined_spawn() treats the child beyond dsb_spawn_options. */
 #define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */

@@ -147,7 +147,7 @@ static size_t ruleset_attr_size(int abi)
 /* strerror(3) text without allocating (glibc allocates for unknown numbers). */
 static void format_errno(char *buf, size_t size, int errnum)
 {
-	const char *desc = strerrordesc_np(errnum);
+	const char *desc = errno_desc(errnum);
 
 	if (desc)
 		(void)snprintf(buf, size, "%s", desc);

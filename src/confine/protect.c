@@ -31,10 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "confine.h"
@@ -342,76 +339,4 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv)
 			r = strv_push(io_argv, p);
 	}
 	return r;
-}
-
-/* --- Landlock: in the child, before landlock_restrict() ------------------------------------- */
-
-/* The mount flags a read-only remount must keep (locked ones may not be dropped in a user
- * namespace). */
-static unsigned long kept_flags(const char *path)
-{
-	struct statfs sfs;
-	unsigned long keep = 0;
-	if (statfs(path, &sfs) < 0)
-		return 0;
-	if (sfs.f_flags & ST_NOSUID)
-		keep |= MS_NOSUID;
-	if (sfs.f_flags & ST_NODEV)
-		keep |= MS_NODEV;
-	if (sfs.f_flags & ST_NOEXEC)
-		keep |= MS_NOEXEC;
-	if (sfs.f_flags & ST_NOATIME)
-		keep |= MS_NOATIME;
-	if (sfs.f_flags & ST_NODIRATIME)
-		keep |= MS_NODIRATIME;
-	if (sfs.f_flags & ST_RELATIME)
-		keep |= MS_RELATIME;
-	return keep;
-}
-
-int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
-{
-	/* Nothing done here may reach the host's mount table. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
-		(void)snprintf(msg, size, "landlock-run: cannot make the mounts private: %s",
-			       strerror(errno));
-		return -errno;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *p = v[i].path;
-		int r = 0;
-		switch (v[i].op) {
-		case PROTECT_PIN:
-			r = mount(p, p, NULL, MS_BIND, NULL);
-			break;
-		case PROTECT_READ_ONLY:
-		case PROTECT_HIDE_FILE: {
-			const char *src = v[i].op == PROTECT_HIDE_FILE ? "/dev/null" : p;
-			/* Not MS_REC: a pin below stays out of the read-only view. */
-			r = mount(src, p, NULL, MS_BIND, NULL);
-			if (r == 0)
-				r = mount(NULL, p, NULL,
-					  MS_REMOUNT | MS_BIND | MS_RDONLY | kept_flags(p), NULL);
-			break;
-		}
-		case PROTECT_HIDE_DIR:
-			r = mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				  "mode=000,size=4k");
-			break;
-		}
-		if (r < 0) {
-			int e = errno;
-			(void)snprintf(msg, size, "landlock-run: cannot protect %s: %s", p,
-				       strerror(e));
-			return -e;
-		}
-	}
-	/* A working directory entered before the mounts would still see under them. */
-	char cwd[4096];
-	if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0) {
-		int e = errno;
-		(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
-		return -e;
-	}
-	return 0;
 }

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,23 +57,6 @@ static int move_fd(int from, int to)
 	return dup2(from, to) < 0 ? -errno : 0;
 }
 
-/*
- * Every descriptor from @from up becomes close-on-exec: the command inherits stdio and nothing
- * else, whatever the caller left open (its own descriptors without O_CLOEXEC included). Marking
- * rather than closing keeps them usable until the exec itself.
- */
-void confine_cloexec_from(int from)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)from, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
-		return;
-#endif
-	/* Kernels before 5.11: every possible descriptor, one by one. */
-	long max = sysconf(_SC_OPEN_MAX);
-	for (long fd = from; fd < (max > 0 ? max : 65536); fd++)
-		(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-}
-
 /* Signal handlers point into the parent's memory: none may run here, and the command starts
  * with every disposition at its default and nothing blocked, as Node's spawn gives it. */
 static void reset_signals(void)
@@ -85,73 +67,6 @@ static void reset_signals(void)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)sigaction(sig, &dfl, NULL);
-}
-
-int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
-		 size_t size)
-{
-	unsigned filter_flags = plan->filter_flags;
-	*ret_achieved = 0;
-	if (plan->harden) {
-		/*
-		 * A caller that made itself non-dumpable (the CLI does) owns its /proc/self files
-		 * as root, so a user could not write its new namespace's maps. In a vfork'ed child
-		 * the flag belongs to the memory shared with the parent, which restores it.
-		 */
-		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
-			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
-		const protect_ops *m = &plan->mounts;
-		unsigned ns = harden_namespaces(m->n > 0 || plan->mount_ns);
-		if (ns & HARDEN_FAILED) {
-			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
-			return -EPERM;
-		}
-		*ret_achieved |= ns;
-		/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
-		if (!(ns & HARDEN_IPC_NS))
-			filter_flags |= SECCOMP_DENY_IPC;
-		/*
-		 * Protected paths, before Landlock forbids mounting. Without a mount namespace
-		 * the policy-bearing ones fail the call (the provider refuses earlier when the
-		 * probe saw none); .git and listed paths then go unprotected, as `policy` and
-		 * `probe` report.
-		 */
-		if (m->n > 0 && (ns & HARDEN_MNT_NS)) {
-			int r = protect_apply_mounts(m->v, m->n, msg, size);
-			if (r < 0)
-				return r;
-		} else if (m->n > 0 && plan->mounts_required) {
-			(void)snprintf(msg, size,
-				       "landlock-run: cannot protect %s: no mount namespace here",
-				       m->v[m->n - 1].path);
-			return -EPERM;
-		}
-	}
-
-	landlock_status st;
-	int r = landlock_restrict(&plan->landlock, &st, msg, size);
-	if (r < 0)
-		return r;
-	*ret_partial = st.partial;
-
-	if (plan->harden) {
-		unsigned caps = harden_drop_caps();
-		if (caps & HARDEN_FAILED) {
-			(void)snprintf(msg, size, "landlock-run: cannot drop capabilities");
-			return -EPERM;
-		}
-		*ret_achieved |= caps;
-		r = seccomp_install(seccomp_program_for(filter_flags));
-		if (r < 0) {
-			const char *desc = strerrordesc_np(-r);
-			(void)snprintf(msg, size,
-				       "landlock-run: cannot install the system-call filter: %s",
-				       desc ? desc : "Unknown error");
-			return r;
-		}
-		*ret_achieved |= HARDEN_FILTER;
-	}
-	return 0;
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,

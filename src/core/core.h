@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <dsb/error.h>
@@ -114,6 +115,20 @@ int fsync_dir(const char *dir);
 /* mkdir -p with @mode for the directories it creates, fsyncing their parents when @sync. */
 int mkdir_p(const char *path, mode_t mode, bool sync);
 
+/*
+ * The text of @errnum without allocating (glibc's strerror() allocates for a number it does not
+ * know), NULL when glibc has none. musl has no strerrordesc_np(); its strerror() returns static
+ * text for every number (the static `landlock-run` is built with musl where it can be).
+ */
+static inline const char *errno_desc(int errnum)
+{
+#ifdef __GLIBC__
+	return strerrordesc_np(errnum);
+#else
+	return strerror(errnum);
+#endif
+}
+
 /* --- sys.c -------------------------------------------------------------------------------- */
 
 /* pidfd_open(2): a descriptor that polls readable when @pid exits. -errno (ENOSYS < 5.3). */
@@ -189,6 +204,12 @@ int utf8_sanitize(const char *s, size_t len, char **ret_text, size_t *ret_len);
 
 /* json_quote_append() into a new string. -ENOMEM. */
 int json_quote(const char *s, size_t len, char **ret_json);
+
+/*
+ * Seeds jansson's hash function from getrandom(2), once per process, before the first JSON
+ * value is parsed (jansson would read /dev/urandom). Thread-safe; a no-op after the first call.
+ */
+void json_seed(void);
 
 /*
  * Appends Number::toString() (ECMA-262) of @v, which is also JSON.stringify() of a finite @v: the

@@ -7,11 +7,14 @@
  * each maximal invalid subpart becomes U+FFFD (WHATWG Encoding, "UTF-8 decode").
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "core.h"
 
@@ -258,4 +261,25 @@ int js_number_append(strbuf *sb, double v)
 			r = strbuf_printf(sb, "e%c%ld", n - 1 >= 0 ? '+' : '-', labs(n - 1));
 	}
 	return r;
+}
+
+static void seed_from_getrandom(void)
+{
+	uint32_t seed = 0;
+
+	/* Without entropy yet (early boot), jansson's own seeding is the fallback. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed != 0)
+		json_object_seed(seed);
+}
+
+void json_seed(void)
+{
+	/*
+	 * jansson seeds its hash function on the first object it makes, opening and reading
+	 * /dev/urandom: three system calls and a descriptor on every start of the CLI. One
+	 * getrandom(2) gives it the same. jansson keeps the first seed it gets, process-wide; the
+	 * once-flag only saves later calls their system call.
+	 */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	(void)pthread_once(&once, seed_from_getrandom);
 }

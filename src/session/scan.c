@@ -180,6 +180,7 @@ int log_parse_json(const char *text, size_t len, json_t **ret)
 	_cleanup_free_ char *clean = NULL;
 	size_t flags = JSON_ALLOW_NUL | JSON_DECODE_ANY;
 
+	json_seed();
 	for (;;) {
 		json_error_t err;
 		json_t *v = json_loadb(text, len, flags, &err);

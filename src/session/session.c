@@ -496,6 +496,7 @@ int dsb_session_append(dsb_session *session, const char *type, const char *data_
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "event type: empty");
 
 	/* The record must stay one line and one JSON value, or the log is corrupt for everyone. */
+	json_seed();
 	json_error_t error;
 	json_t *data = json_loads(data_json, JSON_DECODE_ANY, &error);
 	json_decref(data);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end tests of DSH's Landlock launcher contract (spec §5.6, §11.10), reached both as
-# `dsh-sandbox landlock-run` and through a link named landlock-run: usage errors, the probe,
+# End-to-end tests of DSH's Landlock launcher contract (spec §5.6, §11.10), reached as the static
+# landlock-run program ($DSB_LANDLOCK_RUN, the one installed), as `dsh-sandbox landlock-run` and
+# through a link to dsh-sandbox named landlock-run: usage errors, the probe,
 # exit codes passing through, what the kernel really denies (world proofs) and failing closed.
 # When the kernel does not enforce Landlock, the world proofs are skipped and the launcher must
 # fail closed instead.
@@ -27,14 +28,17 @@ else
 	PRELUDE=""
 fi
 
-# lr HOW ARGS...: runs the launcher as `dsh-sandbox landlock-run` (HOW=sub) or through a link
-# named landlock-run (HOW=link); $out, $err and $rc as run() gives them, plus $raw_out, the
-# stdout bytes with a '.' appended so trailing newlines count.
+# lr HOW ARGS...: runs the launcher as the static program (HOW=static), as `dsh-sandbox
+# landlock-run` (HOW=sub) or through a link to dsh-sandbox named landlock-run (HOW=link); $out,
+# $err and $rc as run() gives them, plus $raw_out, the stdout bytes with a '.' appended so
+# trailing newlines count.
 lr() {
 	local how=$1
 	shift
 	rc=0
-	if [ "$how" = link ]; then
+	if [ "$how" = static ]; then
+		"$DSB_LANDLOCK_RUN" "$@" >"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	elif [ "$how" = link ]; then
 		ln -sfn "$DSB" "$PWD/landlock-run"
 		"$PWD/landlock-run" "$@" >"$PWD/.out" 2>"$PWD/.err" || rc=$?
 	else
@@ -235,6 +239,23 @@ test_dev_shm_not_writable() {
 	assert_contains "$err" "Permission denied"
 }
 
+# More grants than the launcher holds without the heap (64 of each kind): the same contract.
+test_many_grants() {
+	local how=$1 n
+	local -a grants=()
+	mkdir ws
+	for ((n = 0; n < 100; n++)); do
+		grants+=(--ro / --rw "$PWD/ws")
+	done
+	lr "$how" "${grants[@]}" -- bash -c 'echo many > "$1/f" && echo x > "$2"' _ "$PWD/ws" "$PWD/outside"
+	[ "$rc" -ne 0 ] || fail "the write outside the grants succeeded"
+	assert_file_has_content ws/f '^many$'
+	assert_absent "$PWD/outside"
+	lr "$how" "${grants[@]}" --ro /no/such/grant -- true
+	assert_rc 125
+	assert_streq "$err" 'landlock-run: cannot open rule path: /no/such/grant: No such file or directory'
+}
+
 # DSH's workspace-write grant, with the host /tmp (spec §5.6, §11.6 #4 and #5).
 test_workspace_write_grant() {
 	local how=$1 scratch
@@ -250,7 +271,28 @@ test_workspace_write_grant() {
 tmp-ok"
 }
 
-for how in sub link; do
+# The static program carries the contract and the confinement, nothing of the CLI: no JSON, YAML
+# or compression library, linked or built in.
+test_static_alone() {
+	local needed
+	needed=$(readelf -d "$DSB_LANDLOCK_RUN" 2>/dev/null | grep NEEDED || true)
+	if [[ $needed =~ jansson|yaml|zstd ]]; then
+		fail "landlock-run links $needed"
+	fi
+	if grep -q -a -e json_object -e yaml_parser "$DSB_LANDLOCK_RUN"; then
+		fail "landlock-run holds JSON or YAML code"
+	fi
+}
+
+# The static program is a separate binary; the contract's tests run against it first.
+hows="sub link"
+if [ -n "${DSB_LANDLOCK_RUN:-}" ]; then
+	hows="static $hows"
+	t "the static landlock-run holds no JSON or YAML code" test_static_alone
+else
+	ok_skip "the static landlock-run" "DSB_LANDLOCK_RUN names no static landlock-run (meson test sets it)"
+fi
+for how in $hows; do
 	t "usage errors exit 125 ($how)" test_usage_errors "$how"
 	t "--probe reports the kernel's enforcement ($how)" test_probe "$how"
 	if [ "$ENFORCEMENT" = none ]; then
@@ -258,7 +300,7 @@ for how in sub link; do
 		for name in "exit codes pass through" "exec failure exits 125" "environment unchanged" \
 			"write outside the grants denied" "--rw dir write lands" \
 			"nested child confined" "missing grant fails closed" "/dev/null writable" \
-			"/dev/shm not writable" "workspace-write grant"; do
+			"/dev/shm not writable" "workspace-write grant" "many grants"; do
 			ok_skip "$name ($how)" "landlock is not enforced by this kernel"
 		done
 		continue
@@ -273,6 +315,7 @@ for how in sub link; do
 	t "/dev/null writable with --rw /dev/null ($how)" test_dev_null_writable "$how"
 	t "/dev/shm not writable under --ro / --rw /dev/null ($how)" test_dev_shm_not_writable "$how"
 	t "workspace-write grant: workspace and /tmp writable ($how)" test_workspace_write_grant "$how"
+	t "200 grants work as a few do ($how)" test_many_grants "$how"
 done
 
 done_testing

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a process does to itself to become confined, and nothing else: namespaces, protected
+ * paths as mounts, the Landlock domain, capabilities and the system-call filter, in the only
+ * order that works. Runs in vfork'ed children of the spawner (spawn.c) and in `landlock-run`,
+ * which is also built on its own as a small static program from this file, landlock.c,
+ * harden.c and seccomp.c (src/launcher/): so nothing here allocates, and nothing needs more
+ * than the C library and the kernel's headers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/*
+ * Every descriptor from @from up becomes close-on-exec: the command inherits stdio and nothing
+ * else, whatever the caller left open (its own descriptors without O_CLOEXEC included). Marking
+ * rather than closing keeps them usable until the exec itself.
+ */
+void confine_cloexec_from(int from)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)from, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
+		return;
+#endif
+	/* Kernels before 5.11: every possible descriptor, one by one. */
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long fd = from; fd < (max > 0 ? max : 65536); fd++)
+		(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The mount flags a read-only remount must keep (locked ones may not be dropped in a user
+ * namespace). */
+static unsigned long kept_flags(const char *path)
+{
+	struct statfs sfs;
+	unsigned long keep = 0;
+	if (statfs(path, &sfs) < 0)
+		return 0;
+	if (sfs.f_flags & ST_NOSUID)
+		keep |= MS_NOSUID;
+	if (sfs.f_flags & ST_NODEV)
+		keep |= MS_NODEV;
+	if (sfs.f_flags & ST_NOEXEC)
+		keep |= MS_NOEXEC;
+	if (sfs.f_flags & ST_NOATIME)
+		keep |= MS_NOATIME;
+	if (sfs.f_flags & ST_NODIRATIME)
+		keep |= MS_NODIRATIME;
+	if (sfs.f_flags & ST_RELATIME)
+		keep |= MS_RELATIME;
+	return keep;
+}
+
+int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
+{
+	/* Nothing done here may reach the host's mount table. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		(void)snprintf(msg, size, "landlock-run: cannot make the mounts private: %s",
+			       strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].path;
+		int r = 0;
+		switch (v[i].op) {
+		case PROTECT_PIN:
+			r = mount(p, p, NULL, MS_BIND, NULL);
+			break;
+		case PROTECT_READ_ONLY:
+		case PROTECT_HIDE_FILE: {
+			const char *src = v[i].op == PROTECT_HIDE_FILE ? "/dev/null" : p;
+			/* Not MS_REC: a pin below stays out of the read-only view. */
+			r = mount(src, p, NULL, MS_BIND, NULL);
+			if (r == 0)
+				r = mount(NULL, p, NULL,
+					  MS_REMOUNT | MS_BIND | MS_RDONLY | kept_flags(p), NULL);
+			break;
+		}
+		case PROTECT_HIDE_DIR:
+			r = mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "mode=000,size=4k");
+			break;
+		}
+		if (r < 0) {
+			int e = errno;
+			(void)snprintf(msg, size, "landlock-run: cannot protect %s: %s", p,
+				       strerror(e));
+			return -e;
+		}
+	}
+	/* A working directory entered before the mounts would still see under them. */
+	char cwd[4096];
+	if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0) {
+		int e = errno;
+		(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
+		 size_t size)
+{
+	unsigned filter_flags = plan->filter_flags;
+	*ret_achieved = 0;
+	if (plan->harden) {
+		/*
+		 * A caller that made itself non-dumpable (the CLI does) owns its /proc/self files
+		 * as root, so a user could not write its new namespace's maps. In a vfork'ed child
+		 * the flag belongs to the memory shared with the parent, which restores it.
+		 */
+		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
+			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
+		const protect_ops *m = &plan->mounts;
+		unsigned ns = harden_namespaces(m->n > 0 || plan->mount_ns);
+		if (ns & HARDEN_FAILED) {
+			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
+			return -EPERM;
+		}
+		*ret_achieved |= ns;
+		/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
+		if (!(ns & HARDEN_IPC_NS))
+			filter_flags |= SECCOMP_DENY_IPC;
+		/*
+		 * Protected paths, before Landlock forbids mounting. Without a mount namespace
+		 * the policy-bearing ones fail the call (the provider refuses earlier when the
+		 * probe saw none); .git and listed paths then go unprotected, as `policy` and
+		 * `probe` report.
+		 */
+		if (m->n > 0 && (ns & HARDEN_MNT_NS)) {
+			int r = protect_apply_mounts(m->v, m->n, msg, size);
+			if (r < 0)
+				return r;
+		} else if (m->n > 0 && plan->mounts_required) {
+			(void)snprintf(msg, size,
+				       "landlock-run: cannot protect %s: no mount namespace here",
+				       m->v[m->n - 1].path);
+			return -EPERM;
+		}
+	}
+
+	landlock_status st;
+	int r = landlock_restrict(&plan->landlock, &st, msg, size);
+	if (r < 0)
+		return r;
+	*ret_partial = st.partial;
+
+	if (plan->harden) {
+		unsigned caps = harden_drop_caps();
+		if (caps & HARDEN_FAILED) {
+			(void)snprintf(msg, size, "landlock-run: cannot drop capabilities");
+			return -EPERM;
+		}
+		*ret_achieved |= caps;
+		r = seccomp_install(seccomp_program_for(filter_flags));
+		if (r < 0) {
+			const char *desc = errno_desc(-r);
+			(void)snprintf(msg, size,
+				       "landlock-run: cannot install the system-call filter: %s",
+				       desc ? desc : "Unknown error");
+			return r;
+		}
+		*ret_achieved |= HARDEN_FILTER;
+	}
+	return 0;
+}
