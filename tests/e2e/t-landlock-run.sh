@@ -271,6 +271,53 @@ test_workspace_write_grant() {
 tmp-ok"
 }
 
+# What the command under the launcher can see of its own privileges: the capability sets, the
+# no_new_privs and seccomp states, whether descriptor 7 (held open by the caller, no
+# close-on-exec) reached it, its IPC and UTS namespaces, and whether it may make a user namespace.
+# shellcheck disable=SC2016
+PROBE_SELF='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status
+[ -e /proc/$$/fd/7 ] && echo "fd 7: inherited" || echo "fd 7: closed"
+echo "ipc: $(readlink /proc/self/ns/ipc) uts: $(readlink /proc/self/ns/uts)"
+unshare -U true 2>/dev/null && echo "userns: made" || echo "userns: refused"'
+
+# Beyond DSH, the launcher's command gets the hardening of our Landlock backend (the issue's
+# attacker is root): no capability in any set, the bounding set included, no_new_privs, the
+# system-call filter (no new namespaces), nothing inherited but stdio, its own IPC and UTS
+# namespaces. The control, the same probe run plainly, must show the opposite where the caller
+# has it to lose.
+test_hardened() {
+	local how=$1 ns_possible=true
+	[ "$(id -u)" -eq 0 ] || unshare -U true 2>/dev/null || ns_possible=false
+	exec 7</dev/null
+	local plain
+	plain=$(sh -c "$PROBE_SELF")
+	assert_contains "$plain" "Seccomp:	0"
+	assert_contains "$plain" "fd 7: inherited"
+	if [ "$(id -u)" -eq 0 ]; then
+		assert_not_contains "$plain" "CapEff:	0000000000000000"
+		assert_contains "$plain" "userns: made"
+	fi
+
+	lr "$how" --ro / --rw /dev/null -- sh -c "$PROBE_SELF"
+	exec 7<&-
+	assert_rc 0
+	local set
+	for set in CapInh CapPrm CapEff CapAmb; do
+		assert_contains "$out" "$set:	0000000000000000"
+	done
+	assert_contains "$out" "NoNewPrivs:	1"
+	assert_contains "$out" "Seccomp:	2"
+	assert_contains "$out" "fd 7: closed"
+	assert_contains "$out" "userns: refused"
+	if $ns_possible; then
+		assert_contains "$out" "CapBnd:	0000000000000000"
+		local ns
+		ns=$(grep '^ipc: ' <<<"$plain")
+		assert_not_contains "$out" "${ns%% uts:*}"
+		assert_not_contains "$out" "uts: ${ns##* uts: }"
+	fi
+}
+
 # The static program carries the contract and the confinement, nothing of the CLI: no JSON, YAML
 # or compression library, linked or built in.
 test_static_alone() {
@@ -300,7 +347,7 @@ for how in $hows; do
 		for name in "exit codes pass through" "exec failure exits 125" "environment unchanged" \
 			"write outside the grants denied" "--rw dir write lands" \
 			"nested child confined" "missing grant fails closed" "/dev/null writable" \
-			"/dev/shm not writable" "workspace-write grant" "many grants"; do
+			"/dev/shm not writable" "workspace-write grant" "many grants" "hardened"; do
 			ok_skip "$name ($how)" "landlock is not enforced by this kernel"
 		done
 		continue
@@ -316,6 +363,8 @@ for how in $hows; do
 	t "/dev/shm not writable under --ro / --rw /dev/null ($how)" test_dev_shm_not_writable "$how"
 	t "workspace-write grant: workspace and /tmp writable ($how)" test_workspace_write_grant "$how"
 	t "200 grants work as a few do ($how)" test_many_grants "$how"
+	t "the command holds no capability, runs filtered, inherits stdio only, own IPC/UTS ($how)" \
+		test_hardened "$how"
 done
 
 done_testing
