@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The executor's overhead, as ratios measured in one run (medians of interleaved runs):
 # the library path against plain fork/exec; what the hardening of a Landlock child costs a
-# spawn; the static landlock-run side by side with DSH's launcher, built from DSH's source as
+# spawn, and each of its steps alone; the static landlock-run side by side with DSH's launcher, built from DSH's source as
 # DSH builds it; the start-up breakdown (a static musl program that does nothing, dsh-sandbox's
 # own start); the CLI against the floor of any CLI wrapper (a program that only execs its
 # arguments) and against the raw bwrap profile; `bash` against `exec`; the dsh-sandbox
@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 [ -f build-bench/build.ninja ] || meson setup build-bench -Dbuildtype=release -Dtests=false >/dev/null
 ninja -C build-bench dsh-sandbox landlock-run bench/cmdbench bench/execwrap bench/exec-bench \
-	bench/harden-bench >/dev/null
+	bench/harden-bench bench/harden-steps >/dev/null
 store=$(mktemp -d "${TMPDIR:-/tmp}/dsb-bench.XXXXXX")
 trap 'rm -rf "$store" "${pdir:-}"' EXIT
 export DSH_SANDBOX_STORE=$store
@@ -52,6 +52,7 @@ fi
 
 build-bench/bench/exec-bench "${ROUNDS:-201}"
 build-bench/bench/harden-bench "${ROUNDS:-201}"
+build-bench/bench/harden-steps "${ROUNDS:-201}"
 if [ -n "$DSH_L" ]; then
 	echo "landlock-run against DSH's (target <= 1.00x), ${ROUNDS:-101} interleaved rounds, medians:"
 	grants="--ro / --rw /dev/null"
