@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The executor's overhead, as ratios measured in one run (medians of interleaved runs):
-# the library path against plain fork/exec; what the hardening of a Landlock child costs a
-# spawn, and each of its steps alone; the static landlock-run side by side with DSH's launcher, built from DSH's source as
-# DSH builds it; the start-up breakdown (a static musl program that does nothing, dsh-sandbox's
-# own start); the CLI against the floor of any CLI wrapper (a program that only execs its
-# arguments) and against the raw bwrap profile; `bash` against `exec`; the dsh-sandbox
-# process's peak RSS; and what protecting a git workspace's .git costs a call (means of paired,
-# interleaved runs).
+# The executor's overhead, as ratios measured in one run (medians of interleaved runs): the
+# library path against plain fork/exec; what the hardening of a Landlock child costs a spawn,
+# and each of its steps alone; the static landlock-run side by side with DSH's launcher, built
+# from DSH's source as DSH builds it; the start-up breakdown (a static musl program that does
+# nothing, dsh-sandbox's own start); the CLI against the floor of any CLI wrapper (a program
+# that only execs its arguments) and against the raw bwrap profile; `bash` against `exec`; the
+# dsh-sandbox process's peak RSS; and what protecting a git workspace's .git costs a call
+# (means of paired, interleaved runs).
 #
 # DSH's launcher source: $DSH_LAUNCHER_SRC (its main.c), else $DSH_SRC (a DeepSeek Harness
 # checkout), else downloaded at the commit below; without it (offline) or without musl-gcc
