@@ -181,6 +181,47 @@ static const char *const pid_targeted[] = {
 	"sched_setattr", "migrate_pages",     "move_pages",
 };
 
+/*
+ * Metadata changes Landlock has no right for (SECCOMP_METADATA_*): permissions, owners, times,
+ * extended attributes. The *32 and *_time64 forms are the 32-bit ABI's.
+ */
+static const char *const metadata_calls[] = {
+	"chmod",     "fchmod",	    "fchmodat",	    "fchmodat2",	"chown",    "fchown",
+	"lchown",    "fchownat",    "chown32",	    "fchown32",		"lchown32", "utime",
+	"utimes",    "futimesat",   "utimensat",    "utimensat_time64", "setxattr", "lsetxattr",
+	"fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+};
+
+/*
+ * Metadata calls newer than some libseccomp (2.5.4, Debian 12's, knows none of them), by their
+ * number in the kernel's generic table, which every arch of ours shares since 5.1 but MIPS (an
+ * offset per ABI) and x32 (bit 30 set): a filter that missed them would leave the door open on
+ * the kernels that have them. Where libseccomp knows the name, it makes the rule itself.
+ */
+typedef struct new_call {
+	const char *name;
+	int nr;
+} new_call;
+
+static const new_call metadata_new_calls[] = {
+	{"setxattrat", 463},
+	{"removexattrat", 466},
+	{"file_setattr", 469}, /* the inode flags and project id of FS_IOC_FSSETXATTR */
+};
+
+/* The inode-flag ioctls: the kernel reads the request as 32 bits. */
+static const uint32_t metadata_ioctls[] = {
+	0x40086602, /* FS_IOC_SETFLAGS, _IOW('f', 2, long), 64-bit */
+	0x40046602, /* FS_IOC32_SETFLAGS, the 32-bit ABI's */
+	0x401c5820, /* FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr) */
+};
+
+static uint32_t metadata_action(unsigned flags)
+{
+	return flags & SECCOMP_METADATA_DENY ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_NOTIFY;
+}
+
+/* @err is an errno to fail with, or minus a libseccomp action (-SCMP_ACT_NOTIFY). */
 static int add_rule(scmp_filter_ctx ctx, int err, const char *name, unsigned n_args,
 		    const struct scmp_arg_cmp *args)
 {
@@ -192,7 +233,8 @@ static int add_rule(scmp_filter_ctx ctx, int err, const char *name, unsigned n_a
 		return -ENOENT;
 	}
 	/* Where a system call does not exist on one of the arches, libseccomp skips that arch. */
-	int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), nr, n_args, args);
+	int r = seccomp_rule_add_array(
+		ctx, err < 0 ? (uint32_t)-err : SCMP_ACT_ERRNO((uint32_t)err), nr, n_args, args);
 	if (r < 0)
 		fprintf(stderr, "seccomp-gen: rule for %s: %s\n", name, strerror(-r));
 	return r;
@@ -240,6 +282,31 @@ static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 		r = add_rule(ctx, EPERM, "ioctl", 1, &cmp);
 		if (r < 0)
 			return r;
+	}
+
+	if (flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)) {
+		int act = -(int)metadata_action(flags);
+		for (size_t i = 0; i < sizeof(metadata_calls) / sizeof(metadata_calls[0]); i++) {
+			r = add_rule(ctx, act, metadata_calls[i], 0, NULL);
+			if (r < 0)
+				return r;
+		}
+		for (size_t i = 0; i < sizeof(metadata_ioctls) / sizeof(metadata_ioctls[0]); i++) {
+			struct scmp_arg_cmp cmp =
+				SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, metadata_ioctls[i]);
+			r = add_rule(ctx, act, "ioctl", 1, &cmp);
+			if (r < 0)
+				return r;
+		}
+		for (size_t i = 0; i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]);
+		     i++) {
+			if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) ==
+			    __NR_SCMP_ERROR)
+				continue; /* in the prefix (new_calls_prefix()) */
+			r = add_rule(ctx, act, metadata_new_calls[i].name, 0, NULL);
+			if (r < 0)
+				return r;
+		}
 	}
 
 	if (flags & SECCOMP_DENY_NAMESPACES) {
@@ -327,6 +394,93 @@ fail:
 	return r;
 }
 
+/* How the generic table's numbers are offset on an arch of ours: MIPS numbers each ABI apart. */
+static int generic_offset(const char *arch)
+{
+	if (strcmp(arch, "mips") == 0 || strcmp(arch, "mipsel") == 0)
+		return 4000; /* o32 */
+	if (strcmp(arch, "mips64") == 0 || strcmp(arch, "mipsel64") == 0)
+		return 5000; /* n64 */
+	return 0;
+}
+
+#define X32_SYSCALL_BIT 0x40000000u
+
+/*
+ * The rules libseccomp cannot make, written as classic BPF to run before its program: for each
+ * arch of @t, the metadata calls it does not know, by number, get @flags's metadata action.
+ * Jumps are relative and forward, so the program after the prefix is untouched. Fills @insns
+ * (room for @max) and returns the count, 0 when nothing is needed, or -errno.
+ */
+static int new_calls_prefix(const target *t, unsigned flags, struct sock_filter *insns, size_t max)
+{
+	int unknown[sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0])];
+	size_t n_unknown = 0, n = 0;
+
+	if (!(flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)))
+		return 0;
+	for (size_t i = 0; i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]); i++)
+		if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) == __NR_SCMP_ERROR)
+			unknown[n_unknown++] = metadata_new_calls[i].nr;
+	if (n_unknown == 0)
+		return 0;
+
+	/* Each arch: its AUDIT_ARCH value and its numbers (x32 shares x86_64's value). */
+	struct {
+		uint32_t audit;
+		uint32_t nrs[2 * sizeof(unknown) / sizeof(unknown[0])];
+		size_t n;
+	} groups[3];
+	size_t n_groups = 0;
+	for (size_t i = 0; i < 3 && t->arches[i]; i++) {
+		bool x32 = strcmp(t->arches[i], "x32") == 0;
+		uint32_t audit = seccomp_arch_resolve_name(x32 ? "x86_64" : t->arches[i]);
+		size_t g = 0;
+		while (g < n_groups && groups[g].audit != audit)
+			g++;
+		if (g == n_groups) {
+			groups[g].audit = audit;
+			groups[g].n = 0;
+			n_groups++;
+		}
+		for (size_t k = 0; k < n_unknown; k++)
+			groups[g].nrs[groups[g].n++] =
+				(uint32_t)(unknown[k] + generic_offset(t->arches[i])) |
+				(x32 ? X32_SYSCALL_BIT : 0);
+	}
+
+	/*
+	 * ld arch; per arch: jeq arch (else the next arch), ld nr, jeq each number -> RET, ja END;
+	 * after the last arch ja END; RET: the action; END: libseccomp's program, which loads what
+	 * it needs itself. Only a matching arch enters its body, so the next compare still finds
+	 * the arch in the accumulator.
+	 */
+	size_t total = 1 + 2;
+	for (size_t g = 0; g < n_groups; g++)
+		total += 3 + groups[g].n;
+	if (total > max || total > 255)
+		return -E2BIG;
+	const size_t ret_at = total - 1, end_at = total;
+	insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4 /* arch */);
+	for (size_t g = 0; g < n_groups; g++) {
+		insns[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, groups[g].audit,
+							0, (uint8_t)(2 + groups[g].n));
+		n++;
+		insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0 /* nr */);
+		for (size_t k = 0; k < groups[g].n; k++, n++)
+			insns[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								groups[g].nrs[k],
+								(uint8_t)(ret_at - n - 1), 0);
+		insns[n] =
+			(struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(end_at - n - 1));
+		n++;
+	}
+	insns[n] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(end_at - n - 1));
+	n++;
+	insns[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, metadata_action(flags));
+	return (int)n;
+}
+
 static uint32_t load32(const unsigned char *p, bool big)
 {
 	return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
@@ -342,7 +496,8 @@ static uint16_t load16(const unsigned char *p, bool big)
  * Writes the program of @ctx as C initialisers named program_@flags; returns its length or
  * -errno. libseccomp exports in the target's byte order, so that order is read back.
  */
-static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool big)
+static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool big,
+			 const struct sock_filter *prefix, int n_prefix)
 {
 	unsigned char buf[MAX_INSNS * 8 + 1];
 	size_t len = 0;
@@ -360,7 +515,7 @@ static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool bi
 		r = -EIO;
 		goto out;
 	}
-	if (len == 0 || len % 8 != 0 || len / 8 > MAX_INSNS) {
+	if (len == 0 || len % 8 != 0 || len / 8 + (size_t)n_prefix > MAX_INSNS) {
 		fprintf(stderr, "seccomp-gen: the program for flags %#x has %zu bytes\n", flags,
 			len);
 		r = -E2BIG;
@@ -368,11 +523,14 @@ static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool bi
 	}
 
 	fprintf(out, "static const struct sock_filter program_%u[] = {\n", flags);
+	for (int i = 0; i < n_prefix; i++)
+		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", prefix[i].code, prefix[i].jt,
+			prefix[i].jf, prefix[i].k);
 	for (size_t i = 0; i < len; i += 8)
 		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", load16(buf + i, big), buf[i + 2],
 			buf[i + 3], load32(buf + i + 4, big));
 	fprintf(out, "};\n\n");
-	r = (int)(len / 8);
+	r = (int)(len / 8) + n_prefix;
 out:
 	(void)fclose(tmp);
 	return r;
@@ -417,7 +575,10 @@ static void write_header(FILE *out, const target *t, const char *endian)
 	fprintf(out,
 		" *\n * plus the argument rules of seccomp-gen.c: ioctl TIOCSTI/TIOCLINUX (base), "
 		"clone/unshare\n * namespace flags (NAMESPACES), calls naming another process "
-		"(PROCESS_TARGETS).\n */\n");
+		"(PROCESS_TARGETS),\n * the metadata calls and inode-flag ioctls (METADATA_NOTIFY "
+		"to the supervisor,\n * METADATA_DENY with EPERM), the calls this libseccomp does "
+		"not "
+		"know by a prefix.\n */\n");
 	fprintf(out, "#include \"src/confine/seccomp.h\"\n\n");
 }
 
@@ -453,16 +614,32 @@ int main(int argc, char **argv)
 	write_header(out, t, argv[2]);
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
 		scmp_filter_ctx ctx = NULL;
+		const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
+		if ((flags & both) == both) {
+			/* Contradictory: an empty slot, which seccomp_program_for() never hands
+			 * out. */
+			lengths[flags] = 0;
+			continue;
+		}
+		struct sock_filter prefix[255];
+		int n_prefix =
+			new_calls_prefix(t, flags, prefix, sizeof(prefix) / sizeof(prefix[0]));
+		if (n_prefix < 0) {
+			r = n_prefix;
+			goto done;
+		}
 		r = build_filter(t, flags, &ctx);
 		if (r < 0)
 			goto done;
-		fprintf(out, "/* flags %#x:%s%s%s */\n", flags,
+		fprintf(out, "/* flags %#x:%s%s%s%s%s */\n", flags,
 			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
 			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
-			flags & SECCOMP_DENY_IPC ? " IPC"
-			: flags			 ? ""
-						 : " base rules only");
-		r = write_program(out, ctx, flags, strcmp(argv[2], "big") == 0);
+			flags & SECCOMP_DENY_IPC ? " IPC" : "",
+			flags & SECCOMP_METADATA_NOTIFY ? " METADATA_NOTIFY"
+			: flags & SECCOMP_METADATA_DENY ? " METADATA_DENY"
+							: "",
+			flags ? "" : " base rules only");
+		r = write_program(out, ctx, flags, strcmp(argv[2], "big") == 0, prefix, n_prefix);
 		if (r >= 0) {
 			lengths[flags] = r;
 			fprintf(pfc, "# ===== flags %#x =====\n", flags);
@@ -475,7 +652,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(out, "const seccomp_program seccomp_programs[SECCOMP_PROGRAMS] = {\n");
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
-		fprintf(out, "\t{program_%u, %d},\n", flags, lengths[flags]);
+		if (lengths[flags] > 0)
+			fprintf(out, "\t[%u] = {program_%u, %d},\n", flags, flags, lengths[flags]);
 	fprintf(out, "};\n");
 	r = 0;
 done:

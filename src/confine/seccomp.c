@@ -19,7 +19,8 @@
 
 const seccomp_program *seccomp_program_for(unsigned flags)
 {
-	if (flags & ~SECCOMP_DENY_ALL)
+	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
+	if ((flags & ~SECCOMP_FLAGS_ALL) || (flags & both) == both)
 		return NULL;
 	return &seccomp_programs[flags];
 }
@@ -50,6 +51,26 @@ int seccomp_install(const seccomp_program *prog)
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+int seccomp_install_listener(const seccomp_program *prog)
+{
+	struct sock_fprog fprog;
+
+	if (!prog || !prog->insns || prog->len == 0)
+		return -EINVAL;
+	fprog.len = prog->len;
+	fprog.filter = (struct sock_filter *)prog->insns;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+#if defined(SYS_seccomp) && defined(SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	/* The listener comes back close-on-exec: the command never holds it. */
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+	return fd < 0 ? -errno : fd;
+#else
+	return -ENOSYS;
+#endif
 }
 
 int seccomp_program_memfd(const seccomp_program *prog)

@@ -27,8 +27,19 @@
 #define SECCOMP_DENY_IPC	     (1u << 2)
 #define SECCOMP_DENY_ALL	     (SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS | SECCOMP_DENY_IPC)
 
-/* One program per combination of flags, indexed by the flags. */
-#define SECCOMP_PROGRAMS (SECCOMP_DENY_ALL + 1)
+/*
+ * Metadata changes Landlock does not govern (chmod, chown, times, extended attributes, inode
+ * flags; docs/design/metadata.md), one of the two or neither:
+ *   METADATA_NOTIFY   the calls go to the supervisor (SECCOMP_RET_USER_NOTIF), which performs
+ *                     them beneath the writable roots and refuses them elsewhere
+ *   METADATA_DENY     no supervisor can be had: the calls fail with EPERM everywhere
+ */
+#define SECCOMP_METADATA_NOTIFY (1u << 3)
+#define SECCOMP_METADATA_DENY	(1u << 4)
+#define SECCOMP_FLAGS_ALL	(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)
+
+/* One program per combination of flags, indexed by the flags (both metadata flags: none). */
+#define SECCOMP_PROGRAMS (SECCOMP_FLAGS_ALL + 1)
 
 /* A classic-BPF program in the kernel's form (struct sock_fprog, but const). */
 typedef struct seccomp_program {
@@ -39,7 +50,10 @@ typedef struct seccomp_program {
 /* The generated programs (seccomp-filters.c in the build tree), indexed by flags. */
 extern const seccomp_program seccomp_programs[SECCOMP_PROGRAMS];
 
-/* The generated program for @flags (SECCOMP_DENY_*); NULL when @flags has unknown bits. */
+/*
+ * The generated program for @flags (SECCOMP_DENY_*, SECCOMP_METADATA_*); NULL when @flags has
+ * unknown bits or both metadata flags.
+ */
 const seccomp_program *seccomp_program_for(unsigned flags);
 
 /*
@@ -50,6 +64,14 @@ const seccomp_program *seccomp_program_for(unsigned flags);
  * vfork'ed from a threaded parent. Borrows @prog.
  */
 int seccomp_install(const seccomp_program *prog);
+
+/*
+ * Installs @prog as seccomp_install() does, with a listener for its SECCOMP_RET_USER_NOTIF
+ * rules (SECCOMP_FILTER_FLAG_NEW_LISTENER): returns the listener, close-on-exec, or -errno
+ * (-EBUSY: a filter already stacked has a listener of its own; -EINVAL or -ENOSYS: a kernel
+ * before 5.0). The caller hands the listener to the supervisor before it execs.
+ */
+int seccomp_install_listener(const seccomp_program *prog);
 
 /*
  * A new sealed memfd holding @prog's instructions at offset 0, for `bwrap --seccomp FD`. The fd

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -172,15 +175,25 @@ static uint32_t bpf_run(const seccomp_program *prog, const struct seccomp_data *
 #define NS     SECCOMP_DENY_NAMESPACES
 #define PT     SECCOMP_DENY_PROCESS_TARGETS
 #define IPC    SECCOMP_DENY_IPC
+#define META   (1u << 30) /* a metadata call: notified, refused or allowed by the metadata flag */
 
-#define X32_BIT	     0x40000000u
-#define HIGH	     (1ULL << 32) /* a bit the kernel reads but a 32-bit compare would miss */
-#define IPC_SHMDT    22		  /* ipc(2) call numbers, linux/ipc.h */
-#define IPC_SHMGET   23
-#define IPC_SEMOP    1
-#define IOPRIO_PGRP  2 /* IOPRIO_WHO_PGRP */
-#define IOPRIO_PROC  1 /* IOPRIO_WHO_PROCESS */
-#define SIGCHLD_ONLY 17
+#define X32_BIT		 0x40000000u
+#define HIGH		 (1ULL << 32) /* a bit the kernel reads but a 32-bit compare would miss */
+#define IPC_SHMDT	 22	      /* ipc(2) call numbers, linux/ipc.h */
+#define IPC_SHMGET	 23
+#define IPC_SEMOP	 1
+#define IOPRIO_PGRP	 2 /* IOPRIO_WHO_PGRP */
+#define IOPRIO_PROC	 1 /* IOPRIO_WHO_PROCESS */
+#define SIGCHLD_ONLY	 17
+#define FS_SETFLAGS	 0x40086602u /* FS_IOC_SETFLAGS, 64-bit */
+#define FS_SETFLAGS32	 0x40046602u /* FS_IOC32_SETFLAGS */
+#define FS_FSSETXATTR	 0x401c5820u /* FS_IOC_FSSETXATTR */
+#define FS_GETFLAGS	 0x80086601u /* FS_IOC_GETFLAGS: reading is not a change */
+#define NR_SETXATTRAT	 463	     /* newer than Debian 12's libseccomp: the prefix's rules */
+#define NR_GETXATTRAT	 464
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_GETATTR	 468
+#define NR_FILE_SETATTR	 469
 #define THREAD_FLAGS                                                                        \
 	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | \
 	 CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
@@ -343,6 +356,35 @@ static const filter_case cases[] = {
 	DENY(NATIVE, SYS_mq_notify, 0, 0, IPC),
 	DENY(NATIVE, SYS_mq_getsetattr, 0, 0, IPC),
 
+	/* metadata changes Landlock does not govern (SECCOMP_METADATA_*) */
+	DENY(NATIVE, SYS_chmod, 0, 0, META),
+	DENY(NATIVE, SYS_fchmod, 3, 0755, META),
+	DENY(NATIVE, SYS_fchmodat, AT_FDCWD, 0, META),
+	DENY(NATIVE, 452 /* fchmodat2 */, AT_FDCWD, 0, META),
+	DENY(NATIVE, SYS_chown, 0, 0, META),
+	DENY(NATIVE, SYS_fchown, 3, 0, META),
+	DENY(NATIVE, SYS_lchown, 0, 0, META),
+	DENY(NATIVE, SYS_fchownat, AT_FDCWD, 0, META),
+	DENY(NATIVE, SYS_utimensat, AT_FDCWD, 0, META),
+	DENY(NATIVE, SYS_setxattr, 0, 0, META),
+	DENY(NATIVE, SYS_lsetxattr, 0, 0, META),
+	DENY(NATIVE, SYS_fsetxattr, 3, 0, META),
+	DENY(NATIVE, SYS_removexattr, 0, 0, META),
+	DENY(NATIVE, SYS_lremovexattr, 0, 0, META),
+	DENY(NATIVE, SYS_fremovexattr, 3, 0, META),
+	DENY(NATIVE, NR_SETXATTRAT, AT_FDCWD, 0, META),
+	DENY(NATIVE, NR_REMOVEXATTRAT, AT_FDCWD, 0, META),
+	DENY(NATIVE, NR_FILE_SETATTR, AT_FDCWD, 0, META),
+	DENY(NATIVE, SYS_ioctl, 3, FS_SETFLAGS, META),
+	DENY(NATIVE, SYS_ioctl, 3, HIGH | FS_SETFLAGS, META),
+	DENY(NATIVE, SYS_ioctl, 3, FS_SETFLAGS32, META),
+	DENY(NATIVE, SYS_ioctl, 3, FS_FSSETXATTR, META),
+	PASS(NATIVE, SYS_ioctl, 3, FS_GETFLAGS),
+	PASS(NATIVE, SYS_getxattr, 0, 0),
+	PASS(NATIVE, SYS_fstat, 3, 0),
+	PASS(NATIVE, NR_GETXATTRAT, AT_FDCWD, 0),
+	PASS(NATIVE, NR_FILE_GETATTR, AT_FDCWD, 0),
+
 	/* an architecture the filter does not list */
 	DENY(FOREIGN, 0, 0, 0, ALWAYS),
 	DENY(FOREIGN, SYS_getpid, 0, 0, ALWAYS),
@@ -395,6 +437,17 @@ static const filter_case cases[] = {
 	DENY(AUDIT_ARCH_I386, 117 /* ipc */, IPC_SEMOP, 0, IPC),
 	DENY(AUDIT_ARCH_I386, 117 /* ipc */, IPC_SHMGET | 1 << 16, 0, IPC),
 	DENY(AUDIT_ARCH_I386, 117 /* ipc */, IPC_SHMDT, 0, IPC),
+	DENY(AUDIT_ARCH_I386, 15 /* chmod */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 16 /* lchown, 16-bit ids */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 212 /* chown32 */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 306 /* fchmodat */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 412 /* utimensat_time64 */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 226 /* setxattr */, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, 54 /* ioctl */, 3, FS_SETFLAGS32, META),
+	DENY(AUDIT_ARCH_I386, NR_SETXATTRAT, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, NR_REMOVEXATTRAT, 0, 0, META),
+	DENY(AUDIT_ARCH_I386, NR_FILE_SETATTR, 0, 0, META),
+	PASS(AUDIT_ARCH_I386, NR_GETXATTRAT, 0, 0),
 
 	/* the x32 ABI: the x86_64 arch with bit 30 in the number (asm/unistd_x32.h) */
 	PASS(AUDIT_ARCH_X86_64, X32_BIT | 0 /* read */, 0, 0),
@@ -410,6 +463,10 @@ static const filter_case cases[] = {
 	CASE(AUDIT_ARCH_X86_64, X32_BIT | 435 /* clone3 */, 0, 88, NS, ENOSYS),
 	DENY(AUDIT_ARCH_X86_64, X32_BIT | 141 /* setpriority */, PRIO_PROCESS, 5, PT),
 	DENY(AUDIT_ARCH_X86_64, X32_BIT | 29 /* shmget */, 0, 0, IPC),
+	DENY(AUDIT_ARCH_X86_64, X32_BIT | 90 /* chmod */, 0, 0, META),
+	DENY(AUDIT_ARCH_X86_64, X32_BIT | 188 /* setxattr */, 0, 0, META),
+	DENY(AUDIT_ARCH_X86_64, X32_BIT | NR_SETXATTRAT, 0, 0, META),
+	DENY(AUDIT_ARCH_X86_64, X32_BIT | NR_FILE_SETATTR, 0, 0, META),
 #endif
 
 #ifdef __aarch64__
@@ -430,9 +487,20 @@ static uint32_t expected(const filter_case *c, unsigned flags)
 {
 	if (c->denied_by == NEVER)
 		return SECCOMP_RET_ALLOW;
+	if (c->denied_by == META)
+		return flags & SECCOMP_METADATA_DENY	 ? SECCOMP_RET_ERRNO | EPERM
+		       : flags & SECCOMP_METADATA_NOTIFY ? SECCOMP_RET_USER_NOTIF
+							 : SECCOMP_RET_ALLOW;
 	if (c->denied_by == ALWAYS || (flags & c->denied_by))
 		return SECCOMP_RET_ERRNO | (uint32_t)c->err;
 	return SECCOMP_RET_ALLOW;
+}
+
+/* Both metadata flags at once mean nothing: that slot has no program. */
+static bool valid_flags(unsigned flags)
+{
+	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
+	return (flags & both) != both;
 }
 
 static void test_cases(void **state)
@@ -441,6 +509,8 @@ static void test_cases(void **state)
 #ifdef NATIVE
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
 		const seccomp_program *prog = seccomp_program_for(flags);
+		if (!valid_flags(flags))
+			continue;
 		assert_non_null(prog);
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			const filter_case *c = &cases[i];
@@ -486,8 +556,9 @@ static void assert_errno_or_allow(unsigned flags, uint32_t arch, uint32_t nr)
 		for (int i = 0; i < 6; i++)
 			d.args[i] = patterns[p];
 		uint32_t r = bpf_run(seccomp_program_for(flags), &d);
+		bool notify = (flags & SECCOMP_METADATA_NOTIFY) && r == SECCOMP_RET_USER_NOTIF;
 		if (r != SECCOMP_RET_ALLOW && r != (SECCOMP_RET_ERRNO | EPERM) &&
-		    r != (SECCOMP_RET_ERRNO | ENOSYS))
+		    r != (SECCOMP_RET_ERRNO | ENOSYS) && !notify)
 			fail_msg("flags %#x arch %#x nr %#x: %#x", flags, arch, nr, r);
 	}
 }
@@ -500,7 +571,8 @@ static void test_never_kills(void **state)
 	static const uint32_t bases[] = {0, X32_BIT, 0xfffff000u};
 
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
-		for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++)
+		for (size_t a = 0; valid_flags(flags) && a < sizeof(arches) / sizeof(arches[0]);
+		     a++)
 			for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
 				for (uint32_t nr = 0; nr < 1024; nr++)
 					assert_errno_or_allow(flags, arches[a], bases[b] + nr);
@@ -511,6 +583,10 @@ static void test_programs(void **state)
 	(void)state;
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
 		const seccomp_program *prog = seccomp_program_for(flags);
+		if (!valid_flags(flags)) {
+			assert_null(prog);
+			continue;
+		}
 		assert_ptr_equal(prog, &seccomp_programs[flags]);
 		assert_true(prog->len > 0 && prog->len <= BPF_MAXINSNS);
 		/* The number means nothing before the arch is known: the arch is read first. */
@@ -520,7 +596,7 @@ static void test_programs(void **state)
 		if (flags)
 			assert_true(prog->len > seccomp_programs[0].len);
 	}
-	assert_null(seccomp_program_for(SECCOMP_DENY_ALL + 1));
+	assert_null(seccomp_program_for(SECCOMP_FLAGS_ALL + 1));
 	assert_null(seccomp_program_for(1u << 31));
 }
 
@@ -625,6 +701,137 @@ static void test_install_exec(void **state)
 	assert_int_equal(dsb_test_run_in_child(child_exec, NULL), 7);
 }
 
+/*
+ * SECCOMP_METADATA_DENY, for real: with no supervisor, every metadata change fails with EPERM,
+ * the calls newer than libseccomp included, and the file is unchanged; reading passes. The
+ * control, before the filter, changes the mode.
+ */
+static int child_metadata_deny(void *arg)
+{
+	const char *path = arg;
+	struct stat st;
+
+	/* The controls: unfiltered, the calls reach the kernel, which does not say EPERM. */
+	CHILD_EXPECT(chmod(path, 0600) == 0);
+	CHILD_EXPECT(ERRNO_OF(syscall(NR_SETXATTRAT, AT_FDCWD, path, 0, "user.dsb", NULL, 0)) !=
+		     EPERM);
+	CHILD_EXPECT(ERRNO_OF(syscall(NR_FILE_SETATTR, AT_FDCWD, path, NULL, 0, 0)) != EPERM);
+	CHILD_EXPECT(seccomp_install(
+			     seccomp_program_for(SECCOMP_DENY_ALL | SECCOMP_METADATA_DENY)) == 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHILD_EXPECT(fd >= 0);
+	CHILD_EXPECT(ERRNO_OF(chmod(path, 0644)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(fchmod(fd, 0644)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(fchmodat(AT_FDCWD, path, 0644, 0)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(syscall(452 /* fchmodat2 */, AT_FDCWD, path, 0644, 0)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(chown(path, getuid(), getgid())) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(utimensat(AT_FDCWD, path, NULL, 0)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(setxattr(path, "user.dsb", "x", 1, 0)) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(syscall(NR_SETXATTRAT, AT_FDCWD, path, 0, "user.dsb", NULL, 0)) ==
+		     EPERM);
+	CHILD_EXPECT(ERRNO_OF(syscall(NR_REMOVEXATTRAT, AT_FDCWD, path, 0, "user.dsb")) == EPERM);
+	CHILD_EXPECT(ERRNO_OF(syscall(NR_FILE_SETATTR, AT_FDCWD, path, NULL, 0, 0)) == EPERM);
+	long flags = 0;
+	CHILD_EXPECT(ERRNO_OF(ioctl(fd, FS_SETFLAGS, &flags)) == EPERM);
+	CHILD_EXPECT(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600);
+	CHILD_EXPECT(fstat(fd, &st) == 0);
+	return 0;
+}
+
+static void test_install_metadata_deny(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dsb-seccomp.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[64];
+	(void)snprintf(path, sizeof(path), "%s/f", dir);
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(dsb_test_run_in_child(child_metadata_deny, path), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * SECCOMP_METADATA_NOTIFY, for real: the listener reaches another process over a socket (as it
+ * will reach the supervisor), which sees the call and answers it; the caller gets that answer.
+ */
+static int child_metadata_notify(void *arg)
+{
+	int sock = *(int *)arg;
+	int listener = seccomp_install_listener(
+		seccomp_program_for(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY));
+	CHILD_EXPECT(listener >= 0);
+	CHILD_EXPECT((fcntl(listener, F_GETFD) & FD_CLOEXEC) != 0);
+	char byte = 'L';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+	CHILD_EXPECT(sendmsg(sock, &msg, 0) == 1);
+	close(listener);
+	/* The supervisor below answers EACCES: a refusal that is not the filter's own EPERM. */
+	CHILD_EXPECT(ERRNO_OF(chmod("/nonexistent/dsb", 0600)) == EACCES);
+	return 0;
+}
+
+static void *answer_one(void *arg)
+{
+	int sock = *(int *)arg;
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || !CMSG_FIRSTHDR(&msg))
+		return (void *)"no listener";
+	int listener;
+	memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	struct seccomp_notif req;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return (void *)"no notification";
+	if (req.data.nr != SYS_chmod)
+		return (void *)"not chmod";
+	struct seccomp_notif_resp resp = {.id = req.id, .error = -EACCES};
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+		return (void *)"no answer";
+	close(listener);
+	return NULL;
+}
+
+static void test_install_metadata_notify(void **state)
+{
+	(void)state;
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pthread_t t;
+	void *why = NULL;
+	assert_int_equal(pthread_create(&t, NULL, answer_one, &sp[0]), 0);
+	assert_int_equal(dsb_test_run_in_child(child_metadata_notify, &sp[1]), 0);
+	assert_int_equal(pthread_join(t, &why), 0);
+	if (why)
+		fail_msg("the supervisor's side: %s", (const char *)why);
+	close(sp[0]);
+	close(sp[1]);
+}
+
 static void test_install_invalid(void **state)
 {
 	(void)state;
@@ -711,6 +918,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_install_all),
 		cmocka_unit_test(test_install_base),
 		cmocka_unit_test(test_install_exec),
+		cmocka_unit_test(test_install_metadata_deny),
+		cmocka_unit_test(test_install_metadata_notify),
 		cmocka_unit_test(test_bwrap_memfd),
 	};
 	/* clang-format on */
