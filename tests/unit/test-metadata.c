@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the metadata supervisor (src/confine/metadata.c). A forked child installs the
+ * filter that hands its metadata calls over (SECCOMP_METADATA_NOTIFY), sends the listener to
+ * this process, and attacks: changes inside the writable root must land, changes outside it, by
+ * any path (a symlink out, `..`, a descriptor opened outside), must fail with EPERM and change
+ * nothing, and the supervisor's own capabilities must never stand in for the caller's. This
+ * process runs the supervisor until the child ends, then checks the files themselves.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/confine/metadata.h"
+#include "src/confine/seccomp.h"
+#include "helpers.h"
+
+#define EXPECT(cond)                                                                           \
+	do {                                                                                   \
+		if (!(cond)) {                                                                 \
+			fprintf(stderr, "%s:%d: expected %s (errno %s)\n", __FILE__, __LINE__, \
+				#cond, strerrorname_np(errno));                                \
+			_exit(1);                                                              \
+		}                                                                              \
+	} while (0)
+
+/* The errno of a system call that failed, 0 when it succeeded. */
+#define ERRNO_OF(call) ((call) < 0 ? errno : 0)
+
+/* ws/ is the writable root; out/ is not; ws/out is a symlink to out/b. */
+typedef struct fixture {
+	char *top;
+	char ws[PATH_MAX], out_file[2 * PATH_MAX];
+} fixture;
+
+static void make_file(const char *dir, const char *name, mode_t mode)
+{
+	char p[2 * PATH_MAX];
+	(void)snprintf(p, sizeof(p), "%s/%s", dir, name);
+	int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, mode);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+static mode_t mode_of(const char *dir, const char *name)
+{
+	char p[2 * PATH_MAX];
+	struct stat st;
+	(void)snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_int_equal(lstat(p, &st), 0);
+	return st.st_mode & 07777;
+}
+
+/* What the confined child does: every answer is checked here, the files by the parent. */
+static void attack(const fixture *f, int sock)
+{
+	int listener = seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
+	EXPECT(listener >= 0);
+	char byte = 'L';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+	EXPECT(sendmsg(sock, &msg, 0) == 1);
+	close(listener);
+	EXPECT(chdir(f->ws) == 0);
+
+	/* Inside the root: each kind of call lands. */
+	EXPECT(chmod("a", 0600) == 0);
+	EXPECT(fchmodat(AT_FDCWD, "../ws/b", 0640, 0) == 0); /* out by .., back in */
+	int in = open("c", O_RDONLY | O_CLOEXEC);
+	EXPECT(in >= 0);
+	EXPECT(fchmod(in, 0604) == 0);
+	struct timespec ts[2] = {{.tv_sec = 1000}, {.tv_sec = 2000}};
+	EXPECT(utimensat(AT_FDCWD, "a", ts, 0) == 0);
+	EXPECT(chown("a", getuid(), getgid()) == 0);
+	EXPECT(lchown("out", getuid(), getgid()) == 0); /* the link itself lies in the root */
+	int x = ERRNO_OF(setxattr("a", "user.dsb", "v", 1, 0));
+	EXPECT(x == 0 || x == ENOTSUP);
+	EXPECT(ERRNO_OF(chmod("missing", 0600)) == ENOENT);
+
+	/* Outside, by every road: refused, whatever the caller could do unconfined. */
+	EXPECT(ERRNO_OF(chmod(f->out_file, 0600)) == EPERM);
+	EXPECT(ERRNO_OF(chmod("out", 0600)) == EPERM); /* the symlink leads out */
+	EXPECT(ERRNO_OF(chmod("../out/b", 0600)) == EPERM);
+	EXPECT(ERRNO_OF(syscall(452 /* fchmodat2 */, AT_FDCWD, f->out_file, 0600, 0)) == EPERM);
+	int out = open(f->out_file, O_RDONLY | O_CLOEXEC);
+	EXPECT(out >= 0);
+	EXPECT(ERRNO_OF(fchmod(out, 0600)) == EPERM);
+	EXPECT(ERRNO_OF(syscall(SYS_utimensat, out, NULL, ts, 0)) == EPERM);
+	EXPECT(ERRNO_OF(chown(f->out_file, getuid(), getgid())) == EPERM);
+	EXPECT(ERRNO_OF(setxattr(f->out_file, "user.dsb", "v", 1, 0)) == EPERM);
+	EXPECT(ERRNO_OF(removexattr(f->out_file, "user.dsb")) == EPERM);
+	int flags = 0;
+	EXPECT(ERRNO_OF(ioctl(out, FS_IOC_SETFLAGS, &flags)) == EPERM);
+	EXPECT(ERRNO_OF(chmod("/", 0700)) == EPERM);
+
+	/* The supervisor's capabilities are not the caller's: root may not give a file away. */
+	if (getuid() == 0)
+		EXPECT(ERRNO_OF(chown("a", 12345, (gid_t)-1)) == EPERM);
+	_exit(0);
+}
+
+/* Runs the supervisor on @listener until @pid ends; returns its exit status. */
+static int supervise(const meta_supervisor *s, int sock, pid_t pid)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	int listener = -1;
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&msg))
+		memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(pidfd >= 0);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = listener, .events = POLLIN},
+				      {.fd = pidfd, .events = POLLIN}};
+		assert_true(poll(p, listener >= 0 ? 2 : 1, 10000) > 0 || listener < 0);
+		if (listener >= 0 && (p[0].revents & POLLIN))
+			assert_int_equal(meta_handle(s, listener), 0);
+		else if (p[listener >= 0 ? 1 : 0].revents & POLLIN)
+			break;
+		if (listener < 0)
+			break;
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (listener >= 0)
+		close(listener);
+	close(pidfd);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void test_inside_lands_outside_refused(void **state)
+{
+	(void)state;
+	fixture f = {.top = dsb_test_mkdtemp()};
+	assert_non_null(f.top);
+	char *top = realpath(f.top, NULL);
+	assert_non_null(top);
+	char outdir[PATH_MAX + 8], link[2 * PATH_MAX];
+	(void)snprintf(f.ws, sizeof(f.ws), "%s/ws", top);
+	(void)snprintf(outdir, sizeof(outdir), "%s/out", top);
+	(void)snprintf(f.out_file, sizeof(f.out_file), "%s/b", outdir);
+	assert_int_equal(mkdir(f.ws, 0755), 0);
+	assert_int_equal(mkdir(outdir, 0755), 0);
+	make_file(f.ws, "a", 0644);
+	make_file(f.ws, "b", 0644);
+	make_file(f.ws, "c", 0644);
+	make_file(outdir, "b", 0644);
+	(void)snprintf(link, sizeof(link), "%s/out", f.ws);
+	assert_int_equal(symlink(f.out_file, link), 0);
+
+	char *roots[] = {f.ws, NULL};
+	meta_supervisor s = {.roots = roots, .native_arch = meta_native_arch()};
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	(void)fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		attack(&f, sp[1]);
+	close(sp[1]);
+	assert_int_equal(supervise(&s, sp[0], pid), 0);
+	close(sp[0]);
+
+	assert_int_equal(mode_of(f.ws, "a"), 0600);
+	assert_int_equal(mode_of(f.ws, "b"), 0640);
+	assert_int_equal(mode_of(f.ws, "c"), 0604);
+	assert_int_equal(mode_of(outdir, "b"), 0644);
+	struct stat st;
+	char a[PATH_MAX + 8];
+	(void)snprintf(a, sizeof(a), "%s/a", f.ws);
+	assert_int_equal(stat(a, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 2000);
+	assert_int_equal(st.st_uid, getuid());
+	free(top);
+	dsb_test_rm_rf(f.top);
+	free(f.top);
+}
+
+/* Read-only mode has no writable root: the same call inside is refused too. */
+static void test_no_roots_refuses_everything(void **state)
+{
+	(void)state;
+	char *top = dsb_test_mkdtemp();
+	assert_non_null(top);
+	make_file(top, "a", 0644);
+	meta_supervisor s = {.roots = NULL, .native_arch = meta_native_arch()};
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	(void)fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fixture f = {.top = top};
+		(void)snprintf(f.ws, sizeof(f.ws), "%s", top);
+		int listener =
+			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
+		EXPECT(listener >= 0);
+		char byte = 'L';
+		struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} control;
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = control.buf,
+				     .msg_controllen = sizeof(control.buf)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+		EXPECT(sendmsg(sp[1], &msg, 0) == 1);
+		EXPECT(chdir(top) == 0);
+		EXPECT(ERRNO_OF(chmod("a", 0600)) == EPERM);
+		_exit(0);
+	}
+	close(sp[1]);
+	assert_int_equal(supervise(&s, sp[0], pid), 0);
+	close(sp[0]);
+	assert_int_equal(mode_of(top, "a"), 0644);
+	dsb_test_rm_rf(top);
+	free(top);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inside_lands_outside_refused),
+		cmocka_unit_test(test_no_roots_refuses_everything),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
