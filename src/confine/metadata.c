@@ -57,6 +57,8 @@ typedef struct meta_call {
 static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {.iov_base = buf, .iov_len = len};
+	/* An address in the caller's memory, never dereferenced here. */
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
 	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n < 0)
@@ -76,6 +78,7 @@ static int peek_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 		size_t page_left = 4096 - (size_t)((addr + got) % 4096);
 		size_t want = page_left < size - got ? page_left : size - got;
 		struct iovec local = {.iov_base = buf + got, .iov_len = want};
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
 		struct iovec remote = {.iov_base = (void *)(uintptr_t)(addr + got),
 				       .iov_len = want};
 		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
