@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "confine.h"
@@ -133,7 +134,8 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	landlock_plan *ll = &plan->landlock;
 	c->landlock = true;
 	plan->harden = true;
-	plan->filter_flags = LANDLOCK_FILTER;
+	/* Landlock has no rights for metadata: the supervisor takes those calls (metadata.c). */
+	plan->filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY;
 	ll->scope = p->scope;
 	ll->abi_max = p->abi_max;
 	r = strv_push(&ll->ro, "/");
@@ -143,6 +145,17 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 		r = strv_push(&ll->rw, "/tmp");
 		if (r >= 0)
 			r = strv_push(&ll->rw, policy->workspace_root);
+		/*
+		 * Where metadata changes may land: the writable grants but /dev/null (as root,
+		 * the host's node), spelled as the kernel resolves them.
+		 */
+		for (size_t i = 0; r >= 0 && ll->rw[i]; i++) {
+			if (strcmp(ll->rw[i], "/dev/null") == 0)
+				continue;
+			_cleanup_free_ char *real = realpath(ll->rw[i], NULL);
+			if (real)
+				r = strv_push(&plan->meta_roots, real);
+		}
 	}
 	if (r >= 0)
 		r = landlock_protect(p, policy, plan, why, why_size);

@@ -113,7 +113,7 @@ int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_
 	o.stderr_fd = errpipe[1];
 	dsb_error err;
 	pid_t pid;
-	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, 0, &pid, ret_achieved, &err);
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, NULL, 0, &pid, ret_achieved, &err);
 	close(errpipe[1]);
 	if (r < 0) {
 		/* The runner's own words: "Runner failure: DETAIL" ends the message. */
@@ -358,6 +358,7 @@ void dsb_confined_done(dsb_confined *c)
 		confine_plan *plan = c->plan;
 		strv_free(plan->landlock.ro);
 		strv_free(plan->landlock.rw);
+		strv_free(plan->meta_roots);
 		protect_ops_done(&plan->mounts);
 		free(plan);
 	}

@@ -106,14 +106,16 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 /* --- harden.c ------------------------------------------------------------------------------- */
 
 /* What a child achieved, reported by harden_*() and the spawner (a bit set). */
-#define HARDEN_CAPS	(1u << 0) /* effective, permitted, inheritable and ambient sets empty */
-#define HARDEN_BOUNDING (1u << 1) /* the bounding set empty too */
-#define HARDEN_FILTER	(1u << 2) /* the seccomp filter installed */
-#define HARDEN_IPC_NS	(1u << 3) /* a new IPC namespace */
-#define HARDEN_UTS_NS	(1u << 4) /* a new UTS namespace */
-#define HARDEN_USER_NS	(1u << 5) /* a user namespace (what made the two above possible) */
-#define HARDEN_MNT_NS	(1u << 6) /* a mount namespace (for protected paths) */
-#define HARDEN_FAILED	(1u << 31)
+#define HARDEN_CAPS	       (1u << 0) /* effective, permitted, inheritable and ambient sets empty */
+#define HARDEN_BOUNDING	       (1u << 1) /* the bounding set empty too */
+#define HARDEN_FILTER	       (1u << 2) /* the seccomp filter installed */
+#define HARDEN_IPC_NS	       (1u << 3) /* a new IPC namespace */
+#define HARDEN_UTS_NS	       (1u << 4) /* a new UTS namespace */
+#define HARDEN_USER_NS	       (1u << 5) /* a user namespace (what made the two above possible) */
+#define HARDEN_MNT_NS	       (1u << 6) /* a mount namespace (for protected paths) */
+#define HARDEN_META_SUPERVISED (1u << 7) /* metadata calls go to the supervisor (metadata.c) */
+#define HARDEN_META_REFUSED    (1u << 8) /* no supervisor could be had: they fail with EPERM */
+#define HARDEN_FAILED	       (1u << 31)
 
 /*
  * New IPC and UTS namespaces for the calling thread where the kernel allows them: directly when
@@ -207,6 +209,12 @@ typedef struct confine_plan {
 	protect_ops mounts;	/* Landlock: applied in a new mount namespace before restricting */
 	bool mounts_required;	/* mounts hold a policy-bearing path: no namespace, no run */
 	bool mount_ns;		/* make a mount namespace even without mounts (the probe) */
+	/*
+	 * With SECCOMP_METADATA_NOTIFY in filter_flags: where the supervisor lets metadata
+	 * changes land (Landlock's writable grants but /dev/null, canonical; NULL-terminated,
+	 * NULL: nowhere).
+	 */
+	char **meta_roots;
 } confine_plan;
 
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */
@@ -318,9 +326,13 @@ int bwrap_find(char *out, size_t size, char *why, size_t why_size);
  * filter last. Fills *@ret_achieved (HARDEN_*) and *@ret_partial (an older Landlock ABI). On
  * failure returns -errno with the launcher's line in @msg. Allocates nothing: runs in vfork'ed
  * children and in `landlock-run`.
+ *
+ * With SECCOMP_METADATA_NOTIFY in the plan's filter, the listener is sent over @meta_sock to the
+ * supervisor (HARDEN_META_SUPERVISED); with @meta_sock -1, or where the kernel gives no listener,
+ * the metadata calls are refused instead (HARDEN_META_REFUSED): never let through.
  */
-int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
-		 size_t size);
+int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved, bool *ret_partial,
+		 char *msg, size_t size);
 
 /* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
 void confine_cloexec_from(int from);
@@ -332,10 +344,13 @@ void confine_cloexec_from(int from);
 
 /*
  * dsb_confined_spawn() that also reports, in *@ret_achieved (may be NULL), the HARDEN_* bits
- * the child achieved before exec.
+ * the child achieved before exec, and hands the child's metadata listener to *@ret_meta_fd
+ * (-1 when none): the caller supervises it with meta_handle() until it closes it. With
+ * @ret_meta_fd NULL the caller cannot supervise, and the child refuses the metadata calls.
  */
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   unsigned flags, pid_t *ret_pid, unsigned *ret_achieved, dsb_error *reterr);
+		   int *ret_meta_fd, unsigned flags, pid_t *ret_pid, unsigned *ret_achieved,
+		   dsb_error *reterr);
 
 /* --- spawner.c ------------------------------------------------------------------------------ */
 
@@ -371,6 +386,8 @@ typedef struct proc_tree {
 	bool ended;
 	int status; /* the leader's wait status, once ended */
 	unsigned achieved;
+	int meta_fd;		 /* the metadata listener this process supervises, or -1 */
+	char *const *meta_roots; /* its roots (the plan's, borrowed) */
 } proc_tree;
 
 /*
@@ -381,6 +398,12 @@ typedef struct proc_tree {
  */
 int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
 	       proc_tree *t, dsb_error *reterr);
+
+/*
+ * Answers one metadata call of @t's commands (call it when t->meta_fd polls readable): performs
+ * it beneath the plan's roots, refuses it elsewhere. A listener that fails is closed (-1).
+ */
+void tree_supervise(proc_tree *t);
 
 /* Whether this process has one thread (/proc/self/stat). */
 bool tree_single_threaded(void);

@@ -109,22 +109,42 @@ static int grab_cwd(pid_t pid)
 }
 
 /*
- * Opens the object @c names, O_PATH, resolving it once as the caller would: from its working
- * directory or descriptor. Magic links (/proc/PID/fd/N) are refused: they would lead to an object
- * the path does not name. Returns the descriptor or -errno.
+ * The caller's descriptor number when @path names one through /proc (/proc/self/fd/N, as
+ * glibc's fchmodat(AT_SYMLINK_NOFOLLOW) and lchmod spell an O_PATH descriptor), else -1. Our
+ * own /proc/self is not the caller's, so such a path is never resolved here.
+ */
+static int proc_fd_of(const char *path, pid_t pid)
+{
+	char self[32];
+	const char *rest = NULL;
+	(void)snprintf(self, sizeof(self), "/proc/%d/fd/", (int)pid);
+	if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		rest = path + 14;
+	else if (strncmp(path, "/proc/thread-self/fd/", 21) == 0)
+		rest = path + 21;
+	else if (strncmp(path, self, strlen(self)) == 0)
+		rest = path + strlen(self);
+	if (!rest || !*rest || strlen(rest) > 9 || strspn(rest, "0123456789") != strlen(rest))
+		return -1;
+	return atoi(rest);
+}
+
+/*
+ * Opens the object @c names, O_PATH, resolving it once as the caller would, in the caller's
+ * mount namespace: from its root (RESOLVE_IN_ROOT, so that an absolute path or symlink stays in
+ * the caller's view, where the read-only binds of protected paths are), the path made absolute
+ * from its working directory or descriptor. A race that renames a directory meanwhile only
+ * leads to another object of the caller's view, which is checked as any. Magic links are
+ * refused but the caller's own /proc/self/fd/N. Returns the descriptor or -errno.
  */
 static int open_object(const struct seccomp_notif *n, const meta_call *c, int pidfd)
 {
 	if (c->fd >= 0)
 		return grab_fd(pidfd, c->fd);
-
-	_cleanup_close_ int base =
-		c->dirfd == AT_FDCWD ? grab_cwd(n->pid) : grab_fd(pidfd, c->dirfd);
-	if (base < 0)
-		return base;
-	char path[4096];
 	if (c->null_path && c->dirfd == AT_FDCWD)
 		return -EFAULT; /* utimensat(AT_FDCWD, NULL, ...), as the kernel answers it */
+
+	char path[4096];
 	if (c->null_path) {
 		path[0] = '\0';
 	} else {
@@ -135,13 +155,40 @@ static int open_object(const struct seccomp_notif *n, const meta_call *c, int pi
 	if (path[0] == '\0') {
 		if (!c->empty_path && !c->null_path)
 			return -ENOENT;
-		return TAKE_FD(base);
+		return c->dirfd == AT_FDCWD ? grab_cwd(n->pid) : grab_fd(pidfd, c->dirfd);
 	}
+	int fdnum = proc_fd_of(path, (pid_t)n->pid);
+	if (fdnum >= 0)
+		return grab_fd(pidfd, fdnum);
+
+	/* The absolute spelling, in the caller's view. */
+	char full[8192];
+	if (path[0] == '/') {
+		(void)snprintf(full, sizeof(full), "%s", path);
+	} else {
+		_cleanup_close_ int base =
+			c->dirfd == AT_FDCWD ? grab_cwd(n->pid) : grab_fd(pidfd, c->dirfd);
+		if (base < 0)
+			return base;
+		char link[64], dir[4096];
+		(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", base);
+		ssize_t len = readlink(link, dir, sizeof(dir) - 1);
+		if (len <= 0 || dir[0] != '/')
+			return -ENOENT; /* a deleted directory, or not one at all */
+		dir[len] = '\0';
+		if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, path) >= sizeof(full))
+			return -ENAMETOOLONG;
+	}
+	char proc_root[64];
+	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)n->pid);
+	_cleanup_close_ int root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (c->follow ? 0 : O_NOFOLLOW),
-		.resolve = RESOLVE_NO_MAGICLINKS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	int fd = (int)syscall(SYS_openat2, root, full, &how, sizeof(how));
 	return fd < 0 ? -errno : fd;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -107,8 +108,62 @@ int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t siz
 	return 0;
 }
 
-int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_partial, char *msg,
-		 size_t size)
+/* Sends @fd over @sock (SCM_RIGHTS), one byte with it; -errno. No allocation. */
+static int send_fd(int sock, int fd)
+{
+	char byte = 'M';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	memset(&control, 0, sizeof(control));
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/*
+ * The filter, last. Metadata calls go to the supervisor over @meta_sock when there is one and
+ * the kernel gives a listener; else they are refused. Returns HARDEN_FILTER plus the
+ * HARDEN_META_* bit, or -errno.
+ */
+static int install_filter(unsigned flags, int meta_sock)
+{
+	if (!(flags & SECCOMP_METADATA_NOTIFY)) {
+		int r = seccomp_install(seccomp_program_for(flags));
+		return r < 0 ? r
+			     : (int)(HARDEN_FILTER |
+				     (flags & SECCOMP_METADATA_DENY ? HARDEN_META_REFUSED : 0));
+	}
+	unsigned refuse = (flags & ~SECCOMP_METADATA_NOTIFY) | SECCOMP_METADATA_DENY;
+	if (meta_sock < 0)
+		return install_filter(refuse, -1);
+	int listener = seccomp_install_listener(seccomp_program_for(flags));
+	/* No listener here (a kernel before 5.0, a filter stacked with its own): refuse. */
+	if (listener == -EBUSY || listener == -EINVAL || listener == -ENOSYS)
+		return install_filter(refuse, -1);
+	if (listener < 0)
+		return listener;
+	/*
+	 * The filter is in place: from here a metadata call would wait for a supervisor. One that
+	 * cannot be told gets nothing (the calls then fail with ENOSYS once the listener is gone:
+	 * closed either way).
+	 */
+	int r = send_fd(meta_sock, listener);
+	(void)close(listener);
+	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
+}
+
+int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved, bool *ret_partial,
+		 char *msg, size_t size)
 {
 	unsigned filter_flags = plan->filter_flags;
 	*ret_achieved = 0;
@@ -161,7 +216,7 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 			return -EPERM;
 		}
 		*ret_achieved |= caps;
-		r = seccomp_install(seccomp_program_for(filter_flags));
+		r = install_filter(filter_flags, meta_sock);
 		if (r < 0) {
 			const char *desc = errno_desc(-r);
 			(void)snprintf(msg, size,
@@ -169,7 +224,7 @@ int confine_self(const confine_plan *plan, unsigned *ret_achieved, bool *ret_par
 				       desc ? desc : "Unknown error");
 			return r;
 		}
-		*ret_achieved |= HARDEN_FILTER;
+		*ret_achieved |= (unsigned)r;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,7 +71,7 @@ static void reset_signals(void)
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
-				int filter_read, pid_t parent, child_report *rep)
+				int filter_read, int meta_sock, pid_t parent, child_report *rep)
 {
 	char msg[1024];
 	sigset_t none;
@@ -115,7 +116,7 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 
 	if (plan && c->landlock) {
 		bool partial = false;
-		int r = confine_self(plan, &rep->achieved, &partial, msg, sizeof(msg));
+		int r = confine_self(plan, meta_sock, &rep->achieved, &partial, msg, sizeof(msg));
 		if (r < 0)
 			child_fail(rep, 2, -r, msg);
 		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
@@ -174,17 +175,42 @@ static int filter_fd_for(const confine_plan *plan)
  */
 static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 						   const dsb_spawn_options *o, unsigned flags,
-						   int filter_fd, child_report *rep)
+						   int filter_fd, int meta_sock, child_report *rep)
 {
 	pid_t parent = getpid();
 	pid_t pid = vfork();
 	if (pid == 0)
-		child_run(c, o, flags, filter_fd, parent, rep);
+		child_run(c, o, flags, filter_fd, meta_sock, parent, rep);
 	return pid;
 }
 
+/* The listener the child sent over @sock, or -1 (it sent none: it failed first, or refuses). */
+static int receive_listener(int sock)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	if (recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   unsigned flags, pid_t *ret_pid, unsigned *ret_achieved, dsb_error *reterr)
+		   int *ret_meta_fd, unsigned flags, pid_t *ret_pid, unsigned *ret_achieved,
+		   dsb_error *reterr)
 {
 	static const dsb_spawn_options defaults = DSB_SPAWN_OPTIONS_INIT;
 	if (!c || !c->argv || !c->argv[0] || !ret_pid)
@@ -193,6 +219,18 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 		opts = &defaults;
 
 	const confine_plan *plan = confined_plan(c);
+	if (ret_meta_fd)
+		*ret_meta_fd = -1;
+	/* The child sends its metadata listener here before it execs (self.c). */
+	_cleanup_close_ int meta_ours = -1, meta_theirs = -1;
+	if (ret_meta_fd && plan && c->landlock && (plan->filter_flags & SECCOMP_METADATA_NOTIFY)) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+			return policy_fail_unavailable(
+				reterr, mode, "cannot make the metadata supervisor's socket");
+		meta_ours = sp[0];
+		meta_theirs = sp[1];
+	}
 	_cleanup_close_ int filter_read = -1;
 	if (plan && plan->filter_fd >= 0) {
 		filter_read = filter_fd_for(plan);
@@ -212,7 +250,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	sigset_t all, old;
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = vfork_child(c, opts, flags, filter_read, &rep);
+	pid_t pid = vfork_child(c, opts, flags, filter_read, meta_theirs, &rep);
 	int fork_errno = errno;
 	if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != dumpable)
 		(void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0L, 0L, 0L);
@@ -222,6 +260,8 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 
 	if (!rep.failed) {
 		*ret_pid = pid;
+		if (meta_ours >= 0)
+			*ret_meta_fd = receive_listener(meta_ours);
 		if (ret_achieved)
 			*ret_achieved = rep.achieved;
 		return 0;
@@ -256,7 +296,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		       pid_t *ret_pid, dsb_error *reterr)
 {
-	return confined_spawn(c, mode, opts, 0, ret_pid, NULL, reterr);
+	return confined_spawn(c, mode, opts, NULL, 0, ret_pid, NULL, reterr);
 }
 
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)

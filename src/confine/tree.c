@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "metadata.h"
 
 /* What the monitor tells the caller, one fixed-size record per write (atomic on a pipe). */
 typedef struct monitor_msg {
@@ -226,7 +227,9 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	so.stderr_fd = high[4] < 0 ? -1 : 7;
 	monitor_msg m;
 	memset(&m, 0, sizeof(m));
-	int r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, &m.pid, &m.achieved, &m.err);
+	int meta_fd = -1;
+	int r = confined_spawn(c, mode, &so, &meta_fd, SPAWN_DIE_WITH_PARENT, &m.pid, &m.achieved,
+			       &m.err);
 	m.kind = r < 0 ? MSG_FAILED : MSG_STARTED;
 	if (write_msg(3, &m) < 0 || r < 0)
 		_exit(r < 0 ? 125 : 1);
@@ -236,11 +239,22 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	pid_t leader = m.pid;
 	int pidfd = pidfd_open_raw(leader);
 	bool ended = false;
+	const confine_plan *plan = confined_plan(c);
+	meta_supervisor sup = {.roots = plan ? plan->meta_roots : NULL,
+			       .native_arch = meta_native_arch()};
 	for (;;) {
-		/* Woken by the leader's end or the caller; each second anyway, to reap orphans. */
-		struct pollfd p[2] = {{.fd = 4, .events = POLLIN},
-				      {.fd = ended ? -1 : pidfd, .events = POLLIN}};
-		(void)poll(p, 2, 1000);
+		/*
+		 * Woken by the leader's end, the caller, or a metadata call of the tree; each
+		 * second anyway, to reap orphans.
+		 */
+		struct pollfd p[3] = {{.fd = 4, .events = POLLIN},
+				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
+				      {.fd = meta_fd, .events = POLLIN}};
+		(void)poll(p, 3, 1000);
+		if (meta_fd >= 0 && (p[2].revents & POLLIN) && meta_handle(&sup, meta_fd) < 0) {
+			(void)close(meta_fd);
+			meta_fd = -1;
+		}
 		int status;
 		pid_t w;
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -260,7 +274,7 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
 	       proc_tree *t, dsb_error *reterr)
 {
-	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1};
+	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1, .meta_fd = -1};
 	/*
 	 * bwrap's PID namespace is not enough on its own: its init dies with bwrap only once it
 	 * has armed --die-with-parent, and bwrap killed before that (a call cancelled, or its
@@ -278,8 +292,10 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 						      "cannot become a child subreaper");
 			t->reaping = true;
 		}
-		int r = confined_spawn(c, mode, opts, reap ? SPAWN_DIE_WITH_PARENT : 0, &t->leader,
-				       &t->achieved, reterr);
+		int r = confined_spawn(c, mode, opts, &t->meta_fd, reap ? SPAWN_DIE_WITH_PARENT : 0,
+				       &t->leader, &t->achieved, reterr);
+		const confine_plan *plan = confined_plan(c);
+		t->meta_roots = plan ? plan->meta_roots : NULL;
 		if (r < 0) {
 			tree_done(t);
 			return r;
@@ -406,5 +422,19 @@ void tree_done(proc_tree *t)
 		(void)close(t->event_fd);
 	if (t->ctl_fd >= 0)
 		(void)close(t->ctl_fd);
-	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1};
+	if (t->meta_fd >= 0)
+		(void)close(t->meta_fd);
+	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1, .meta_fd = -1};
+}
+
+void tree_supervise(proc_tree *t)
+{
+	if (t->meta_fd < 0)
+		return;
+	meta_supervisor s = {.roots = (char **)t->meta_roots, .native_arch = meta_native_arch()};
+	if (meta_handle(&s, t->meta_fd) < 0) {
+		/* The listener failed: its callers now get ENOSYS from the kernel, never a pass. */
+		(void)close(t->meta_fd);
+		t->meta_fd = -1;
+	}
 }

@@ -209,8 +209,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (exited && now >= drain_until)
 			break; /* a descendant still holds a pipe: stop waiting for it */
 
-		struct pollfd p[5];
-		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid = -1, i_cancel = -1;
+		struct pollfd p[6];
+		int n = 0, i_out = -1, i_err = -1, i_in = -1, i_pid = -1, i_cancel = -1,
+		    i_meta = -1;
 		if (r->out_fd >= 0)
 			p[i_out = n++] = (struct pollfd){.fd = r->out_fd, .events = POLLIN};
 		if (r->err_fd >= 0)
@@ -221,6 +222,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			p[i_pid = n++] = (struct pollfd){.fd = r->tree.event_fd, .events = POLLIN};
 		if (!exited && !timed_out && !aborted && cancel_fd >= 0)
 			p[i_cancel = n++] = (struct pollfd){.fd = cancel_fd, .events = POLLIN};
+		/* Metadata calls of the command and of what it left behind, until the tree ends. */
+		if (r->tree.meta_fd >= 0)
+			p[i_meta = n++] = (struct pollfd){.fd = r->tree.meta_fd, .events = POLLIN};
 
 		bool stopping = timed_out || aborted;
 		uint64_t wake = exited	   ? drain_until
@@ -235,6 +239,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			return -errno;
 
+		if (i_meta >= 0 && (p[i_meta].revents & POLLIN))
+			tree_supervise(&r->tree);
 		if (i_cancel >= 0 && p[i_cancel].revents) {
 			aborted = true;
 			tree_signal(&r->tree, SIGTERM);

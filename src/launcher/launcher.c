@@ -186,7 +186,7 @@ static int run_exec(const landlock_run_args *a)
 	bool partial = false;
 	char msg[512];
 
-	if (confine_self(&plan, &achieved, &partial, msg, sizeof(msg)) < 0) {
+	if (confine_self(&plan, -1, &achieved, &partial, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s\n", msg);
 		restricted_exit(LANDLOCK_RUN_EXIT);
 	}

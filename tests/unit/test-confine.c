@@ -119,7 +119,10 @@ static void test_landlock_grants_per_mode(void **state)
 	assert_true(c.landlock);
 	const landlock_plan *plan = &confined_plan(&c)->landlock;
 	assert_true(confined_plan(&c)->harden);
-	assert_int_equal(confined_plan(&c)->filter_flags, LANDLOCK_FILTER);
+	/* Metadata calls go to the supervisor, which has no root in read-only. */
+	assert_int_equal(confined_plan(&c)->filter_flags,
+			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY);
+	assert_null(confined_plan(&c)->meta_roots);
 	assert_false(confined_plan(&c)->contained);
 	assert_strv(plan->ro, "/");
 	assert_strv(plan->rw, "/dev/null");
@@ -133,6 +136,9 @@ static void test_landlock_grants_per_mode(void **state)
 	plan = &confined_plan(&c)->landlock;
 	assert_strv(plan->ro, "/");
 	assert_strv(plan->rw, "/dev/null /tmp /ws");
+	/* Where the supervisor lets a change land: the grants but /dev/null, as they resolve
+	 * (/ws does not exist here, so it is no root). */
+	assert_strv(confined_plan(&c)->meta_roots, "/tmp");
 	dsb_confined_done(&c);
 	dsb_provider_free(p);
 }

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Attacks on metadata (issue 16): Landlock has no rights for permissions, owners, times or
+# extended attributes, so without the supervisor a confined command changes them on any file its
+# uid owns, root on every file. Each attack runs first as a control (it must work unconfined),
+# then on both backends in both confined modes, where it must fail and change nothing. Inside the
+# workspace the same calls must land in workspace-write (the workflows of an ordinary tool chain:
+# chmod +x, touch, cp -p, tar x) and fail in read-only, with the same answer on both backends.
+# shellcheck source=tests/e2e/libescape.sh
+. "$(dirname "$0")/libescape.sh"
+
+mode_of() {
+	stat -c %a "$1"
+}
+
+mtime_of() {
+	stat -c %Y "$1"
+}
+
+# --- outside every grant: refused, nothing changed ----------------------------------------------
+
+case_chmod_outside() {
+	chmod 0644 "$OUT/victim"
+	attempt "$1" "chmod 0600 '$OUT/victim'"
+	if [ "$1" = control ]; then
+		assert_rc 0
+		assert_streq "$(mode_of "$OUT/victim")" 600
+		return
+	fi
+	refused "chmod of an outside file"
+	assert_streq "$(mode_of "$OUT/victim")" 644
+}
+
+case_touch_outside() {
+	attempt "$1" "touch -d 2001-01-01 '$OUT/victim'"
+	if [ "$1" = control ]; then
+		assert_rc 0
+		assert_streq "$(mtime_of "$OUT/victim")" "$(date -d 2001-01-01 +%s)"
+		return
+	fi
+	refused "touch -d of an outside file"
+	[ "$(mtime_of "$OUT/victim")" != "$(date -d 2001-01-01 +%s)" ] || fail "the time changed"
+}
+
+case_xattr_outside() {
+	attempt "$1" "$PYTHON -c 'import os, sys; os.setxattr(sys.argv[1], \"user.dsb\", b\"x\")' '$OUT/victim'"
+	if [ "$1" = control ]; then
+		assert_rc 0
+		getfattr -n user.dsb "$OUT/victim" >/dev/null 2>&1 ||
+			$PYTHON -c 'import os, sys; os.getxattr(sys.argv[1], "user.dsb")' "$OUT/victim" ||
+			fail "the control set no attribute"
+		return
+	fi
+	refused "setxattr of an outside file"
+	if $PYTHON -c 'import os, sys; os.getxattr(sys.argv[1], "user.dsb")' "$OUT/victim" 2>/dev/null; then
+		fail "the attribute was set"
+	fi
+}
+
+# As root: give an outside file away (another user may not, and the control says so).
+case_chown_outside() {
+	attempt "$1" "chown 12345 '$OUT/victim'"
+	if [ "$1" = control ]; then
+		control_needs_root "$NOT_PERMITTED"
+		! is_root || assert_streq "$(stat -c %u "$OUT/victim")" 12345
+		return
+	fi
+	refused "chown of an outside file"
+	assert_streq "$(stat -c %u "$OUT/victim")" "$(id -u)"
+}
+
+# A symlink in the workspace that leads outside is no way out.
+case_chmod_through_link() {
+	chmod 0644 "$OUT/victim"
+	mkdir -p ws
+	ln -sfn "$OUT/victim" ws/link
+	attempt "$1" "chmod 0600 ws/link"
+	if [ "$1" = control ]; then
+		assert_rc 0
+		assert_streq "$(mode_of "$OUT/victim")" 600
+		return
+	fi
+	refused "chmod through a symlink out of the workspace"
+	assert_streq "$(mode_of "$OUT/victim")" 644
+}
+
+# .git's hooks and config are protected inside the workspace (read-only binds): their metadata
+# too. Only the workspace-write runs reach them writable at all.
+case_protected_git() {
+	local where=$1
+	setup
+	git init -q ws
+	chmod 0644 ws/.git/config
+	attempt "$where" "chmod 0666 '$PWD/ws/.git/config'; chmod 0777 '$PWD/ws/.git/hooks'"
+	refused "chmod of .git/config and .git/hooks"
+	assert_streq "$(mode_of ws/.git/config)" 644
+	[ "$(mode_of ws/.git/hooks)" != 777 ] || fail ".git/hooks became 777"
+}
+
+attack() {
+	local fn=$1 where=$2
+	setup
+	"$fn" control
+	# The control changed the victim: a fresh one for the attack.
+	rm -f "$OUT/victim"
+	echo orig >"$OUT/victim"
+	"$fn" "$where"
+}
+
+# --- inside the workspace: lands in workspace-write, refused in read-only ------------------------
+
+case_workflows_inside() {
+	local where=$1
+	setup
+	mkdir -p ws/src
+	printf '#!/bin/sh\necho ran\n' >ws/run.sh
+	echo data >ws/src/file
+	chmod 0640 ws/src/file
+	touch -d 2002-02-02 ws/src/file
+	tar -C ws -cf "$OUT/tree.tar" src
+	attempt "$where" "cd '$PWD/ws' && chmod +x run.sh && ./run.sh &&
+		touch -d 2003-03-03 run.sh && cp -p src/file copy && mkdir x && tar -C x -xpf '$OUT/tree.tar'"
+	if [ "${where#*/}" = read-only ]; then
+		refused "chmod +x in a read-only workspace"
+		[ ! -x ws/run.sh ] || fail "run.sh became executable"
+		return
+	fi
+	assert_rc 0
+	assert_streq "$out" ran
+	assert_streq "$(mtime_of ws/run.sh)" "$(date -d 2003-03-03 +%s)"
+	assert_streq "$(mode_of ws/copy)" 640
+	assert_streq "$(mtime_of ws/copy)" "$(date -d 2002-02-02 +%s)"
+	assert_streq "$(mode_of ws/x/src/file)" 640
+	assert_streq "$(mtime_of ws/x/src/file)" "$(date -d 2002-02-02 +%s)"
+}
+
+t "$(if is_root; then echo root; else id -un; fi): the controls change what the attacks aim at" true
+for spec in \
+	"chmod an outside file|case_chmod_outside" \
+	"touch -d an outside file|case_touch_outside" \
+	"set an extended attribute on an outside file|case_xattr_outside" \
+	"chown an outside file (root)|case_chown_outside" \
+	"chmod through a symlink out of the workspace|case_chmod_through_link"; do
+	each_confined "${spec%%|*}" attack "${spec#*|}"
+done
+each_confined "chmod +x, touch -d, cp -p, tar x inside the workspace" case_workflows_inside
+each_confined "chmod of the protected .git/config and .git/hooks" case_protected_git
+
+done_testing
