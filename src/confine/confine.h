@@ -388,6 +388,7 @@ typedef struct proc_tree {
 	unsigned achieved;
 	int meta_fd;		 /* the metadata listener this process supervises, or -1 */
 	char *const *meta_roots; /* its roots (the plan's, borrowed) */
+	unsigned meta_refused;	 /* metadata changes refused outside the roots so far */
 } proc_tree;
 
 /*

@@ -522,6 +522,7 @@ int meta_handle(const meta_supervisor *s, int listener)
 		return errno == EINTR || errno == ENOENT ? 0 : -errno;
 
 	struct seccomp_notif_resp resp = {.id = n.id, .error = -EPERM};
+	bool outside = false;
 	meta_call c;
 	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed. */
 	if (n.data.arch == s->native_arch && decode(&n, &c) == 0) {
@@ -531,14 +532,12 @@ int meta_handle(const meta_supervisor *s, int listener)
 			_cleanup_close_ int obj = open_object(&n, &c, pidfd);
 			if (obj < 0)
 				resp.error = obj;
-			else if (!beneath_a_root(s, (pid_t)n.pid, obj))
-				resp.error = -EPERM;
-			else
+			else if (!(outside = !beneath_a_root(s, (pid_t)n.pid, obj)))
 				resp.error = perform(&n, obj);
 		}
 	}
 	/* ENOENT: the caller is gone (killed meanwhile); nothing waits for the answer. */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return -errno;
-	return 0;
+	return outside;
 }

@@ -27,8 +27,9 @@ uint32_t meta_native_arch(void);
  * Receives one notification from @listener and answers it: performed (0 or the operation's
  * -errno) when its object lies beneath a root of @s, EPERM otherwise, and EPERM for a call it
  * does not decode. Blocks until a notification comes: call it when @listener is readable.
- * Returns 0, or -errno when the listener itself failed (the caller stops polling it). Runs the
- * operation with the calling thread's effective capabilities cleared.
+ * Returns 1 when it refused a change outside the roots (a denial the model is told of), 0 for
+ * any other answer, or -errno when the listener itself failed (the caller stops polling it).
+ * Runs the operation with the calling thread's effective capabilities cleared.
  */
 int meta_handle(const meta_supervisor *s, int listener);
 

@@ -46,7 +46,8 @@ typedef struct monitor_msg {
 	pid_t pid;
 	int status;
 	unsigned achieved;
-	dsb_error err; /* MSG_FAILED */
+	unsigned meta_refused; /* MSG_ENDED: metadata changes refused outside the roots so far */
+	dsb_error err;	       /* MSG_FAILED */
 } monitor_msg;
 
 enum {
@@ -242,6 +243,7 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	const confine_plan *plan = confined_plan(c);
 	meta_supervisor sup = {.roots = plan ? plan->meta_roots : NULL,
 			       .native_arch = meta_native_arch()};
+	unsigned refused = 0;
 	for (;;) {
 		/*
 		 * Woken by the leader's end, the caller, or a metadata call of the tree; each
@@ -251,7 +253,11 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
 				      {.fd = meta_fd, .events = POLLIN}};
 		(void)poll(p, 3, 1000);
-		if (meta_fd >= 0 && (p[2].revents & POLLIN) && meta_handle(&sup, meta_fd) < 0) {
+		int handled =
+			meta_fd >= 0 && (p[2].revents & POLLIN) ? meta_handle(&sup, meta_fd) : 0;
+		if (handled > 0)
+			refused++;
+		if (handled < 0) {
 			(void)close(meta_fd);
 			meta_fd = -1;
 		}
@@ -260,7 +266,10 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (w != leader)
 				continue; /* an orphan that ended by itself */
-			m = (monitor_msg){.kind = MSG_ENDED, .pid = leader, .status = status};
+			m = (monitor_msg){.kind = MSG_ENDED,
+					  .pid = leader,
+					  .status = status,
+					  .meta_refused = refused};
 			(void)write_msg(3, &m);
 			ended = true;
 		}
@@ -356,10 +365,12 @@ int tree_check(proc_tree *t, int *ret_status)
 		if (poll(&p, 1, 0) <= 0)
 			return 0;
 		monitor_msg m;
+		memset(&m, 0, sizeof(m));
 		if (read_msg(t->event_fd, &m) < 0 || m.kind != MSG_ENDED)
 			m.status =
 				W_EXITCODE(125, 0); /* the monitor died: nothing left to wait for */
 		t->status = m.status;
+		t->meta_refused = m.meta_refused;
 	} else {
 		int status;
 		pid_t w;
@@ -432,7 +443,10 @@ void tree_supervise(proc_tree *t)
 	if (t->meta_fd < 0)
 		return;
 	meta_supervisor s = {.roots = (char **)t->meta_roots, .native_arch = meta_native_arch()};
-	if (meta_handle(&s, t->meta_fd) < 0) {
+	int r = meta_handle(&s, t->meta_fd);
+	if (r > 0)
+		t->meta_refused++;
+	if (r < 0) {
 		/* The listener failed: its callers now get ENOSYS from the kernel, never a pass. */
 		(void)close(t->meta_fd);
 		t->meta_fd = -1;

@@ -66,6 +66,7 @@ typedef struct run {
 	 * (-fstack-clash-protection), which costs a server 64 KiB of resident stack per call.
 	 */
 	char *buf;
+	unsigned meta_refused; /* the tree's, kept past tree_done() for the classification */
 } run;
 
 static void run_done(run *r)
@@ -241,6 +242,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 
 		if (i_meta >= 0 && (p[i_meta].revents & POLLIN))
 			tree_supervise(&r->tree);
+		if (r->tree.meta_refused > r->meta_refused)
+			r->meta_refused = r->tree.meta_refused;
 		if (i_cancel >= 0 && p[i_cancel].revents) {
 			aborted = true;
 			tree_signal(&r->tree, SIGTERM);
@@ -269,6 +272,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		/* Also on every other wake: reaping orphans as they end is tree_check()'s job. */
 		if (!exited && tree_check(&r->tree, &status) > 0) {
 			exited = true;
+			/* Before tree_done() below can clear it (a monitor tells it at the end). */
+			if (r->tree.meta_refused > r->meta_refused)
+				r->meta_refused = r->tree.meta_refused;
 			drain_until = monotonic_ms() + grace_ms;
 			/* After a timeout nothing it left behind gets to print: end it all now. */
 			if ((timed_out || aborted) && !kill_at)
@@ -541,8 +547,14 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		if (detail)
 			opts->runner_failed = true;
 		else
+			/*
+			 * A metadata change the supervisor refused outside the roots is a denial
+			 * as bwrap's read-only mounts make it one ("Read-only file system"),
+			 * whatever the command printed of it.
+			 */
 			res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
-						     x.confined.denial_signatures);
+						     x.confined.denial_signatures) ||
+				     (res.exit_code > 0 && x.meta_refused > 0);
 		if (res.denied && classify_protected(res.err.text, res.err.len, policy,
 						     req->workdir, &res.protected_note) < 0) {
 			run_done(&x);

@@ -97,6 +97,17 @@ case_protected_git() {
 	[ "$(mode_of ws/.git/hooks)" != 777 ] || fail ".git/hooks became 777"
 }
 
+# The model is told as bwrap's read-only mounts tell it: DSH's denial marker, on both backends.
+case_model_told() {
+	local where=$1
+	setup
+	run bash --backend "${where%/*}" --mode "${where#*/}" --workspace "$PWD/ws" \
+		"chmod 0600 '$OUT/victim'"
+	assert_rc 0
+	assert_contains "$out" "[sandbox: file access denied under ${where#*/} mode]"
+	assert_contains "$out" "[exit code: 1]"
+}
+
 attack() {
 	local fn=$1 where=$2
 	setup
@@ -145,5 +156,6 @@ for spec in \
 done
 each_confined "chmod +x, touch -d, cp -p, tar x inside the workspace" case_workflows_inside
 each_confined "chmod of the protected .git/config and .git/hooks" case_protected_git
+each_confined "a refused chmod outside is told to the model as a denial" case_model_told
 
 done_testing
