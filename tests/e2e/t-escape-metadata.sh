@@ -97,6 +97,49 @@ case_protected_git() {
 	[ "$(mode_of ws/.git/hooks)" != 777 ] || fail ".git/hooks became 777"
 }
 
+# The race of issue 16: one thread swaps ws/d between a real directory and a symlink to the
+# outside while another chmods ws/d/victim, thousands of times. The supervisor resolves each call
+# once and acts on what it opened, so no swap can make it act on the outside file. The control
+# (unconfined) reaches the outside file through the symlink.
+RACE='
+import os, sys, threading
+sys.setswitchinterval(1e-6)
+os.chdir(sys.argv[1])
+rounds = int(sys.argv[2])
+done = False
+def swap():
+    while not done:
+        for a, b in (("real", "d"), ("d", "real"), ("link", "d"), ("d", "link")):
+            try:
+                os.rename(a, b)
+            except OSError:
+                pass
+t = threading.Thread(target=swap)
+t.start()
+for i in range(rounds):
+    try:
+        os.chmod("d/victim", 0o600 if i % 2 else 0o640)
+    except OSError:
+        pass
+done = True
+t.join()
+'
+
+case_race() {
+	chmod 0644 "$OUT/victim"
+	mkdir -p ws/real
+	: >ws/real/victim
+	ln -sfn "$OUT" ws/link
+	attempt "$1" "$PYTHON -c '$RACE' '$PWD/ws' 20000"
+	if [ "$1" = control ]; then
+		assert_rc 0
+		[ "$(mode_of "$OUT/victim")" != 644 ] || fail "the control never reached the outside file"
+		return
+	fi
+	assert_rc 0
+	assert_streq "$(mode_of "$OUT/victim")" 644
+}
+
 # The model is told as bwrap's read-only mounts tell it: DSH's denial marker, on both backends.
 case_model_told() {
 	local where=$1
@@ -151,7 +194,8 @@ for spec in \
 	"touch -d an outside file|case_touch_outside" \
 	"set an extended attribute on an outside file|case_xattr_outside" \
 	"chown an outside file (root)|case_chown_outside" \
-	"chmod through a symlink out of the workspace|case_chmod_through_link"; do
+	"chmod through a symlink out of the workspace|case_chmod_through_link" \
+	"20000 chmods racing a directory swapped with a symlink out|case_race"; do
 	each_confined "${spec%%|*}" attack "${spec#*|}"
 done
 each_confined "chmod +x, touch -d, cp -p, tar x inside the workspace" case_workflows_inside
