@@ -114,6 +114,11 @@ typedef enum dsb_hardening {
 	DSB_HARDEN_IPC_FILTERED = 1 << 11,  /* no IPC namespace: the filter refuses IPC instead */
 	DSB_HARDEN_SIGNAL_SCOPE = 1 << 12,  /* cannot signal processes outside */
 	DSB_HARDEN_ABSTRACT_UNIX_SCOPE = 1 << 13, /* cannot reach abstract unix sockets outside */
+	/* Landlock: metadata changes (chmod, chown, times, xattrs, inode flags) land beneath the
+	 * writable roots only, performed by a supervisor (docs/design/metadata.md) ... */
+	DSB_HARDEN_METADATA_SUPERVISED = 1 << 14,
+	/* ... or, where the kernel gives it no listener, are refused everywhere */
+	DSB_HARDEN_METADATA_REFUSED = 1 << 15,
 } dsb_hardening;
 
 /* What a backend leaves ungoverned on this host (dsb_probe_backend's not_governed bits). */

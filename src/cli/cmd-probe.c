@@ -47,10 +47,12 @@ static const named_bit hardening[] = {
 	{DSB_HARDEN_IPC_FILTERED, "ipc-filtered"},
 	{DSB_HARDEN_SIGNAL_SCOPE, "signal-scope"},
 	{DSB_HARDEN_ABSTRACT_UNIX_SCOPE, "abstract-unix-scope"},
+	{DSB_HARDEN_METADATA_SUPERVISED, "metadata-supervised"},
+	{DSB_HARDEN_METADATA_REFUSED, "metadata-refused"},
 };
 
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
- * ABI (spec §5.6 caveats): those four names. */
+ * ABI (spec §5.6 caveats): those four names, where no supervisor or refusal closes them. */
 static const named_bit ungoverned[] = {
 	{DSB_UNGOVERNED_METADATA, "chmod"},
 	{DSB_UNGOVERNED_METADATA, "chown"},

@@ -39,6 +39,10 @@ static unsigned hardening_of(unsigned achieved)
 		h |= DSB_HARDEN_UTS_NAMESPACE;
 	if (achieved & HARDEN_MNT_NS)
 		h |= DSB_HARDEN_MOUNT_NAMESPACE;
+	if (achieved & HARDEN_META_SUPERVISED)
+		h |= DSB_HARDEN_METADATA_SUPERVISED;
+	if (achieved & HARDEN_META_REFUSED)
+		h |= DSB_HARDEN_METADATA_REFUSED;
 	h |= achieved & HARDEN_IPC_NS ? DSB_HARDEN_IPC_NAMESPACE : DSB_HARDEN_IPC_FILTERED;
 	return h;
 }
@@ -56,8 +60,12 @@ static void landlock_report(const dsb_provider *p, dsb_probe_backend *out)
 
 	/* What every Landlock run gets; the probe adds what this host allowed (namespaces). */
 	out->hardening |= DSB_HARDEN_NO_NEW_PRIVS | DSB_HARDEN_STDIO_ONLY | DSB_HARDEN_REAPED;
-	/* Landlock's filesystem rights never cover metadata (issue: chmod, chown, ...). */
-	out->not_governed = DSB_UNGOVERNED_METADATA | DSB_UNGOVERNED_NETWORK;
+	/*
+	 * Landlock's filesystem rights never cover metadata (chmod, chown, ...): every call of
+	 * ours sends those to the supervisor, or refuses them where it cannot (the probe says
+	 * which). `landlock-run`, DSH's launcher, still leaves them alone.
+	 */
+	out->not_governed = DSB_UNGOVERNED_NETWORK;
 	if (out->scoped & LL_SCOPE_SIGNAL)
 		out->hardening |= DSB_HARDEN_SIGNAL_SCOPE;
 	else /* it could signal, so kill, the subreaper that would end its leftovers */
@@ -81,7 +89,7 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	confine_plan plan = {
 		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
 		.harden = true,
-		.filter_flags = LANDLOCK_FILTER,
+		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
 		.filter_fd = -1,
 		.mount_ns = true, /* can protected paths be enforced here? */
 	};

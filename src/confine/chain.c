@@ -113,7 +113,9 @@ int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_
 	o.stderr_fd = errpipe[1];
 	dsb_error err;
 	pid_t pid;
-	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, NULL, 0, &pid, ret_achieved, &err);
+	/* A listener taken is what a call gets (the probe's command changes no metadata). */
+	_cleanup_close_ int meta_fd = -1;
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, &meta_fd, 0, &pid, ret_achieved, &err);
 	close(errpipe[1]);
 	if (r < 0) {
 		/* The runner's own words: "Runner failure: DETAIL" ends the message. */

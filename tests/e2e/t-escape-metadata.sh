@@ -151,6 +151,29 @@ case_model_told() {
 	assert_contains "$out" "[exit code: 1]"
 }
 
+# Where no listener can be had (a container runtime's filter holds one: the shim's --listener),
+# the calls are refused everywhere rather than allowed everywhere, and probe says so.
+case_fallback_refuses() {
+	setup
+	chmod 0644 "$OUT/victim"
+	: >ws/in
+	chmod 0644 ws/in
+	local shim=${DSB_SECCOMP_SHIM:?}
+	"$shim" --listener -- "$DSB" probe --fresh >probe.txt
+	grep -q '^  hardening: .*metadata-refused' probe.txt || fail "probe: $(cat probe.txt)"
+	rc=0
+	"$shim" --listener -- "$DSB" exec --backend landlock --mode workspace-write \
+		--workspace "$PWD/ws" -- sh -c "chmod 0600 '$PWD/ws/in'; chmod 0600 '$OUT/victim'" \
+		2>err.txt || rc=$?
+	assert_rc 1
+	assert_streq "$(mode_of ws/in)" 644
+	assert_streq "$(mode_of "$OUT/victim")" 644
+	# Without the shim the same call lands inside: the fallback is what refused it.
+	run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" -- chmod 0600 "$PWD/ws/in"
+	assert_rc 0
+	assert_streq "$(mode_of ws/in)" 600
+}
+
 attack() {
 	local fn=$1 where=$2
 	setup
@@ -201,5 +224,7 @@ done
 each_confined "chmod +x, touch -d, cp -p, tar x inside the workspace" case_workflows_inside
 each_confined "chmod of the protected .git/config and .git/hooks" case_protected_git
 each_confined "a refused chmod outside is told to the model as a denial" case_model_told
+t "landlock, no listener to be had: metadata calls refused everywhere, probe says so" \
+	case_fallback_refuses
 
 done_testing

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] [--no-seccomp] -- ARGV...
+ * seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] [--no-seccomp] [--listener]
+ *              -- ARGV...
  *
  * Runs ARGV as if the kernel lacked a feature, to test that dsh-sandbox fails closed (crun's
  * no_openat2 idea): --no-landlock makes the landlock_* system calls fail with ENOSYS, as on a
@@ -9,9 +10,13 @@
  * flags sit in memory seccomp cannot read, so clone3 reports ENOSYS and libc falls back);
  * --no-openat2 makes openat2(2) fail with ENOSYS, as on kernels before 5.6. --no-seccomp makes
  * installing a seccomp filter fail (seccomp(2) ENOSYS, PR_SET_SECCOMP EINVAL), as on a kernel
- * without CONFIG_SECCOMP_FILTER; the shim's own filter is installed before.
+ * without CONFIG_SECCOMP_FILTER; the shim's own filter is installed before. --listener installs
+ * the shim's filter with a user-notification listener of its own, kept open across the exec, as
+ * a container runtime's supervisor does: a filter stacked below may then have no listener
+ * (EBUSY), so dsh-sandbox's metadata supervisor cannot be had.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -68,7 +73,7 @@ static int install(const struct sock_filter *insns, size_t n)
 
 int main(int argc, char **argv)
 {
-	int no_landlock = 0, no_namespaces = 0, no_openat2 = 0, no_seccomp = 0, i = 1;
+	int no_landlock = 0, no_namespaces = 0, no_openat2 = 0, no_seccomp = 0, listener = 0, i = 1;
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--no-landlock") == 0)
 			no_landlock = 1;
@@ -78,6 +83,8 @@ int main(int argc, char **argv)
 			no_openat2 = 1;
 		else if (strcmp(argv[i], "--no-seccomp") == 0)
 			no_seccomp = 1;
+		else if (strcmp(argv[i], "--listener") == 0)
+			listener = 1;
 		else {
 			fprintf(stderr, "seccomp-shim: unknown option %s\n", argv[i]);
 			return 2;
@@ -86,7 +93,7 @@ int main(int argc, char **argv)
 	if (i + 1 >= argc) {
 		fprintf(stderr,
 			"usage: seccomp-shim [--no-landlock] [--no-namespaces] [--no-openat2] "
-			"[--no-seccomp] -- ARGV...\n");
+			"[--no-seccomp] [--listener] -- ARGV...\n");
 		return 2;
 	}
 
@@ -139,7 +146,18 @@ int main(int argc, char **argv)
 		APPEND(seccomp);
 	APPEND(tail);
 
-	if (install(prog, n)) {
+	if (listener) {
+		/* Its listener must stay open: a closed one no longer counts as the chain's. */
+		struct sock_fprog fprog = {.len = (unsigned short)n, .filter = prog};
+		int fd = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+				 ? -1
+				 : (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+						SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog);
+		if (fd < 0 || fcntl(fd, F_SETFD, 0) < 0) {
+			perror("seccomp-shim: installing the filter with a listener");
+			return 2;
+		}
+	} else if (install(prog, n)) {
 		perror("seccomp-shim: installing the filter");
 		return 2;
 	}
