@@ -366,7 +366,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	run x = {.out_fd = -1,
 		 .err_fd = -1,
 		 .in_fd = -1,
-		 .tree = {.event_fd = -1, .ctl_fd = -1},
+		 .tree = {.event_fd = -1, .ctl_fd = -1, .meta_fd = -1},
 		 .on_output = opts ? opts->on_output : NULL,
 		 .userdata = opts ? opts->userdata : NULL};
 	char *const *argv = req->argv;
