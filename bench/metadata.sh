@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What the metadata supervisor costs (docs/design/metadata.md), measured in one run: a chmod
+# inside the workspace under Landlock, where the supervisor performs it, against the same chmod
+# unconfined (microseconds a call, from a loop of chmods in one process); `tar x` of a
+# 5,000-file archive with modes and times kept, under Landlock against unconfined (target
+# <= 1.3x); and `bash -c true` under Landlock against bwrap's floor is bench/exec.sh's.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+[ -f build-bench/build.ninja ] || meson setup build-bench -Dbuildtype=release -Dtests=false >/dev/null
+ninja -C build-bench dsh-sandbox bench/cmdbench >/dev/null
+D=$top/build-bench/dsh-sandbox
+# The store and the archive outside every writable root; the workspace inside one.
+scratch=$(mktemp -d /var/tmp/dsb-metadata-bench.XXXXXX)
+ws=$(mktemp -d "${TMPDIR:-/tmp}/dsb-metadata-ws.XXXXXX")
+trap 'rm -rf "$scratch" "$ws"' EXIT
+export DSH_SANDBOX_STORE=$scratch/store
+PYTHON=python3
+[ ! -x /usr/bin/python3 ] || PYTHON=/usr/bin/python3
+
+CHMODS=${CHMODS:-20000}
+loop="import os, sys, time
+p = sys.argv[1]
+open(p, 'w').close()
+t = time.perf_counter()
+for i in range($CHMODS):
+    os.chmod(p, 0o600 if i % 2 else 0o644)
+print('%.1f' % ((time.perf_counter() - t) / $CHMODS * 1e6))"
+plain=$($PYTHON -c "$loop" "$ws/f")
+landlock=$("$D" exec --backend landlock --mode workspace-write --workspace "$ws" -- \
+	$PYTHON -c "$loop" "$ws/f")
+bwrap=$("$D" exec --backend bwrap --mode workspace-write --workspace "$ws" -- \
+	$PYTHON -c "$loop" "$ws/f")
+echo "chmod inside the workspace, $CHMODS calls, microseconds a call:"
+echo "  unconfined      $plain"
+echo "  landlock        $landlock   (the supervisor performs it)"
+echo "  bwrap           $bwrap   (the kernel, for reference)"
+
+# An archive of 5,000 files in 50 directories, modes and times set, extracted with -p.
+mkdir -p "$scratch/tree"
+for d in $(seq 50); do
+	mkdir "$scratch/tree/d$d"
+	for f in $(seq 100); do
+		: >"$scratch/tree/d$d/f$f"
+	done
+done
+chmod -R u=rwX,g=rX,o= "$scratch/tree"
+tar -C "$scratch" -cf "$scratch/tree.tar" tree
+# cmdbench splits its commands on spaces: the extraction is a script of its own.
+printf 'rm -rf "%s/x" && mkdir "%s/x" && tar -C "%s/x" -xpf "%s/tree.tar"\n' \
+	"$ws" "$ws" "$ws" "$scratch" >"$scratch/x.sh"
+echo "tar x of 5,000 files (target: landlock <= 1.3x unconfined), ${ROUNDS:-21} interleaved rounds, medians:"
+build-bench/bench/cmdbench "${ROUNDS:-21}" "unconfined" \
+	"unconfined=sh $scratch/x.sh" \
+	"landlock=$D exec --backend landlock --mode workspace-write --workspace $ws -- sh $scratch/x.sh" \
+	"bwrap=$D exec --backend bwrap --mode workspace-write --workspace $ws -- sh $scratch/x.sh"
