@@ -126,7 +126,7 @@ static int proc_fd_of(const char *path, pid_t pid)
 		rest = path + strlen(self);
 	if (!rest || !*rest || strlen(rest) > 9 || strspn(rest, "0123456789") != strlen(rest))
 		return -1;
-	return atoi(rest);
+	return (int)strtol(rest, NULL, 10); /* nine digits at most: no overflow */
 }
 
 /*

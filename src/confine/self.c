@@ -143,13 +143,14 @@ static int install_filter(unsigned flags, int meta_sock)
 			     : (int)(HARDEN_FILTER |
 				     (flags & SECCOMP_METADATA_DENY ? HARDEN_META_REFUSED : 0));
 	}
+	/* No supervisor to send to, or no listener here (a kernel before 5.0, a filter stacked
+	 * with its own): refuse them. */
 	unsigned refuse = (flags & ~SECCOMP_METADATA_NOTIFY) | SECCOMP_METADATA_DENY;
-	if (meta_sock < 0)
-		return install_filter(refuse, -1);
-	int listener = seccomp_install_listener(seccomp_program_for(flags));
-	/* No listener here (a kernel before 5.0, a filter stacked with its own): refuse. */
-	if (listener == -EBUSY || listener == -EINVAL || listener == -ENOSYS)
-		return install_filter(refuse, -1);
+	int listener = meta_sock >= 0 ? seccomp_install_listener(seccomp_program_for(flags)) : 0;
+	if (meta_sock < 0 || listener == -EBUSY || listener == -EINVAL || listener == -ENOSYS) {
+		int r = seccomp_install(seccomp_program_for(refuse));
+		return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_REFUSED);
+	}
 	if (listener < 0)
 		return listener;
 	/*
