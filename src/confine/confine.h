@@ -334,6 +334,14 @@ int bwrap_find(char *out, size_t size, char *why, size_t why_size);
 int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved, bool *ret_partial,
 		 char *msg, size_t size);
 
+/*
+ * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
+ * sent: the descriptor (close-on-exec), or -1 when none came (@flags: MSG_DONTWAIT, 0). No
+ * allocation: the child side runs vfork'ed.
+ */
+int fd_send(int sock, int fd);
+int fd_receive(int sock, int flags);
+
 /* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
 void confine_cloexec_from(int from);
 

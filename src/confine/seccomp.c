@@ -25,22 +25,27 @@ const seccomp_program *seccomp_program_for(unsigned flags)
 	return &seccomp_programs[flags];
 }
 
-int seccomp_install(const seccomp_program *prog)
+/*
+ * @prog in the kernel's form, after no_new_privs: without it an unprivileged process may not
+ * install a filter (it could make a set-uid program fail in a way it does not expect); Landlock
+ * has set it already. 0 or -errno.
+ */
+static int prepare(const seccomp_program *prog, struct sock_fprog *ret)
 {
-	struct sock_fprog fprog;
-
 	if (!prog || !prog->insns || prog->len == 0)
 		return -EINVAL;
 	/* The kernel takes a non-const pointer but only copies the instructions. */
-	fprog.len = prog->len;
-	fprog.filter = (struct sock_filter *)prog->insns;
+	ret->len = prog->len;
+	ret->filter = (struct sock_filter *)prog->insns;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
 
-	/*
-	 * Without no_new_privs an unprivileged process may not install a filter (it could make a
-	 * set-uid program fail in a way it does not expect); Landlock has set it already.
-	 */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
+int seccomp_install(const seccomp_program *prog)
+{
+	struct sock_fprog fprog;
+	int r = prepare(prog, &fprog);
+	if (r < 0)
+		return r;
 #ifdef SYS_seccomp
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0)
 		return 0;
@@ -56,13 +61,9 @@ int seccomp_install(const seccomp_program *prog)
 int seccomp_install_listener(const seccomp_program *prog)
 {
 	struct sock_fprog fprog;
-
-	if (!prog || !prog->insns || prog->len == 0)
-		return -EINVAL;
-	fprog.len = prog->len;
-	fprog.filter = (struct sock_filter *)prog->insns;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return -errno;
+	int r = prepare(prog, &fprog);
+	if (r < 0)
+		return r;
 #if defined(SYS_seccomp) && defined(SECCOMP_FILTER_FLAG_NEW_LISTENER)
 	/* The listener comes back close-on-exec: the command never holds it. */
 	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,

@@ -108,15 +108,17 @@ int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t siz
 	return 0;
 }
 
-/* Sends @fd over @sock (SCM_RIGHTS), one byte with it; -errno. No allocation. */
-static int send_fd(int sock, int fd)
+/* One byte and one descriptor: the control buffer of a single SCM_RIGHTS message. */
+typedef union fd_control {
+	struct cmsghdr align;
+	char buf[CMSG_SPACE(sizeof(int))];
+} fd_control;
+
+int fd_send(int sock, int fd)
 {
-	char byte = 'M';
+	char byte = 'F';
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
+	fd_control control;
 	memset(&control, 0, sizeof(control));
 	struct msghdr msg = {.msg_iov = &iov,
 			     .msg_iovlen = 1,
@@ -128,6 +130,26 @@ static int send_fd(int sock, int fd)
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int fd_receive(int sock, int flags)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	fd_control control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	if (recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
 }
 
 /*
@@ -158,7 +180,7 @@ static int install_filter(unsigned flags, int meta_sock)
 	 * cannot be told gets nothing (the calls then fail with ENOSYS once the listener is gone:
 	 * closed either way).
 	 */
-	int r = send_fd(meta_sock, listener);
+	int r = fd_send(meta_sock, listener);
 	(void)close(listener);
 	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
 }

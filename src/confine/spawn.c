@@ -184,30 +184,6 @@ static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 	return pid;
 }
 
-/* The listener the child sent over @sock, or -1 (it sent none: it failed first, or refuses). */
-static int receive_listener(int sock)
-{
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	if (recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		   int *ret_meta_fd, unsigned flags, pid_t *ret_pid, unsigned *ret_achieved,
 		   dsb_error *reterr)
@@ -261,7 +237,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	if (!rep.failed) {
 		*ret_pid = pid;
 		if (meta_ours >= 0)
-			*ret_meta_fd = receive_listener(meta_ours);
+			*ret_meta_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* none: it refuses */
 		if (ret_achieved)
 			*ret_achieved = rep.achieved;
 		return 0;

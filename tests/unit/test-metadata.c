@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "src/confine/confine.h"
 #include "src/confine/metadata.h"
 #include "src/confine/seccomp.h"
 #include "helpers.h"
@@ -75,22 +76,7 @@ static void attack(const fixture *f, int sock)
 {
 	int listener = seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
 	EXPECT(listener >= 0);
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
-	EXPECT(sendmsg(sock, &msg, 0) == 1);
+	EXPECT(fd_send(sock, listener) == 0);
 	close(listener);
 	EXPECT(chdir(f->ws) == 0);
 
@@ -137,19 +123,7 @@ static void attack(const fixture *f, int sock)
 static int supervise(const meta_supervisor *s, int sock, pid_t pid, int *refused)
 {
 	*refused = 0;
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	int listener = -1;
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&msg))
-		memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	int listener = fd_receive(sock, 0);
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	assert_true(pidfd >= 0);
 	for (;;) {
@@ -244,22 +218,7 @@ static void test_no_roots_refuses_everything(void **state)
 		int listener =
 			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
 		EXPECT(listener >= 0);
-		char byte = 'L';
-		struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-		union {
-			struct cmsghdr align;
-			char buf[CMSG_SPACE(sizeof(int))];
-		} control;
-		struct msghdr msg = {.msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = control.buf,
-				     .msg_controllen = sizeof(control.buf)};
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &listener, sizeof(int));
-		EXPECT(sendmsg(sp[1], &msg, 0) == 1);
+		EXPECT(fd_send(sp[1], listener) == 0);
 		EXPECT(chdir(top) == 0);
 		EXPECT(ERRNO_OF(chmod("a", 0600)) == EPERM);
 		_exit(0);

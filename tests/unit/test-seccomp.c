@@ -33,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "src/confine/confine.h"
 #include "src/confine/seccomp.h"
 #include "helpers.h"
 
@@ -764,22 +765,7 @@ static int child_metadata_notify(void *arg)
 		seccomp_program_for(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY));
 	CHILD_EXPECT(listener >= 0);
 	CHILD_EXPECT((fcntl(listener, F_GETFD) & FD_CLOEXEC) != 0);
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &listener, sizeof(int));
-	CHILD_EXPECT(sendmsg(sock, &msg, 0) == 1);
+	CHILD_EXPECT(fd_send(sock, listener) == 0);
 	close(listener);
 	/* The supervisor below answers EACCES: a refusal that is not the filter's own EPERM. */
 	CHILD_EXPECT(ERRNO_OF(chmod("/nonexistent/dsb", 0600)) == EACCES);
@@ -789,20 +775,9 @@ static int child_metadata_notify(void *arg)
 static void *answer_one(void *arg)
 {
 	int sock = *(int *)arg;
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf)};
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || !CMSG_FIRSTHDR(&msg))
+	int listener = fd_receive(sock, 0);
+	if (listener < 0)
 		return (void *)"no listener";
-	int listener;
-	memcpy(&listener, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
 	struct seccomp_notif req;
 	memset(&req, 0, sizeof(req));
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
