@@ -24,6 +24,7 @@
 #include <dsb/confine.h>
 
 #include "../core/core.h"
+#include "metadata.h"
 #include "seccomp.h"
 
 /* --- landlock.c ----------------------------------------------------------------------------- */
@@ -394,9 +395,10 @@ typedef struct proc_tree {
 	bool ended;
 	int status; /* the leader's wait status, once ended */
 	unsigned achieved;
-	int meta_fd;		 /* the metadata listener this process supervises, or -1 */
-	char *const *meta_roots; /* its roots (the plan's, borrowed) */
-	unsigned meta_refused;	 /* metadata changes refused outside the roots so far */
+	int meta_fd;		  /* the metadata listener this process supervises, or -1 */
+	meta_supervisor meta;	  /* its supervisor, over the plan's roots */
+	meta_worker *meta_worker; /* the thread answering them from the first call on */
+	unsigned meta_refused;	  /* refusals a monitor reported (tree_meta_refused()) */
 } proc_tree;
 
 /*
@@ -409,10 +411,14 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 	       proc_tree *t, dsb_error *reterr);
 
 /*
- * Answers one metadata call of @t's commands (call it when t->meta_fd polls readable): performs
- * it beneath the plan's roots, refuses it elsewhere. A listener that fails is closed (-1).
+ * Call it when t->meta_fd polls readable: a worker thread takes the listener and answers this
+ * and every later metadata call of @t's commands (performed beneath the plan's roots, refused
+ * elsewhere), so t->meta_fd is -1 afterwards. Without a thread, it answers this one call.
  */
 void tree_supervise(proc_tree *t);
+
+/* The metadata changes refused outside the roots so far, in @t's run. */
+unsigned tree_meta_refused(const proc_tree *t);
 
 /* Whether this process has one thread (/proc/self/stat). */
 bool tree_single_threaded(void);

@@ -12,12 +12,16 @@
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read memory the caller can change meanwhile).
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <linux/audit.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +43,9 @@
 #define NR_SETXATTRAT	 463
 #define NR_REMOVEXATTRAT 466
 #define NR_FILE_SETATTR	 469
+
+/* open_object()'s answer for an object outside every root: EPERM, counted as a refusal. */
+#define OUTSIDE (-4096)
 
 /* The largest extended attribute value the kernel takes (XATTR_SIZE_MAX). */
 #define XATTR_VALUE_MAX 65536
@@ -92,20 +99,18 @@ static int peek_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 	return -ENAMETOOLONG;
 }
 
-/* The caller's descriptor @fd, as ours (pidfd_getfd); -errno. */
-static int grab_fd(int pidfd, int fd)
+/* Reads the link /proc/@tid/@what (cwd, fd/N) into @buf: its path as we see it; -errno. */
+static int proc_readlink(pid_t tid, const char *what, char *buf, size_t size)
 {
-	int r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	return r < 0 ? -errno : r;
-}
-
-/* The caller's working directory, in its mount namespace; -errno. */
-static int grab_cwd(pid_t pid)
-{
-	char proc[64];
-	(void)snprintf(proc, sizeof(proc), "/proc/%d/cwd", (int)pid);
-	int r = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return r < 0 ? -errno : r;
+	char link[64];
+	(void)snprintf(link, sizeof(link), "/proc/%d/%s", (int)tid, what);
+	ssize_t len = readlink(link, buf, size - 1);
+	if (len < 0)
+		return -errno;
+	if ((size_t)len >= size - 1)
+		return -ENAMETOOLONG;
+	buf[len] = '\0';
+	return 0;
 }
 
 /*
@@ -129,18 +134,107 @@ static int proc_fd_of(const char *path, pid_t pid)
 	return (int)strtol(rest, NULL, 10); /* nine digits at most: no overflow */
 }
 
-/*
- * Opens the object @c names, O_PATH, resolving it once as the caller would, in the caller's
- * mount namespace: from its root (RESOLVE_IN_ROOT, so that an absolute path or symlink stays in
- * the caller's view, where the read-only binds of protected paths are), the path made absolute
- * from its working directory or descriptor. A race that renames a directory meanwhile only
- * leads to another object of the caller's view, which is checked as any. Magic links are
- * refused but the caller's own /proc/self/fd/N. Returns the descriptor or -errno.
- */
-static int open_object(const struct seccomp_notif *n, const meta_call *c, int pidfd)
+/* The index of the root @path lies beneath, textually, from @from on; -1 when none. */
+static int root_of(const meta_supervisor *s, const char *path, size_t from)
 {
+	for (size_t i = from; s->roots && s->roots[i]; i++) {
+		const char *root = s->roots[i];
+		size_t rl = strlen(root);
+		if (rl == 1)
+			rl = 0; /* "/": every path is beneath it */
+		if (strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0'))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* @path's part beneath root @i (root_of() said it is): "." for the root itself. */
+static const char *beneath_part(const meta_supervisor *s, const char *path, int i)
+{
+	size_t rl = strlen(s->roots[i]);
+	if (rl == 1)
+		rl = 0;
+	while (path[rl] == '/')
+		rl++;
+	return path[rl] ? path + rl : ".";
+}
+
+/*
+ * Opens @rel beneath root @i, O_PATH, where nothing may lead out of it: the kernel's answer
+ * that the object is beneath that root (RESOLVE_BENEATH refuses "..", absolute symlinks and
+ * magic links that would leave it, with EXDEV or ELOOP). Returns the descriptor or -errno.
+ */
+static int open_beneath(const meta_supervisor *s, int i, const char *rel, bool follow,
+			bool symlinks)
+{
+	if (s->root_fds[i] < 0)
+		return -ENOENT;
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
+			   (symlinks ? 0 : RESOLVE_NO_SYMLINKS),
+	};
+	int fd = (int)syscall(SYS_openat2, s->root_fds[i], rel, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Finds the object whose path (as we read it, in the caller's view) is @path and whose inode is
+ * @want beneath one of the roots, walking no symlink: the object itself, opened beneath the
+ * root, or OUTSIDE when it is not beneath any (a pipe, a socket, a deleted file, elsewhere).
+ */
+static int find_beneath(const meta_supervisor *s, const char *path, const struct stat *want)
+{
+	if (path[0] != '/')
+		return OUTSIDE;
+	for (int i = root_of(s, path, 0); i >= 0; i = root_of(s, path, (size_t)i + 1)) {
+		int fd = open_beneath(s, i, beneath_part(s, path, i), false, false);
+		struct stat got;
+		if (fd >= 0 && fstat(fd, &got) == 0 && got.st_dev == want->st_dev &&
+		    got.st_ino == want->st_ino)
+			return fd;
+		if (fd >= 0)
+			(void)close(fd);
+	}
+	return OUTSIDE;
+}
+
+/*
+ * The object of the caller's descriptor @fd, found beneath a root: what the descriptor's
+ * path names there, provided it is the descriptor's own inode. Returns it O_PATH, OUTSIDE
+ * when it is not beneath a root, or -errno (EBADF: no such descriptor).
+ */
+static int object_of_fd(const meta_supervisor *s, pid_t tid, int fd)
+{
+	char what[32], path[4096];
+	(void)snprintf(what, sizeof(what), "fd/%d", fd);
+	int r = proc_readlink(tid, what, path, sizeof(path));
+	if (r < 0)
+		return r == -ENOENT ? -EBADF : r;
+	char link[64];
+	struct stat want;
+	(void)snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
+	if (stat(link, &want) < 0)
+		return errno == ENOENT ? -EBADF : -errno;
+	return find_beneath(s, path, &want);
+}
+
+/*
+ * The object @c names, resolved once as the caller would resolve it, in the caller's mount
+ * namespace (where the read-only binds of protected paths are), and found beneath a root.
+ * The path is made absolute from the caller's working directory or descriptor. Most paths
+ * lead to the object beneath the root they start in, which one openat2() from that root
+ * proves; a path that leaves it (an absolute symlink, "..") is resolved from the caller's root
+ * (RESOLVE_IN_ROOT) and the object it reaches is looked for beneath the roots. A race that
+ * renames a directory meanwhile only leads to another object of the caller's view, which is
+ * checked as any. Magic links are refused but the caller's own /proc/self/fd/N. Returns the
+ * object O_PATH, OUTSIDE when it lies outside every root, or the caller's -errno.
+ */
+static int open_object(const meta_supervisor *s, const struct seccomp_notif *n, const meta_call *c)
+{
+	pid_t tid = (pid_t)n->pid;
 	if (c->fd >= 0)
-		return grab_fd(pidfd, c->fd);
+		return object_of_fd(s, tid, c->fd);
 	if (c->null_path && c->dirfd == AT_FDCWD)
 		return -EFAULT; /* utimensat(AT_FDCWD, NULL, ...), as the kernel answers it */
 
@@ -148,97 +242,63 @@ static int open_object(const struct seccomp_notif *n, const meta_call *c, int pi
 	if (c->null_path) {
 		path[0] = '\0';
 	} else {
-		int r = peek_string(n->pid, c->path, path, sizeof(path));
+		int r = peek_string(tid, c->path, path, sizeof(path));
 		if (r < 0)
 			return r;
 	}
-	if (path[0] == '\0') {
-		if (!c->empty_path && !c->null_path)
-			return -ENOENT;
-		return c->dirfd == AT_FDCWD ? grab_cwd(n->pid) : grab_fd(pidfd, c->dirfd);
-	}
-	int fdnum = proc_fd_of(path, (pid_t)n->pid);
+	if (path[0] == '\0' && !c->empty_path && !c->null_path)
+		return -ENOENT;
+	int fdnum = path[0] ? proc_fd_of(path, tid) : c->dirfd;
 	if (fdnum >= 0)
-		return grab_fd(pidfd, fdnum);
+		return object_of_fd(s, tid, fdnum);
 
 	/* The absolute spelling, in the caller's view. */
 	char full[8192];
 	if (path[0] == '/') {
 		(void)snprintf(full, sizeof(full), "%s", path);
 	} else {
-		_cleanup_close_ int base =
-			c->dirfd == AT_FDCWD ? grab_cwd(n->pid) : grab_fd(pidfd, c->dirfd);
-		if (base < 0)
-			return base;
-		char link[64], dir[4096];
-		(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", base);
-		ssize_t len = readlink(link, dir, sizeof(dir) - 1);
-		if (len <= 0 || dir[0] != '/')
+		char dir[4096], what[32];
+		if (c->dirfd == AT_FDCWD)
+			(void)snprintf(what, sizeof(what), "cwd");
+		else
+			(void)snprintf(what, sizeof(what), "fd/%d", c->dirfd);
+		int r = proc_readlink(tid, what, dir, sizeof(dir));
+		if (r < 0)
+			return r == -ENOENT && c->dirfd != AT_FDCWD ? -EBADF : r;
+		if (dir[0] != '/')
 			return -ENOENT; /* a deleted directory, or not one at all */
-		dir[len] = '\0';
-		if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, path) >= sizeof(full))
+		if (!path[0])
+			(void)snprintf(full, sizeof(full), "%s", dir);
+		else if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, path) >= sizeof(full))
 			return -ENAMETOOLONG;
 	}
-	char proc_root[64];
-	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)n->pid);
-	_cleanup_close_ int root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -errno;
+	if (strlen(full) >= 4096)
+		return -ENAMETOOLONG;
+
+	int i = root_of(s, full, 0);
+	if (i >= 0) {
+		int fd = open_beneath(s, i, beneath_part(s, full, i), c->follow, true);
+		if (fd >= 0 || (fd != -EXDEV && fd != -ELOOP && fd != -EAGAIN))
+			return fd;
+	}
+	if (s->caller_root < 0)
+		return OUTSIDE;
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (c->follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd = (int)syscall(SYS_openat2, root, full, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
-}
-
-/*
- * Whether @obj lies beneath one of the writable roots, as the caller sees them: its own path
- * names the candidate root, and that path, opened again from the root (in the caller's mount
- * namespace, with no symlink and no way out), must be the same inode.
- */
-static bool beneath_a_root(const meta_supervisor *s, pid_t pid, int obj)
-{
-	char self[64], path[4096];
-	(void)snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-	ssize_t len = readlink(self, path, sizeof(path) - 1);
-	if (len <= 0 || path[0] != '/')
-		return false; /* a pipe, a socket, a deleted file: not beneath any root */
-	path[len] = '\0';
-
+	_cleanup_close_ int obj =
+		(int)syscall(SYS_openat2, s->caller_root, full, &how, sizeof(how));
+	if (obj < 0)
+		return -errno;
+	char self[64], where[4096];
 	struct stat want;
-	if (fstat(obj, &want) < 0)
-		return false;
-	char proc_root[64];
-	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)pid);
-	_cleanup_close_ int their_root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (their_root < 0)
-		return false;
-
-	for (size_t i = 0; s->roots && s->roots[i]; i++) {
-		const char *root = s->roots[i];
-		size_t rl = strlen(root);
-		if (rl == 1)
-			rl = 0; /* "/": every path is beneath it */
-		if (strncmp(path, root, rl) != 0 || (path[rl] != '/' && path[rl] != '\0'))
-			continue;
-		_cleanup_close_ int rootfd = openat(their_root, root[1] ? root + 1 : ".",
-						    O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (rootfd < 0)
-			continue;
-		const char *rel = path[rl] == '/' && path[rl + 1] ? path + rl + 1 : ".";
-		struct open_how how = {
-			.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		_cleanup_close_ int again =
-			(int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-		struct stat got;
-		if (again >= 0 && fstat(again, &got) == 0 && got.st_dev == want.st_dev &&
-		    got.st_ino == want.st_ino)
-			return true;
-	}
-	return false;
+	(void)snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
+	ssize_t len = readlink(self, where, sizeof(where) - 1);
+	if (len <= 0 || fstat(obj, &want) < 0)
+		return OUTSIDE;
+	where[len] = '\0';
+	return find_beneath(s, where, &want);
 }
 
 /*
@@ -246,8 +306,13 @@ static bool beneath_a_root(const meta_supervisor *s, pid_t pid, int obj)
  * none, would: an owner check the kernel makes must not be passed on our capabilities. Returns
  * what @op returns.
  */
+/* Set in a worker thread, which clears its effective capabilities once for all its calls. */
+static _Thread_local bool caps_cleared;
+
 static int as_caller(int (*op)(int obj, const void *arg), int obj, const void *arg)
 {
+	if (caps_cleared)
+		return op(obj, arg);
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct saved[2], none[2];
 	bool dropped = false;
@@ -333,6 +398,70 @@ static int op_ioctl(int obj, const void *arg)
 	if (f < 0)
 		return -errno;
 	return ioctl(f, a->request, a->value) < 0 ? -errno : 0;
+}
+
+/* struct file_attr, file_setattr()'s argument (Linux 6.17). */
+typedef struct file_attr {
+	uint64_t xflags;
+	uint32_t extsize, nextents, projid, cowextsize;
+} file_attr;
+
+static int op_file_setattr(int obj, const void *arg)
+{
+	return syscall(NR_FILE_SETATTR, obj, "", arg, sizeof(file_attr), AT_EMPTY_PATH) < 0 ? -errno
+											    : 0;
+}
+
+/*
+ * Copies an extensible structure of the caller (@usize bytes at @addr) into @buf (@size bytes)
+ * as the kernel would take it: EINVAL when shorter, E2BIG when longer with a byte that is not
+ * zero past what we know (or longer than a page).
+ */
+static int peek_struct(pid_t pid, uint64_t addr, size_t usize, void *buf, size_t size)
+{
+	if (usize < size)
+		return -EINVAL;
+	if (usize > 4096)
+		return -E2BIG;
+	unsigned char all[4096];
+	int r = peek(pid, addr, all, usize);
+	if (r < 0)
+		return r;
+	for (size_t i = size; i < usize; i++)
+		if (all[i])
+			return -E2BIG;
+	memcpy(buf, all, size);
+	return 0;
+}
+
+/* setxattr() of the caller's name at @name_addr, @size bytes at @value_addr, on @obj. */
+static int set_xattr(pid_t pid, uint64_t name_addr, uint64_t value_addr, uint64_t size, int flags,
+		     int obj)
+{
+	char name[256];
+	int r = peek_string(pid, name_addr, name, sizeof(name));
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ERANGE : r;
+	if (size > XATTR_VALUE_MAX)
+		return -E2BIG;
+	_cleanup_free_ char *value = malloc(size ? (size_t)size : 1);
+	if (!value)
+		return -ENOMEM;
+	if (size > 0 && (r = peek(pid, value_addr, value, (size_t)size)) < 0)
+		return r;
+	xattr_arg x = {.name = name, .value = value, .size = (size_t)size, .flags = flags};
+	return as_caller(op_xattr, obj, &x);
+}
+
+/* removexattr() of the caller's name at @name_addr on @obj. */
+static int remove_xattr(pid_t pid, uint64_t name_addr, int obj)
+{
+	char name[256];
+	int r = peek_string(pid, name_addr, name, sizeof(name));
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ERANGE : r;
+	xattr_arg x = {.name = name};
+	return as_caller(op_xattr, obj, &x);
 }
 
 /* Decodes the native ABI's call in @n into @c; -ENOSYS for what is not a metadata call. */
@@ -459,28 +588,28 @@ static int perform(const struct seccomp_notif *n, int obj)
 	case SYS_setxattr:
 	case SYS_lsetxattr:
 	case SYS_fsetxattr:
+		return set_xattr(pid, a[1], a[2], a[3], (int)a[4], obj);
 	case SYS_removexattr:
 	case SYS_lremovexattr:
-	case SYS_fremovexattr: {
-		_cleanup_free_ char *value = NULL;
-		char name[256];
-		xattr_arg x = {.name = name};
-		if ((r = peek_string(pid, a[1], name, sizeof(name))) < 0)
-			return r == -ENAMETOOLONG ? -ERANGE : r;
-		bool set = n->data.nr == SYS_setxattr || n->data.nr == SYS_lsetxattr ||
-			   n->data.nr == SYS_fsetxattr;
-		if (set) {
-			if (a[3] > XATTR_VALUE_MAX)
-				return -E2BIG;
-			if (!(value = malloc(a[3] ? (size_t)a[3] : 1)))
-				return -ENOMEM;
-			if (a[3] > 0 && (r = peek(pid, a[2], value, (size_t)a[3])) < 0)
-				return r;
-			x.value = value;
-			x.size = (size_t)a[3];
-			x.flags = (int)a[4];
-		}
-		return as_caller(op_xattr, obj, &x);
+	case SYS_fremovexattr:
+		return remove_xattr(pid, a[1], obj);
+	case NR_SETXATTRAT: {
+		/* struct xattr_args: the value's address, its size, setxattr's flags. */
+		struct {
+			uint64_t value;
+			uint32_t size, flags;
+		} x;
+		if ((r = peek_struct(pid, a[4], (size_t)a[5], &x, sizeof(x))) < 0)
+			return r;
+		return set_xattr(pid, a[3], x.value, x.size, (int)x.flags, obj);
+	}
+	case NR_REMOVEXATTRAT:
+		return remove_xattr(pid, a[3], obj);
+	case NR_FILE_SETATTR: {
+		file_attr fa;
+		if ((r = peek_struct(pid, a[2], (size_t)a[3], &fa, sizeof(fa))) < 0)
+			return r;
+		return as_caller(op_file_setattr, obj, &fa);
 	}
 	case SYS_ioctl: {
 		/* FS_IOC_SETFLAGS reads an int (whatever its name says); FSSETXATTR a struct. */
@@ -496,8 +625,7 @@ static int perform(const struct seccomp_notif *n, int obj)
 		return as_caller(op_ioctl, obj, &io);
 	}
 	default:
-		/* setxattrat, removexattrat, file_setattr: refused until they are emulated. */
-		return -EPERM;
+		return -EPERM; /* decode() took no other call */
 	}
 }
 
@@ -514,7 +642,74 @@ uint32_t meta_native_arch(void)
 #endif
 }
 
-int meta_handle(const meta_supervisor *s, int listener)
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+void meta_listener_tune(int listener)
+{
+	if (listener >= 0)
+		(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+			    (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+}
+
+void meta_supervisor_init(meta_supervisor *s, char *const *roots)
+{
+	*s = (meta_supervisor){.roots = roots, .native_arch = meta_native_arch()};
+}
+
+void meta_supervisor_done(meta_supervisor *s)
+{
+	if (s->opened) {
+		if (s->caller_root >= 0)
+			(void)close(s->caller_root);
+		for (size_t i = 0; s->roots && s->roots[i]; i++)
+			if (s->root_fds[i] >= 0)
+				(void)close(s->root_fds[i]);
+		free(s->root_fds);
+	}
+	meta_supervisor_init(s, s->roots);
+}
+
+/*
+ * Opens, at the first call, the callers' root and each writable root as they see them: every
+ * command of the tree shares one root and one mount namespace (its filter refuses chroot,
+ * unshare and setns), so these serve the whole run. A root that cannot be opened (gone
+ * meanwhile) is -1, beneath which nothing is performed. Returns 0, or -errno when the
+ * caller's root cannot be opened (then nothing is kept and the call is refused).
+ */
+static int open_roots(meta_supervisor *s, pid_t tid)
+{
+	char proc_root[64];
+	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)tid);
+	int caller_root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (caller_root < 0)
+		return -errno;
+	size_t n = 0;
+	while (s->roots && s->roots[n])
+		n++;
+	int *fds = malloc((n ? n : 1) * sizeof(*fds));
+	if (!fds) {
+		(void)close(caller_root);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		fds[i] = (int)syscall(SYS_openat2, caller_root, s->roots[i], &how, sizeof(how));
+	}
+	s->caller_root = caller_root;
+	s->root_fds = fds;
+	s->opened = true;
+	return 0;
+}
+
+int meta_handle(meta_supervisor *s, int listener)
 {
 	struct seccomp_notif n;
 	memset(&n, 0, sizeof(n));
@@ -525,19 +720,107 @@ int meta_handle(const meta_supervisor *s, int listener)
 	bool outside = false;
 	meta_call c;
 	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed. */
-	if (n.data.arch == s->native_arch && decode(&n, &c) == 0) {
-		_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, n.pid, 0);
-		/* The caller is still the one blocked in this call: its pid was not reused. */
-		if (pidfd >= 0 && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) == 0) {
-			_cleanup_close_ int obj = open_object(&n, &c, pidfd);
-			if (obj < 0)
-				resp.error = obj;
-			else if (!(outside = !beneath_a_root(s, (pid_t)n.pid, obj)))
-				resp.error = perform(&n, obj);
+	bool opened_now = false;
+	if (n.data.arch == s->native_arch && decode(&n, &c) == 0 &&
+	    (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
+		_cleanup_close_ int obj = open_object(s, &n, &c);
+		/*
+		 * What was read of /proc/TID above was the caller's: it is still the one blocked
+		 * in this call, so its thread id was not reused meanwhile.
+		 */
+		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
+			if (opened_now)
+				meta_supervisor_done(s); /* another process's view: not kept */
+		} else if (obj == OUTSIDE) {
+			outside = true;
+			/* Counted before the answer, which may end the caller and then the run. */
+			atomic_fetch_add(&s->refused, 1);
+		} else if (obj < 0) {
+			resp.error = obj;
+		} else {
+			resp.error = perform(&n, obj);
 		}
 	}
 	/* ENOENT: the caller is gone (killed meanwhile); nothing waits for the answer. */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		return -errno;
 	return outside;
+}
+
+/*
+ * A worker thread answers the calls from the first one on: a thread's capabilities are its
+ * own, so it clears its effective set once (the calls run as the caller, who holds none)
+ * instead of twice a call, and it waits in RECV alone, not in the caller's poll loop.
+ */
+struct meta_worker {
+	pthread_t thread;
+	meta_supervisor *s;
+	int listener;
+	int stop[2]; /* closing stop[1] ends the worker */
+};
+
+static void *worker_main(void *arg)
+{
+	meta_worker *w = arg;
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct caps[2];
+	if (syscall(SYS_capget, &hdr, caps) == 0) {
+		caps[0].effective = caps[1].effective = 0;
+		caps_cleared = syscall(SYS_capset, &hdr, caps) == 0;
+	}
+	for (;;) {
+		struct pollfd p[2] = {{.fd = w->listener, .events = POLLIN},
+				      {.fd = w->stop[0], .events = POLLIN}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN) {
+			if (meta_handle(w->s, w->listener) < 0)
+				break;
+		} else if (p[0].revents) {
+			break; /* POLLHUP: no process of the run is left to call */
+		}
+	}
+	/* From here the kernel answers the run's calls ENOSYS: refused, never let through. */
+	(void)close(w->listener);
+	w->listener = -1;
+	return NULL;
+}
+
+int meta_worker_start(meta_worker **ret, meta_supervisor *s, int listener)
+{
+	meta_worker *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (meta_worker){.s = s, .listener = listener};
+	if (pipe2(w->stop, O_CLOEXEC) < 0) {
+		int r = -errno;
+		free(w);
+		return r;
+	}
+	/* Signals are the caller's to take: the worker blocks them all from its start. */
+	sigset_t all, old;
+	(void)sigfillset(&all);
+	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&w->thread, NULL, worker_main, w);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		(void)close(w->stop[0]);
+		(void)close(w->stop[1]);
+		free(w);
+		return -r;
+	}
+	*ret = w;
+	return 0;
+}
+
+void meta_worker_stop(meta_worker *w)
+{
+	if (!w)
+		return;
+	(void)close(w->stop[1]);
+	(void)pthread_join(w->thread, NULL);
+	(void)close(w->stop[0]);
+	free(w);
 }

@@ -7,6 +7,7 @@
 #ifndef DSB_CONFINE_METADATA_H
 #define DSB_CONFINE_METADATA_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,13 +16,35 @@ typedef struct meta_supervisor {
 	 * The call's writable roots, canonical, NULL-terminated (the policy's: read-only mode
 	 * has none, so every change is refused). Borrowed.
 	 */
-	char **roots;
+	char *const *roots;
 	/* The AUDIT_ARCH of the calls it decodes (meta_native_arch()); others are refused. */
 	uint32_t native_arch;
+	/*
+	 * Opened at the first call and kept for the run: the callers' root, and each root as
+	 * they see it (-1 where it could not be opened).
+	 */
+	bool opened;
+	int caller_root;
+	int *root_fds;
+	/* Changes refused outside the roots so far, counted before each answer. */
+	_Atomic unsigned refused;
 } meta_supervisor;
+
+/* Readies @s to supervise a run whose writable roots are @roots (borrowed; NULL: none). */
+void meta_supervisor_init(meta_supervisor *s, char *const *roots);
+
+/* Closes what @s opened; it may serve another run of the same roots afterwards. */
+void meta_supervisor_done(meta_supervisor *s);
 
 /* The AUDIT_ARCH_* value of this build's own system calls, 0 when the supervisor has none. */
 uint32_t meta_native_arch(void);
+
+/*
+ * Asks the kernel to hand each call of @listener's filter to the supervisor on the caller's own
+ * CPU, and the answer back likewise (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6): a call
+ * then costs no cross-CPU wake-up either way. Older kernels keep the ordinary wake-ups.
+ */
+void meta_listener_tune(int listener);
 
 /*
  * Receives one notification from @listener and answers it: performed (0 or the operation's
@@ -31,6 +54,17 @@ uint32_t meta_native_arch(void);
  * any other answer, or -errno when the listener itself failed (the caller stops polling it).
  * Runs the operation with the calling thread's effective capabilities cleared.
  */
-int meta_handle(const meta_supervisor *s, int listener);
+int meta_handle(meta_supervisor *s, int listener);
+
+/*
+ * A thread that answers @listener's calls with @s (borrowed) until meta_worker_stop(), or
+ * until no process of the run is left to call. It takes @listener once started (on failure
+ * the caller keeps it and may answer inline with meta_handle()). 0 or -errno.
+ */
+typedef struct meta_worker meta_worker;
+int meta_worker_start(meta_worker **ret, meta_supervisor *s, int listener);
+
+/* Ends the worker (its listener closed: later calls fail ENOSYS) and frees it; NULL: none. */
+void meta_worker_stop(meta_worker *w);
 
 #endif

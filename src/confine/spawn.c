@@ -23,6 +23,7 @@
 
 #include "../policy/policy.h"
 #include "confine.h"
+#include "metadata.h"
 
 /*
  * What the child reports. It lives in the parent's stack frame: a vfork'ed child shares the
@@ -236,8 +237,10 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 
 	if (!rep.failed) {
 		*ret_pid = pid;
-		if (meta_ours >= 0)
+		if (meta_ours >= 0) {
 			*ret_meta_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* none: it refuses */
+			meta_listener_tune(*ret_meta_fd);
+		}
 		if (ret_achieved)
 			*ret_achieved = rep.achieved;
 		return 0;

@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -241,23 +242,21 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	int pidfd = pidfd_open_raw(leader);
 	bool ended = false;
 	const confine_plan *plan = confined_plan(c);
-	meta_supervisor sup = {.roots = plan ? plan->meta_roots : NULL,
-			       .native_arch = meta_native_arch()};
-	unsigned refused = 0;
+	meta_supervisor sup;
+	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL);
+	meta_worker *worker = NULL;
+	if (meta_fd >= 0 && meta_worker_start(&worker, &sup, meta_fd) == 0)
+		meta_fd = -1; /* the worker's now */
 	for (;;) {
 		/*
-		 * Woken by the leader's end, the caller, or a metadata call of the tree; each
-		 * second anyway, to reap orphans.
+		 * Woken by the leader's end, the caller, or (without a worker) a metadata call of
+		 * the tree; each second anyway, to reap orphans.
 		 */
 		struct pollfd p[3] = {{.fd = 4, .events = POLLIN},
 				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
 				      {.fd = meta_fd, .events = POLLIN}};
 		(void)poll(p, 3, 1000);
-		int handled =
-			meta_fd >= 0 && (p[2].revents & POLLIN) ? meta_handle(&sup, meta_fd) : 0;
-		if (handled > 0)
-			refused++;
-		if (handled < 0) {
+		if (meta_fd >= 0 && (p[2].revents & POLLIN) && meta_handle(&sup, meta_fd) < 0) {
 			(void)close(meta_fd);
 			meta_fd = -1;
 		}
@@ -269,7 +268,7 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 			m = (monitor_msg){.kind = MSG_ENDED,
 					  .pid = leader,
 					  .status = status,
-					  .meta_refused = refused};
+					  .meta_refused = atomic_load(&sup.refused)};
 			(void)write_msg(3, &m);
 			ended = true;
 		}
@@ -304,7 +303,7 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 		int r = confined_spawn(c, mode, opts, &t->meta_fd, reap ? SPAWN_DIE_WITH_PARENT : 0,
 				       &t->leader, &t->achieved, reterr);
 		const confine_plan *plan = confined_plan(c);
-		t->meta_roots = plan ? plan->meta_roots : NULL;
+		meta_supervisor_init(&t->meta, plan ? plan->meta_roots : NULL);
 		if (r < 0) {
 			tree_done(t);
 			return r;
@@ -433,8 +432,10 @@ void tree_done(proc_tree *t)
 		(void)close(t->event_fd);
 	if (t->ctl_fd >= 0)
 		(void)close(t->ctl_fd);
+	meta_worker_stop(t->meta_worker);
 	if (t->meta_fd >= 0)
 		(void)close(t->meta_fd);
+	meta_supervisor_done(&t->meta);
 	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1, .meta_fd = -1};
 }
 
@@ -442,13 +443,19 @@ void tree_supervise(proc_tree *t)
 {
 	if (t->meta_fd < 0)
 		return;
-	meta_supervisor s = {.roots = (char **)t->meta_roots, .native_arch = meta_native_arch()};
-	int r = meta_handle(&s, t->meta_fd);
-	if (r > 0)
-		t->meta_refused++;
-	if (r < 0) {
+	if (!t->meta_worker && meta_worker_start(&t->meta_worker, &t->meta, t->meta_fd) == 0) {
+		t->meta_fd = -1; /* the worker's now, this call included */
+		return;
+	}
+	/* No thread to be had: this one call, answered here. */
+	if (meta_handle(&t->meta, t->meta_fd) < 0) {
 		/* The listener failed: its callers now get ENOSYS from the kernel, never a pass. */
 		(void)close(t->meta_fd);
 		t->meta_fd = -1;
 	}
+}
+
+unsigned tree_meta_refused(const proc_tree *t)
+{
+	return t->meta_refused + atomic_load(&t->meta.refused);
 }
