@@ -61,6 +61,12 @@ if [ -n "$DSH_L" ]; then
 		"DSH landlock-run=$DSH_L $grants -- bash -c true" \
 		"landlock-run=$L $grants -- bash -c true" \
 		"dsh-sandbox landlock-run=$D landlock-run $grants -- bash -c true"
+	# With a --rw grant landlock-run stays as the command's parent, supervising its metadata
+	# calls (docs/design/metadata.md): the cost of one more process, and DSH's for reference.
+	echo "with a --rw grant (landlock-run supervises metadata), ${ROUNDS:-101} interleaved rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-101}" "DSH landlock-run" \
+		"DSH landlock-run=$DSH_L $grants --rw $store -- bash -c true" \
+		"landlock-run=$L $grants --rw $store -- bash -c true"
 	echo "start-up, ${ROUNDS:-101} interleaved rounds, medians:"
 	build-bench/bench/cmdbench "${ROUNDS:-101}" "static musl true" \
 		"static musl true=build-bench/musl-true" \

@@ -759,15 +759,21 @@ struct meta_worker {
 	int stop[2]; /* closing stop[1] ends the worker */
 };
 
-static void *worker_main(void *arg)
+bool meta_clear_caps(void)
 {
-	meta_worker *w = arg;
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct caps[2];
 	if (syscall(SYS_capget, &hdr, caps) == 0) {
 		caps[0].effective = caps[1].effective = 0;
 		caps_cleared = syscall(SYS_capset, &hdr, caps) == 0;
 	}
+	return caps_cleared;
+}
+
+static void *worker_main(void *arg)
+{
+	meta_worker *w = arg;
+	(void)meta_clear_caps();
 	for (;;) {
 		struct pollfd p[2] = {{.fd = w->listener, .events = POLLIN},
 				      {.fd = w->stop[0], .events = POLLIN}};

@@ -57,6 +57,13 @@ void meta_listener_tune(int listener);
 int meta_handle(meta_supervisor *s, int listener);
 
 /*
+ * Clears the calling thread's effective capabilities for good (its permitted ones stay), so
+ * that meta_handle() performs each call as the caller without clearing them around it.
+ * Returns whether they are clear now.
+ */
+bool meta_clear_caps(void);
+
+/*
  * A thread that answers @listener's calls with @s (borrowed) until meta_worker_stop(), or
  * until no process of the run is left to call. It takes @listener once started (on failure
  * the caller keeps it and may answer inline with meta_handle()). 0 or -errno.

@@ -9,15 +9,31 @@
  * here: the contract is DSH's. Beyond DSH the command also gets the hardening of our own Landlock
  * backend (namespaces, no capabilities, the filter, no descriptor but stdio); none of it changes
  * a byte DSH sees.
+ *
+ * Landlock has no rights for metadata (chmod, chown, times, xattrs): with --rw grants the
+ * launcher stays behind as the command's parent and supervises those calls (metadata.c),
+ * performing them beneath the grants and refusing them elsewhere; without any, or where it
+ * cannot stay, the filter refuses them everywhere. The parent passes the command's status on
+ * as its own, dying of the same signal, and forwards what signals it is sent.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../confine/confine.h"
+#include "../confine/metadata.h"
 #include "launcher.h"
 
 /* LAUNCHER_FAILURE_EXIT: usage errors, kernel refusals, exec failures. */
@@ -170,23 +186,96 @@ static _Noreturn void restricted_exit(int status)
 	_exit(status);
 }
 
-static int run_exec(const landlock_run_args *a)
+/* Ends this process as @status says the command ended: the same exit code, or the same signal. */
+static _Noreturn void exit_like(int status)
 {
-	/*
-	 * DSH's grants, plus what every confined command of ours gets (beyond DSH, no visible
-	 * byte changes): namespaces, no capabilities, the system-call filter, stdio only.
-	 */
-	confine_plan plan = {
-		.landlock = {.ro = a->ro, .rw = a->rw, .scope = 0},
-		.harden = true,
-		.filter_flags = LANDLOCK_FILTER,
-		.filter_fd = -1,
-	};
+	if (WIFEXITED(status))
+		restricted_exit(WEXITSTATUS(status));
+	int sig = WTERMSIG(status);
+	struct rlimit no_core = {0, 0};
+	(void)setrlimit(RLIMIT_CORE, &no_core); /* the command's core, if it left one, is its own */
+	(void)signal(sig, SIG_DFL);
+	sigset_t only;
+	(void)sigemptyset(&only);
+	(void)sigaddset(&only, sig);
+	(void)fflush(stdout);
+	(void)fflush(stderr);
+	(void)sigprocmask(SIG_UNBLOCK, &only, NULL);
+	(void)raise(sig);
+	_exit(128 + sig);
+}
+
+/*
+ * The parent's part: answers the command's metadata calls beneath @roots until it ends,
+ * forwards every signal sent to this process (but those the terminal sends its whole process
+ * group, which the command got too), then ends as the command did.
+ */
+static _Noreturn void supervise(pid_t child, int sock, int sigfd, char *const *roots)
+{
+	int listener = fd_receive(sock, 0); /* < 0: the child failed before its filter */
+	(void)close(sock);
+	meta_supervisor s;
+	meta_supervisor_init(&s, roots);
+	(void)meta_clear_caps();
+	for (;;) {
+		int status;
+		if (waitpid(child, &status, WNOHANG) == child)
+			exit_like(status);
+		struct pollfd p[2] = {{.fd = listener, .events = POLLIN},
+				      {.fd = sigfd, .events = POLLIN}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			p[1].revents = POLLIN; /* cannot wait: look at the child again */
+		if (listener >= 0 && p[0].revents &&
+		    (!(p[0].revents & POLLIN) || meta_handle(&s, listener) < 0)) {
+			(void)close(listener); /* no caller left, or failed: ENOSYS for any */
+			listener = -1;
+		}
+		struct signalfd_siginfo si;
+		while ((p[1].revents & POLLIN) && read(sigfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
+				(void)kill(child, (int)si.ssi_signo);
+	}
+}
+
+/*
+ * The metadata roots: the --rw grants as the kernel resolves them, but /dev/null. NULL when
+ * there is none (nothing to supervise: the filter refuses the calls), or on failure.
+ */
+static char **metadata_roots(char *const *rw)
+{
+	size_t n = 0, others = 0;
+	for (; rw[n]; n++)
+		others += strcmp(rw[n], "/dev/null") != 0;
+	if (others == 0)
+		return NULL; /* and no heap set up for nothing (see LANDLOCK_RUN_STACK_GRANTS) */
+	char **roots = calloc(n + 1, sizeof(char *));
+	size_t k = 0;
+	for (size_t i = 0; roots && i < n; i++) {
+		if (strcmp(rw[i], "/dev/null") == 0)
+			continue;
+		char *real = realpath(rw[i], NULL);
+		if (real)
+			roots[k++] = real;
+	}
+	if (roots && k == 0) {
+		free(roots);
+		roots = NULL;
+	}
+	return roots;
+}
+
+/*
+ * Confines this process to @plan (its metadata calls sent over @meta_sock, or refused with -1)
+ * and execs the command with the signal mask @mask. Never returns.
+ */
+static _Noreturn void confine_and_exec(const landlock_run_args *a, const confine_plan *plan,
+				       int meta_sock, const sigset_t *mask)
+{
 	unsigned achieved;
 	bool partial = false;
 	char msg[512];
 
-	if (confine_self(&plan, -1, &achieved, &partial, msg, sizeof(msg)) < 0) {
+	if (confine_self(plan, meta_sock, &achieved, &partial, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s\n", msg);
 		restricted_exit(LANDLOCK_RUN_EXIT);
 	}
@@ -195,8 +284,62 @@ static int run_exec(const landlock_run_args *a)
 		fprintf(stderr, "%s\n", LL_PARTIAL_NOTICE);
 	(void)fflush(stdout);
 	confine_cloexec_from(3);
+	(void)sigprocmask(SIG_SETMASK, mask, NULL);
 	execvp(a->command[0], a->command);
 	restricted_exit(fail("exec failed", errno));
+}
+
+/*
+ * The command's process, vforked (a fork's copy of the page tables is most of its cost): it
+ * dies with this one, confines itself and execs, sending its listener over @sock first.
+ * Returns its pid, or -1. Never inlined: the child runs in this frame alone.
+ */
+static __attribute__((noinline)) pid_t
+spawn_command(const landlock_run_args *a, const confine_plan *plan, int sock, const sigset_t *mask)
+{
+	pid_t parent = getpid();
+	pid_t pid = vfork();
+	if (pid == 0) {
+		/* The command dies with its supervisor: nothing answers its calls after. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L) < 0 || getppid() != parent)
+			_exit(LANDLOCK_RUN_EXIT);
+		confine_and_exec(a, plan, sock, mask);
+	}
+	return pid;
+}
+
+static int run_exec(const landlock_run_args *a)
+{
+	/*
+	 * DSH's grants, plus what every confined command of ours gets (beyond DSH, no visible
+	 * byte changes): namespaces, no capabilities, the system-call filter, stdio only. The
+	 * metadata calls go to this process, or are refused where it cannot take them.
+	 */
+	confine_plan plan = {
+		.landlock = {.ro = a->ro, .rw = a->rw, .scope = 0},
+		.harden = true,
+		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
+		.filter_fd = -1,
+	};
+
+	/* Every signal waits in a signalfd from here: none is lost before the parent reads. */
+	sigset_t all, old;
+	(void)sigfillset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, &old);
+	char **roots = metadata_roots(a->rw);
+	int sp[2], sigfd = -1;
+	if (roots && (sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0 &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0) {
+		pid_t child = spawn_command(a, &plan, sp[1], &old);
+		(void)close(sp[1]);
+		if (child > 0) {
+			(void)signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN reaps it unseen */
+			supervise(child, sp[0], sigfd, roots);
+		}
+		(void)close(sp[0]);
+	}
+	/* Nothing to supervise, or no way to: the filter refuses the metadata calls. */
+	confine_and_exec(a, &plan, -1, &old);
 }
 
 int launcher_run(int argc, char **argv)

@@ -168,6 +168,12 @@ case_fallback_refuses() {
 	assert_rc 1
 	assert_streq "$(mode_of ws/in)" 644
 	assert_streq "$(mode_of "$OUT/victim")" 644
+	# landlock-run likewise, its status still the command's.
+	rc=0
+	"$shim" --listener -- "${DSB_LANDLOCK_RUN:?}" --ro / --rw "$PWD/ws" -- \
+		sh -c "chmod 0600 '$PWD/ws/in' || exit 4" 2>err.txt || rc=$?
+	assert_rc 4
+	assert_streq "$(mode_of ws/in)" 644
 	# Without the shim the same call lands inside: the fallback is what refused it.
 	run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" -- chmod 0600 "$PWD/ws/in"
 	assert_rc 0
@@ -224,7 +230,7 @@ done
 each_confined "chmod +x, touch -d, cp -p, tar x inside the workspace" case_workflows_inside
 each_confined "chmod of the protected .git/config and .git/hooks" case_protected_git
 each_confined "a refused chmod outside is told to the model as a denial" case_model_told
-t "landlock, no listener to be had: metadata calls refused everywhere, probe says so" \
+t "landlock and landlock-run, no listener to be had: metadata refused everywhere, probe says so" \
 	case_fallback_refuses
 
 done_testing

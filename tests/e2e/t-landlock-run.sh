@@ -179,6 +179,73 @@ test_rw_dir_write_lands() {
 	assert_absent "$PWD/beside"
 }
 
+# Landlock has no rights for metadata: the launcher supervises those calls (issue 16). Each
+# attack first changes the file unconfined (the control), then is refused under the launcher
+# and leaves it as it was, while the same calls beneath a --rw grant land; with no --rw grant
+# they are refused everywhere.
+test_metadata_governed() {
+	local how=$1
+	mkdir ws outside
+	: >ws/in
+	: >outside/victim
+	chmod 0644 ws/in outside/victim
+	chmod 0600 outside/victim
+	assert_streq "$(stat -c %a outside/victim)" 600
+	chmod 0644 outside/victim
+	local script='chmod 0600 "$1/ws/in" || exit 10
+		touch -d 2001-01-01 "$1/ws/in" || exit 11
+		chmod 0600 "$1/outside/victim" 2>/dev/null && exit 20
+		touch -d 2001-01-01 "$1/outside/victim" 2>/dev/null && exit 21
+		[ "$(id -u)" -ne 0 ] || ! chown 12345 "$1/outside/victim" 2>/dev/null || exit 22
+		exit 0'
+	lr "$how" --ro / --rw /dev/null --rw "$PWD/ws" -- sh -c "$script" _ "$PWD"
+	assert_rc 0
+	assert_streq "$(stat -c %a ws/in)" 600
+	assert_streq "$(stat -c %Y ws/in)" "$(date -d 2001-01-01 +%s)"
+	assert_streq "$(stat -c '%a %u' outside/victim)" "644 $(id -u)"
+	[ "$(stat -c %Y outside/victim)" != "$(date -d 2001-01-01 +%s)" ] || fail "the time changed"
+	# No --rw grant: nowhere to change metadata.
+	lr "$how" --ro / --rw /dev/null -- chmod 0640 "$PWD/ws/in"
+	assert_rc 1
+	assert_contains "$err" "Operation not permitted"
+	assert_streq "$(stat -c %a ws/in)" 600
+}
+
+# With a supervising parent, the command's end is still the launcher's: its exit code, its
+# death by a signal, and a signal sent to the launcher reaches the command.
+test_supervised_status_and_signals() {
+	local how=$1
+	mkdir ws
+	lr "$how" --ro / --rw "$PWD/ws" -- bash -c 'exit 7'
+	assert_rc 7
+	lr "$how" --ro / --rw "$PWD/ws" -- bash -c 'kill -TERM $$'
+	assert_rc 143
+	lr "$how" --ro / --rw "$PWD/ws" -- bash -c 'kill -KILL $$'
+	assert_rc 137
+	local pid
+	case $how in
+	static) "$DSB_LANDLOCK_RUN" --ro / --rw "$PWD/ws" -- bash -c \
+		'trap "echo got TERM; exit 3" TERM; : >"$1/ready"; sleep 30 & wait' _ "$PWD/ws" \
+		>"$PWD/.out" &
+		;;
+	*) "$DSB" landlock-run --ro / --rw "$PWD/ws" -- bash -c \
+		'trap "echo got TERM; exit 3" TERM; : >"$1/ready"; sleep 30 & wait' _ "$PWD/ws" \
+		>"$PWD/.out" &
+		;;
+	esac
+	pid=$!
+	for _ in $(seq 100); do
+		[ ! -e ws/ready ] || break
+		sleep 0.05
+	done
+	[ -e ws/ready ] || fail "the command never started"
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_rc 3
+	assert_streq "$(cat "$PWD/.out")" "got TERM"
+}
+
 test_nested_child_confined() {
 	local how=$1
 	mkdir ws outside
@@ -347,7 +414,8 @@ for how in $hows; do
 		for name in "exit codes pass through" "exec failure exits 125" "environment unchanged" \
 			"write outside the grants denied" "--rw dir write lands" \
 			"nested child confined" "missing grant fails closed" "/dev/null writable" \
-			"/dev/shm not writable" "workspace-write grant" "many grants" "hardened"; do
+			"/dev/shm not writable" "workspace-write grant" "many grants" "hardened" \
+			"metadata governed" "supervised status and signals"; do
 			ok_skip "$name ($how)" "landlock is not enforced by this kernel"
 		done
 		continue
@@ -365,6 +433,10 @@ for how in $hows; do
 	t "200 grants work as a few do ($how)" test_many_grants "$how"
 	t "the command holds no capability, runs filtered, inherits stdio only, own IPC/UTS ($how)" \
 		test_hardened "$how"
+	t "metadata: changes beneath --rw land, outside are refused, none without --rw ($how)" \
+		test_metadata_governed "$how"
+	t "supervised: exit code, death by signal, a signal sent to the launcher ($how)" \
+		test_supervised_status_and_signals "$how"
 done
 
 done_testing
