@@ -411,11 +411,12 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 	       proc_tree *t, dsb_error *reterr);
 
 /*
- * Call it when t->meta_fd polls readable: a worker thread takes the listener and answers this
- * and every later metadata call of @t's commands (performed beneath the plan's roots, refused
- * elsewhere), so t->meta_fd is -1 afterwards. Without a thread, it answers this one call.
+ * Call it with what polling t->meta_fd returned. Readable: a worker thread takes the listener
+ * and answers this and every later metadata call of @t's commands (performed beneath the
+ * plan's roots, refused elsewhere), so t->meta_fd is -1 afterwards; without a thread, it
+ * answers this one call. Hung up (no process of the run left to call): it is closed.
  */
-void tree_supervise(proc_tree *t);
+void tree_supervise(proc_tree *t, short revents);
 
 /* The metadata changes refused outside the roots so far, in @t's run. */
 unsigned tree_meta_refused(const proc_tree *t);

@@ -256,7 +256,8 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
 				      {.fd = meta_fd, .events = POLLIN}};
 		(void)poll(p, 3, 1000);
-		if (meta_fd >= 0 && (p[2].revents & POLLIN) && meta_handle(&sup, meta_fd) < 0) {
+		if (meta_fd >= 0 && p[2].revents &&
+		    (!(p[2].revents & POLLIN) || meta_handle(&sup, meta_fd) < 0)) {
 			(void)close(meta_fd);
 			meta_fd = -1;
 		}
@@ -439,10 +440,16 @@ void tree_done(proc_tree *t)
 	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1, .meta_fd = -1};
 }
 
-void tree_supervise(proc_tree *t)
+void tree_supervise(proc_tree *t, short revents)
 {
-	if (t->meta_fd < 0)
+	if (t->meta_fd < 0 || !revents)
 		return;
+	if (!(revents & POLLIN)) {
+		/* No process of the run is left to call: stop polling it (it would stay ready). */
+		(void)close(t->meta_fd);
+		t->meta_fd = -1;
+		return;
+	}
 	if (!t->meta_worker && meta_worker_start(&t->meta_worker, &t->meta, t->meta_fd) == 0) {
 		t->meta_fd = -1; /* the worker's now, this call included */
 		return;

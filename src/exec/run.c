@@ -240,8 +240,8 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			return -errno;
 
-		if (i_meta >= 0 && (p[i_meta].revents & POLLIN))
-			tree_supervise(&r->tree);
+		if (i_meta >= 0)
+			tree_supervise(&r->tree, p[i_meta].revents);
 		if (tree_meta_refused(&r->tree) > r->meta_refused)
 			r->meta_refused = tree_meta_refused(&r->tree);
 		if (i_cancel >= 0 && p[i_cancel].revents) {
