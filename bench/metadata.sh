@@ -55,3 +55,24 @@ build-bench/bench/cmdbench "${ROUNDS:-21}" "unconfined" \
 	"unconfined=sh $scratch/x.sh" \
 	"landlock=$D exec --backend landlock --mode workspace-write --workspace $ws -- sh $scratch/x.sh" \
 	"bwrap=$D exec --backend bwrap --mode workspace-write --workspace $ws -- sh $scratch/x.sh"
+
+# As a user, tar makes two metadata calls a file (no chown): where this runs as root, the same
+# comparison as nobody, through setpriv.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	user=$(mktemp -d "${TMPDIR:-/tmp}/dsb-metadata-user.XXXXXX")
+	trap 'rm -rf "$scratch" "$ws" "$user"' EXIT
+	mkdir "$user/ws" "$user/store" "$user/config"
+	chown -R nobody "$user"
+	chmod 0755 "$user" "$scratch"
+	chmod 0644 "$scratch/tree.tar"
+	# The script beside the archive: bwrap's workspace-write mounts a fresh /tmp.
+	printf 'rm -rf "%s/x" && mkdir "%s/x" && tar -C "%s/x" -xpf "%s/tree.tar"\n' \
+		"$user/ws" "$user/ws" "$user/ws" "$scratch" >"$scratch/x-user.sh"
+	chmod 0644 "$scratch/x-user.sh"
+	as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=$user XDG_CONFIG_HOME=$user/config DSH_SANDBOX_STORE=$user/store"
+	echo "the same as nobody, ${ROUNDS:-21} interleaved rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-21}" "unconfined" \
+		"unconfined=$as_nobody sh $scratch/x-user.sh" \
+		"landlock=$as_nobody $D exec --backend landlock --mode workspace-write --workspace $user/ws -- sh $scratch/x-user.sh" \
+		"bwrap=$as_nobody $D exec --backend bwrap --mode workspace-write --workspace $user/ws -- sh $scratch/x-user.sh"
+fi
