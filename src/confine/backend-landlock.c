@@ -164,6 +164,14 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 			if (real)
 				r = strv_push(&plan->meta_roots, real);
 		}
+		/*
+		 * /tmp is the host's here (bwrap mounts a fresh one): what is beneath it is the
+		 * command's, its own mode and owner are every user's.
+		 */
+		_cleanup_free_ char *tmp = realpath("/tmp", NULL);
+		_cleanup_free_ char *ws = realpath(policy->workspace_root, NULL);
+		if (r >= 0 && tmp && (!ws || strcmp(tmp, ws) != 0))
+			r = strv_push(&plan->meta_fixed, tmp);
 	}
 	if (r >= 0)
 		r = landlock_protect(p, policy, plan, why, why_size);

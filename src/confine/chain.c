@@ -361,6 +361,7 @@ void dsb_confined_done(dsb_confined *c)
 		strv_free(plan->landlock.ro);
 		strv_free(plan->landlock.rw);
 		strv_free(plan->meta_roots);
+		strv_free(plan->meta_fixed);
 		protect_ops_done(&plan->mounts);
 		free(plan);
 	}

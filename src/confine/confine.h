@@ -216,6 +216,11 @@ typedef struct confine_plan {
 	 * NULL: nowhere).
 	 */
 	char **meta_roots;
+	/*
+	 * Of those, the ones whose own directory stays as it is (the host's /tmp, shared with
+	 * every user, unless it is the workspace): changes beneath land, on the root refused.
+	 */
+	char **meta_fixed;
 } confine_plan;
 
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */

@@ -656,9 +656,9 @@ void meta_listener_tune(int listener)
 			    (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
 
-void meta_supervisor_init(meta_supervisor *s, char *const *roots)
+void meta_supervisor_init(meta_supervisor *s, char *const *roots, char *const *fixed)
 {
-	*s = (meta_supervisor){.roots = roots, .native_arch = meta_native_arch()};
+	*s = (meta_supervisor){.roots = roots, .fixed = fixed, .native_arch = meta_native_arch()};
 }
 
 void meta_supervisor_done(meta_supervisor *s)
@@ -670,8 +670,21 @@ void meta_supervisor_done(meta_supervisor *s)
 			if (s->root_fds[i] >= 0)
 				(void)close(s->root_fds[i]);
 		free(s->root_fds);
+		free(s->fixed_ids);
 	}
-	meta_supervisor_init(s, s->roots);
+	meta_supervisor_init(s, s->roots, s->fixed);
+}
+
+/* Whether @obj is the very directory of a root that keeps its own metadata (the host's /tmp). */
+static bool is_fixed_root(const meta_supervisor *s, int obj)
+{
+	struct stat st;
+	if (s->n_fixed == 0 || fstat(obj, &st) < 0)
+		return s->n_fixed > 0;
+	for (size_t i = 0; i < s->n_fixed; i++)
+		if (st.st_dev == s->fixed_ids[i].st_dev && st.st_ino == s->fixed_ids[i].st_ino)
+			return true;
+	return false;
 }
 
 /*
@@ -692,19 +705,30 @@ static int open_roots(meta_supervisor *s, pid_t tid)
 	while (s->roots && s->roots[n])
 		n++;
 	int *fds = malloc((n ? n : 1) * sizeof(*fds));
-	if (!fds) {
+	struct stat *fixed_ids = calloc(n ? n : 1, sizeof(*fixed_ids));
+	if (!fds || !fixed_ids) {
+		free(fds);
+		free(fixed_ids);
 		(void)close(caller_root);
 		return -ENOMEM;
 	}
+	size_t n_fixed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct open_how how = {
 			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 		};
 		fds[i] = (int)syscall(SYS_openat2, caller_root, s->roots[i], &how, sizeof(how));
+		bool fixed = false;
+		for (size_t k = 0; s->fixed && s->fixed[k]; k++)
+			fixed = fixed || strcmp(s->fixed[k], s->roots[i]) == 0;
+		if (fixed && fds[i] >= 0 && fstat(fds[i], &fixed_ids[n_fixed]) == 0)
+			n_fixed++;
 	}
 	s->caller_root = caller_root;
 	s->root_fds = fds;
+	s->fixed_ids = fixed_ids;
+	s->n_fixed = n_fixed;
 	s->opened = true;
 	return 0;
 }
@@ -731,7 +755,7 @@ int meta_handle(meta_supervisor *s, int listener)
 		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
 			if (opened_now)
 				meta_supervisor_done(s); /* another process's view: not kept */
-		} else if (obj == OUTSIDE) {
+		} else if (obj == OUTSIDE || (obj >= 0 && is_fixed_root(s, obj))) {
 			outside = true;
 			/* Counted before the answer, which may end the caller and then the run. */
 			atomic_fetch_add(&s->refused, 1);

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 typedef struct meta_supervisor {
 	/*
@@ -17,6 +18,8 @@ typedef struct meta_supervisor {
 	 * has none, so every change is refused). Borrowed.
 	 */
 	char *const *roots;
+	/* Of @roots, those whose own directory is refused, changes beneath them performed. */
+	char *const *fixed;
 	/* The AUDIT_ARCH of the calls it decodes (meta_native_arch()); others are refused. */
 	uint32_t native_arch;
 	/*
@@ -26,12 +29,17 @@ typedef struct meta_supervisor {
 	bool opened;
 	int caller_root;
 	int *root_fds;
+	struct stat *fixed_ids; /* the fixed roots' own inodes (device and number) */
+	size_t n_fixed;
 	/* Changes refused outside the roots so far, counted before each answer. */
 	_Atomic unsigned refused;
 } meta_supervisor;
 
-/* Readies @s to supervise a run whose writable roots are @roots (borrowed; NULL: none). */
-void meta_supervisor_init(meta_supervisor *s, char *const *roots);
+/*
+ * Readies @s to supervise a run whose writable roots are @roots, of which @fixed keep their own
+ * directory as it is (both borrowed, NULL-terminated; NULL: none).
+ */
+void meta_supervisor_init(meta_supervisor *s, char *const *roots, char *const *fixed);
 
 /* Closes what @s opened; it may serve another run of the same roots afterwards. */
 void meta_supervisor_done(meta_supervisor *s);

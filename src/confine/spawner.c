@@ -125,6 +125,7 @@ static int encode(strbuf *sb, const dsb_confined *c, dsb_mode mode, const dsb_sp
 			r = r < 0 ? r : put_u32(sb, (uint32_t)p->mounts.v[i].kind);
 		}
 		r = r < 0 ? r : put_strv(sb, p->meta_roots);
+		r = r < 0 ? r : put_strv(sb, p->meta_fixed);
 	}
 	r = r < 0 ? r : put_str(sb, o->cwd);
 	r = r < 0 ? r : put_strv(sb, o->envp);
@@ -234,6 +235,7 @@ static bool decode(reader *rd, dsb_confined *c, confine_plan *plan, dsb_mode *mo
 			plan->mounts.v[i].kind = (dsb_protect_kind)get_u32(rd);
 		}
 		plan->meta_roots = get_strv(rd);
+		plan->meta_fixed = get_strv(rd);
 		c->plan = plan;
 	}
 	o->cwd = get_str(rd);

@@ -243,7 +243,7 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	bool ended = false;
 	const confine_plan *plan = confined_plan(c);
 	meta_supervisor sup;
-	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL);
+	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL, plan ? plan->meta_fixed : NULL);
 	meta_worker *worker = NULL;
 	if (meta_fd >= 0 && meta_worker_start(&worker, &sup, meta_fd) == 0)
 		meta_fd = -1; /* the worker's now */
@@ -304,7 +304,8 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 		int r = confined_spawn(c, mode, opts, &t->meta_fd, reap ? SPAWN_DIE_WITH_PARENT : 0,
 				       &t->leader, &t->achieved, reterr);
 		const confine_plan *plan = confined_plan(c);
-		meta_supervisor_init(&t->meta, plan ? plan->meta_roots : NULL);
+		meta_supervisor_init(&t->meta, plan ? plan->meta_roots : NULL,
+				     plan ? plan->meta_fixed : NULL);
 		if (r < 0) {
 			tree_done(t);
 			return r;

@@ -214,8 +214,11 @@ static _Noreturn void supervise(pid_t child, int sock, int sigfd, char *const *r
 {
 	int listener = fd_receive(sock, 0); /* < 0: the child failed before its filter */
 	(void)close(sock);
+	/* The host's /tmp (DSH grants it beside the workspace) keeps its own mode and owner. */
+	char *tmp = realpath("/tmp", NULL);
+	char *fixed[] = {tmp, NULL};
 	meta_supervisor s;
-	meta_supervisor_init(&s, roots);
+	meta_supervisor_init(&s, roots, fixed);
 	(void)meta_clear_caps();
 	for (;;) {
 		int status;

@@ -69,6 +69,27 @@ case_chown_outside() {
 	assert_streq "$(stat -c %u "$OUT/victim")" "$(id -u)"
 }
 
+# As root: the host's /tmp is granted to a Landlock command in workspace-write, but its own
+# directory is every user's (its sticky bit guards their files from one another). The attack
+# sets the mode /tmp already has, so that the control changes nothing of the host; refused, the
+# call fails. Under bwrap the command's /tmp is a fresh one: the call lands there, and the
+# host's is untouched either way.
+case_tmp_itself() {
+	local mode
+	mode=$(stat -c %a /tmp)
+	attempt "$1" "chmod $mode /tmp && touch -c /tmp"
+	if [ "$1" = control ]; then
+		control_needs_root "$NOT_PERMITTED"
+		return
+	fi
+	if [ "$1" = bwrap/workspace-write ]; then
+		assert_rc 0
+	else
+		refused "chmod of the host's /tmp"
+	fi
+	assert_streq "$(stat -c %a /tmp)" "$mode"
+}
+
 # A symlink in the workspace that leads outside is no way out.
 case_chmod_through_link() {
 	chmod 0644 "$OUT/victim"
@@ -223,6 +244,7 @@ for spec in \
 	"touch -d an outside file|case_touch_outside" \
 	"set an extended attribute on an outside file|case_xattr_outside" \
 	"chown an outside file (root)|case_chown_outside" \
+	"chmod the host's /tmp itself (root)|case_tmp_itself" \
 	"chmod through a symlink out of the workspace|case_chmod_through_link" \
 	"20000 chmods racing a directory swapped with a symlink out|case_race"; do
 	each_confined "${spec%%|*}" attack "${spec#*|}"

@@ -216,7 +216,7 @@ static void test_inside_lands_outside_refused(void **state)
 
 	char *roots[] = {f.ws, NULL};
 	meta_supervisor s;
-	meta_supervisor_init(&s, roots);
+	meta_supervisor_init(&s, roots, NULL);
 	int sp[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	(void)fflush(NULL);
@@ -257,7 +257,7 @@ static void test_no_roots_refuses_everything(void **state)
 	assert_non_null(top);
 	make_file(top, "a", 0644);
 	meta_supervisor s;
-	meta_supervisor_init(&s, NULL);
+	meta_supervisor_init(&s, NULL, NULL);
 	int sp[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	(void)fflush(NULL);
@@ -285,11 +285,67 @@ static void test_no_roots_refuses_everything(void **state)
 	free(top);
 }
 
+/*
+ * A root that keeps its own directory (the host's /tmp under Landlock): what lies beneath it
+ * changes, the directory itself does not, by any road to it.
+ */
+static void test_fixed_root_keeps_itself(void **state)
+{
+	(void)state;
+	char *top = dsb_test_mkdtemp();
+	assert_non_null(top);
+	char *real = realpath(top, NULL);
+	assert_non_null(real);
+	char shared[PATH_MAX + 8];
+	(void)snprintf(shared, sizeof(shared), "%s/shared", real);
+	assert_int_equal(mkdir(shared, 01777), 0);
+	assert_int_equal(chmod(shared, 01777), 0);
+	make_file(shared, "x", 0644);
+	char *roots[] = {shared, NULL};
+	meta_supervisor s;
+	meta_supervisor_init(&s, roots, roots);
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	(void)fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int listener =
+			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
+		EXPECT(listener >= 0);
+		EXPECT(fd_send(sp[1], listener) == 0);
+		EXPECT(chdir(shared) == 0);
+		EXPECT(chmod("x", 0600) == 0);
+		EXPECT(symlink(".", "self") == 0);
+		EXPECT(ERRNO_OF(chmod(shared, 0700)) == EPERM);
+		EXPECT(ERRNO_OF(chmod(".", 0700)) == EPERM);
+		EXPECT(ERRNO_OF(chmod("self", 0700)) == EPERM);
+		EXPECT(ERRNO_OF(chmod("x/..", 0700)) == ENOTDIR);
+		int dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		EXPECT(dir >= 0);
+		EXPECT(ERRNO_OF(fchmod(dir, 0700)) == EPERM);
+		EXPECT(ERRNO_OF(syscall(SYS_utimensat, dir, NULL, NULL, 0)) == EPERM);
+		_exit(0);
+	}
+	close(sp[1]);
+	int refused;
+	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
+	meta_supervisor_done(&s);
+	close(sp[0]);
+	assert_int_equal(refused, 5);
+	assert_int_equal(mode_of(real, "shared"), 01777);
+	assert_int_equal(mode_of(shared, "x"), 0600);
+	free(real);
+	dsb_test_rm_rf(top);
+	free(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inside_lands_outside_refused),
 		cmocka_unit_test(test_no_roots_refuses_everything),
+		cmocka_unit_test(test_fixed_root_keeps_itself),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
