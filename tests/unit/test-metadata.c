@@ -97,12 +97,9 @@ static void *thread_chmods(void *arg)
 }
 
 /* What the confined child does: every answer is checked here, the files by the parent. */
-static void attack(const fixture *f, int sock)
+static void attack(const void *arg)
 {
-	int listener = seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
-	EXPECT(listener >= 0);
-	EXPECT(fd_send(sock, listener) == 0);
-	close(listener);
+	const fixture *f = arg;
 	EXPECT(chdir(f->ws) == 0);
 
 	/* Inside the root: each kind of call lands. */
@@ -159,7 +156,6 @@ static void attack(const fixture *f, int sock)
 	/* The supervisor's capabilities are not the caller's: root may not give a file away. */
 	if (getuid() == 0)
 		EXPECT(ERRNO_OF(chown("a", 12345, (gid_t)-1)) == EPERM);
-	_exit(0);
 }
 
 /*
@@ -193,6 +189,38 @@ static int supervise(meta_supervisor *s, int sock, pid_t pid, int *refused)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * Forks a child that hands its metadata calls to a supervisor of @roots (of which @fixed keep
+ * their own directory) and runs @child(@arg), which checks each answer and exits 0; this process
+ * supervises it. Returns how many changes were refused outside the roots.
+ */
+static int run_supervised(char *const *roots, char *const *fixed, void (*child)(const void *),
+			  const void *arg)
+{
+	meta_supervisor s;
+	meta_supervisor_init(&s, roots, fixed);
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	(void)fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int listener =
+			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
+		EXPECT(listener >= 0);
+		EXPECT(fd_send(sp[1], listener) == 0);
+		close(listener);
+		child(arg);
+		_exit(0);
+	}
+	close(sp[1]);
+	int refused;
+	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
+	meta_supervisor_done(&s);
+	close(sp[0]);
+	return refused;
+}
+
 static void test_inside_lands_outside_refused(void **state)
 {
 	(void)state;
@@ -215,23 +243,9 @@ static void test_inside_lands_outside_refused(void **state)
 	assert_int_equal(symlink(f.out_file, link), 0);
 
 	char *roots[] = {f.ws, NULL};
-	meta_supervisor s;
-	meta_supervisor_init(&s, roots, NULL);
-	int sp[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	(void)fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		attack(&f, sp[1]);
-	close(sp[1]);
-	int refused;
-	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
-	meta_supervisor_done(&s);
-	close(sp[0]);
 	/* The fifteen attempts outside, each counted; the failures inside (ENOENT, root's chown
 	 * to another uid) are the kernel's answers, not refusals. */
-	assert_int_equal(refused, 15);
+	assert_int_equal(run_supervised(roots, NULL, attack, &f), 15);
 
 	assert_int_equal(mode_of(f.ws, "a"), 0600);
 	assert_int_equal(mode_of(f.ws, "b"), 0640);
@@ -249,6 +263,12 @@ static void test_inside_lands_outside_refused(void **state)
 	free(f.top);
 }
 
+static void chmod_refused(const void *dir)
+{
+	EXPECT(chdir(dir) == 0);
+	EXPECT(ERRNO_OF(chmod("a", 0600)) == EPERM);
+}
+
 /* Read-only mode has no writable root: the same call inside is refused too. */
 static void test_no_roots_refuses_everything(void **state)
 {
@@ -256,33 +276,26 @@ static void test_no_roots_refuses_everything(void **state)
 	char *top = dsb_test_mkdtemp();
 	assert_non_null(top);
 	make_file(top, "a", 0644);
-	meta_supervisor s;
-	meta_supervisor_init(&s, NULL, NULL);
-	int sp[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	(void)fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fixture f = {.top = top};
-		(void)snprintf(f.ws, sizeof(f.ws), "%s", top);
-		int listener =
-			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
-		EXPECT(listener >= 0);
-		EXPECT(fd_send(sp[1], listener) == 0);
-		EXPECT(chdir(top) == 0);
-		EXPECT(ERRNO_OF(chmod("a", 0600)) == EPERM);
-		_exit(0);
-	}
-	close(sp[1]);
-	int refused;
-	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
-	meta_supervisor_done(&s);
-	close(sp[0]);
-	assert_int_equal(refused, 1);
+	assert_int_equal(run_supervised(NULL, NULL, chmod_refused, top), 1);
 	assert_int_equal(mode_of(top, "a"), 0644);
 	dsb_test_rm_rf(top);
 	free(top);
+}
+
+static void attack_fixed_root(const void *arg)
+{
+	const char *shared = arg;
+	EXPECT(chdir(shared) == 0);
+	EXPECT(chmod("x", 0600) == 0);
+	EXPECT(symlink(".", "self") == 0);
+	EXPECT(ERRNO_OF(chmod(shared, 0700)) == EPERM);
+	EXPECT(ERRNO_OF(chmod(".", 0700)) == EPERM);
+	EXPECT(ERRNO_OF(chmod("self", 0700)) == EPERM);
+	EXPECT(ERRNO_OF(chmod("x/..", 0700)) == ENOTDIR);
+	int dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	EXPECT(dir >= 0);
+	EXPECT(ERRNO_OF(fchmod(dir, 0700)) == EPERM);
+	EXPECT(ERRNO_OF(syscall(SYS_utimensat, dir, NULL, NULL, 0)) == EPERM);
 }
 
 /*
@@ -302,37 +315,7 @@ static void test_fixed_root_keeps_itself(void **state)
 	assert_int_equal(chmod(shared, 01777), 0);
 	make_file(shared, "x", 0644);
 	char *roots[] = {shared, NULL};
-	meta_supervisor s;
-	meta_supervisor_init(&s, roots, roots);
-	int sp[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
-	(void)fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int listener =
-			seccomp_install_listener(seccomp_program_for(SECCOMP_METADATA_NOTIFY));
-		EXPECT(listener >= 0);
-		EXPECT(fd_send(sp[1], listener) == 0);
-		EXPECT(chdir(shared) == 0);
-		EXPECT(chmod("x", 0600) == 0);
-		EXPECT(symlink(".", "self") == 0);
-		EXPECT(ERRNO_OF(chmod(shared, 0700)) == EPERM);
-		EXPECT(ERRNO_OF(chmod(".", 0700)) == EPERM);
-		EXPECT(ERRNO_OF(chmod("self", 0700)) == EPERM);
-		EXPECT(ERRNO_OF(chmod("x/..", 0700)) == ENOTDIR);
-		int dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		EXPECT(dir >= 0);
-		EXPECT(ERRNO_OF(fchmod(dir, 0700)) == EPERM);
-		EXPECT(ERRNO_OF(syscall(SYS_utimensat, dir, NULL, NULL, 0)) == EPERM);
-		_exit(0);
-	}
-	close(sp[1]);
-	int refused;
-	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
-	meta_supervisor_done(&s);
-	close(sp[0]);
-	assert_int_equal(refused, 5);
+	assert_int_equal(run_supervised(roots, roots, attack_fixed_root, shared), 5);
 	assert_int_equal(mode_of(real, "shared"), 01777);
 	assert_int_equal(mode_of(shared, "x"), 0600);
 	free(real);
