@@ -90,6 +90,30 @@ case_tmp_itself() {
 	assert_streq "$(stat -c %a /tmp)" "$mode"
 }
 
+# As root: the supervisor performs calls on the caller's behalf, never with its own
+# capabilities. trusted.* needs CAP_SYS_ADMIN and security.capability (file capabilities, which
+# an unconfined run of the file would gain) CAP_SETFCAP: the control sets them as root; from
+# inside, on a file of the workspace, they are refused on both backends.
+case_privileged_xattr() {
+	mkdir -p ws
+	: >ws/tool
+	local set="import os, sys
+os.setxattr(sys.argv[1], 'trusted.dsb', b'x')
+os.setxattr(sys.argv[1], 'security.capability', bytes([1, 0, 0, 2]) + bytes(16))"
+	attempt "$1" "$PYTHON -c \"$set\" '$PWD/ws/tool'"
+	if [ "$1" = control ]; then
+		control_needs_root "$NOT_PERMITTED"
+		rm -f ws/tool
+		: >ws/tool
+		return
+	fi
+	refused "a privileged extended attribute set from inside"
+	if $PYTHON -c 'import os, sys; os.getxattr(sys.argv[1], "security.capability")' \
+		"$PWD/ws/tool" 2>/dev/null; then
+		fail "the file capability was set"
+	fi
+}
+
 # A symlink in the workspace that leads outside is no way out.
 case_chmod_through_link() {
 	chmod 0644 "$OUT/victim"
@@ -245,6 +269,7 @@ for spec in \
 	"set an extended attribute on an outside file|case_xattr_outside" \
 	"chown an outside file (root)|case_chown_outside" \
 	"chmod the host's /tmp itself (root)|case_tmp_itself" \
+	"set trusted.* and security.capability in the workspace (root)|case_privileged_xattr" \
 	"chmod through a symlink out of the workspace|case_chmod_through_link" \
 	"20000 chmods racing a directory swapped with a symlink out|case_race"; do
 	each_confined "${spec%%|*}" attack "${spec#*|}"
