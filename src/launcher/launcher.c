@@ -222,8 +222,11 @@ static _Noreturn void supervise(pid_t child, int sock, int sigfd, char *const *r
 	(void)meta_clear_caps();
 	for (;;) {
 		int status;
-		if (waitpid(child, &status, WNOHANG) == child)
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
 			exit_like(status);
+		if (w < 0 && errno == ECHILD)
+			restricted_exit(LANDLOCK_RUN_EXIT); /* reaped by someone else: no status */
 		struct pollfd p[2] = {{.fd = listener, .events = POLLIN},
 				      {.fd = sigfd, .events = POLLIN}};
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -268,6 +271,13 @@ static char **metadata_roots(char *const *rw)
 }
 
 /*
+ * SIGCHLD as this process got it, which the command gets back: the supervisor waits for its
+ * child with the default action, since an inherited SIG_IGN would reap the child unseen.
+ */
+static struct sigaction inherited_sigchld;
+static bool sigchld_changed;
+
+/*
  * Confines this process to @plan (its metadata calls sent over @meta_sock, or refused with -1)
  * and execs the command with the signal mask @mask. Never returns.
  */
@@ -287,6 +297,8 @@ static _Noreturn void confine_and_exec(const landlock_run_args *a, const confine
 		fprintf(stderr, "%s\n", LL_PARTIAL_NOTICE);
 	(void)fflush(stdout);
 	confine_cloexec_from(3);
+	if (sigchld_changed)
+		(void)sigaction(SIGCHLD, &inherited_sigchld, NULL);
 	(void)sigprocmask(SIG_SETMASK, mask, NULL);
 	execvp(a->command[0], a->command);
 	restricted_exit(fail("exec failed", errno));
@@ -333,12 +345,12 @@ static int run_exec(const landlock_run_args *a)
 	int sp[2], sigfd = -1;
 	if (roots && (sigfd = signalfd(-1, &all, SFD_CLOEXEC | SFD_NONBLOCK)) >= 0 &&
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0) {
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
+		sigchld_changed = sigaction(SIGCHLD, &dfl, &inherited_sigchld) == 0;
 		pid_t child = spawn_command(a, &plan, sp[1], &old);
 		(void)close(sp[1]);
-		if (child > 0) {
-			(void)signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN reaps it unseen */
+		if (child > 0)
 			supervise(child, sp[0], sigfd, roots);
-		}
 		(void)close(sp[0]);
 	}
 	/* Nothing to supervise, or no way to: the filter refuses the metadata calls. */

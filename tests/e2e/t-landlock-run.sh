@@ -222,6 +222,21 @@ test_supervised_status_and_signals() {
 	assert_rc 143
 	lr "$how" --ro / --rw "$PWD/ws" -- bash -c 'kill -KILL $$'
 	assert_rc 137
+	# Started with SIGCHLD ignored (inherited across exec): the status still comes through,
+	# and the command inherits the ignored SIGCHLD as it would without the supervisor.
+	local ignore='import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])'
+	local launcher=("$DSB_LANDLOCK_RUN")
+	[ "$how" = static ] || launcher=("$DSB" landlock-run)
+	rc=0
+	python3 -c "$ignore" "${launcher[@]}" --ro / --rw "$PWD/ws" -- sh -c 'exit 7' || rc=$?
+	assert_rc 7
+	out=$(python3 -c "$ignore" "${launcher[@]}" --ro / --rw "$PWD/ws" -- \
+		grep ^SigIgn: /proc/self/status)
+	# SIGCHLD is signal 17: bit 16 of the mask, in its fifth hex digit from the right.
+	local ign=${out##*[[:space:]]}
+	(((16#${ign: -5:1} & 1) == 1)) || fail "SIGCHLD not ignored in the command: $out"
 	local pid
 	case $how in
 	static) "$DSB_LANDLOCK_RUN" --ro / --rw "$PWD/ws" -- bash -c \
