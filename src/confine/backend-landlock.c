@@ -62,8 +62,8 @@ static void landlock_report(const dsb_provider *p, dsb_probe_backend *out)
 	out->hardening |= DSB_HARDEN_NO_NEW_PRIVS | DSB_HARDEN_STDIO_ONLY | DSB_HARDEN_REAPED;
 	/*
 	 * Landlock's filesystem rights never cover metadata (chmod, chown, ...): every call of
-	 * ours sends those to the supervisor, or refuses them where it cannot (the probe says
-	 * which). `landlock-run`, DSH's launcher, still leaves them alone.
+	 * ours, landlock-run's included, sends those to the supervisor, or refuses them where it
+	 * cannot (the probe says which).
 	 */
 	out->not_governed = DSB_UNGOVERNED_NETWORK;
 	if (out->scoped & LL_SCOPE_SIGNAL)

@@ -22,6 +22,7 @@
 #include <linux/seccomp.h>
 #include <linux/audit.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -629,7 +630,8 @@ static int perform(const struct seccomp_notif *n, int obj)
 	}
 }
 
-uint32_t meta_native_arch(void)
+/* The AUDIT_ARCH_* value of this build's own system calls, 0 when none is decoded. */
+static uint32_t native_arch(void)
 {
 #if defined(__x86_64__)
 	return AUDIT_ARCH_X86_64;
@@ -658,7 +660,7 @@ void meta_listener_tune(int listener)
 
 void meta_supervisor_init(meta_supervisor *s, char *const *roots, char *const *fixed)
 {
-	*s = (meta_supervisor){.roots = roots, .fixed = fixed, .native_arch = meta_native_arch()};
+	*s = (meta_supervisor){.roots = roots, .fixed = fixed};
 }
 
 void meta_supervisor_done(meta_supervisor *s)
@@ -745,7 +747,7 @@ int meta_handle(meta_supervisor *s, int listener)
 	meta_call c;
 	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed. */
 	bool opened_now = false;
-	if (n.data.arch == s->native_arch && decode(&n, &c) == 0 &&
+	if (n.data.arch == native_arch() && decode(&n, &c) == 0 &&
 	    (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
 		_cleanup_close_ int obj = open_object(s, &n, &c);
 		/*

@@ -9,7 +9,6 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <sys/stat.h>
 
 typedef struct meta_supervisor {
@@ -20,8 +19,6 @@ typedef struct meta_supervisor {
 	char *const *roots;
 	/* Of @roots, those whose own directory is refused, changes beneath them performed. */
 	char *const *fixed;
-	/* The AUDIT_ARCH of the calls it decodes (meta_native_arch()); others are refused. */
-	uint32_t native_arch;
 	/*
 	 * Opened at the first call and kept for the run: the callers' root, and each root as
 	 * they see it (-1 where it could not be opened).
@@ -43,9 +40,6 @@ void meta_supervisor_init(meta_supervisor *s, char *const *roots, char *const *f
 
 /* Closes what @s opened; it may serve another run of the same roots afterwards. */
 void meta_supervisor_done(meta_supervisor *s);
-
-/* The AUDIT_ARCH_* value of this build's own system calls, 0 when the supervisor has none. */
-uint32_t meta_native_arch(void);
 
 /*
  * Asks the kernel to hand each call of @listener's filter to the supervisor on the caller's own

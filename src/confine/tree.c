@@ -202,6 +202,28 @@ static int read_msg(int fd, monitor_msg *m)
  * command, reports its start and end, reaps orphans as they die, and kills what is left when
  * the caller closes @ctl (asked to, or gone).
  */
+/*
+ * What polling the metadata listener *@fd returned (the run loop's or the monitor's): at the
+ * first call a worker thread (*@worker) takes it, this call included; without a thread the call
+ * is answered here. Hung up (no process of the run left to call) or failed, it is closed: its
+ * callers then get ENOSYS from the kernel, never a pass.
+ */
+static void listener_ready(meta_supervisor *s, meta_worker **worker, int *fd, short revents)
+{
+	if (*fd < 0 || !revents)
+		return;
+	if (revents & POLLIN) {
+		if (!*worker && meta_worker_start(worker, s, *fd) == 0) {
+			*fd = -1; /* the worker's now */
+			return;
+		}
+		if (meta_handle(s, *fd) >= 0)
+			return;
+	}
+	(void)close(*fd);
+	*fd = -1;
+}
+
 _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
 				int status_w, int ctl_r)
 {
@@ -244,23 +266,17 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	const confine_plan *plan = confined_plan(c);
 	meta_supervisor sup;
 	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL, plan ? plan->meta_fixed : NULL);
-	meta_worker *worker = NULL;
-	if (meta_fd >= 0 && meta_worker_start(&worker, &sup, meta_fd) == 0)
-		meta_fd = -1; /* the worker's now */
+	meta_worker *worker = NULL; /* ended with this process */
 	for (;;) {
 		/*
-		 * Woken by the leader's end, the caller, or (without a worker) a metadata call of
-		 * the tree; each second anyway, to reap orphans.
+		 * Woken by the leader's end, the caller, or the tree's first metadata call (a
+		 * worker takes the rest); each second anyway, to reap orphans.
 		 */
 		struct pollfd p[3] = {{.fd = 4, .events = POLLIN},
 				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
 				      {.fd = meta_fd, .events = POLLIN}};
 		(void)poll(p, 3, 1000);
-		if (meta_fd >= 0 && p[2].revents &&
-		    (!(p[2].revents & POLLIN) || meta_handle(&sup, meta_fd) < 0)) {
-			(void)close(meta_fd);
-			meta_fd = -1;
-		}
+		listener_ready(&sup, &worker, &meta_fd, p[2].revents);
 		int status;
 		pid_t w;
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -443,24 +459,7 @@ void tree_done(proc_tree *t)
 
 void tree_supervise(proc_tree *t, short revents)
 {
-	if (t->meta_fd < 0 || !revents)
-		return;
-	if (!(revents & POLLIN)) {
-		/* No process of the run is left to call: stop polling it (it would stay ready). */
-		(void)close(t->meta_fd);
-		t->meta_fd = -1;
-		return;
-	}
-	if (!t->meta_worker && meta_worker_start(&t->meta_worker, &t->meta, t->meta_fd) == 0) {
-		t->meta_fd = -1; /* the worker's now, this call included */
-		return;
-	}
-	/* No thread to be had: this one call, answered here. */
-	if (meta_handle(&t->meta, t->meta_fd) < 0) {
-		/* The listener failed: its callers now get ENOSYS from the kernel, never a pass. */
-		(void)close(t->meta_fd);
-		t->meta_fd = -1;
-	}
+	listener_ready(&t->meta, &t->meta_worker, &t->meta_fd, revents);
 }
 
 unsigned tree_meta_refused(const proc_tree *t)

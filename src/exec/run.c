@@ -242,8 +242,6 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 
 		if (i_meta >= 0)
 			tree_supervise(&r->tree, p[i_meta].revents);
-		if (tree_meta_refused(&r->tree) > r->meta_refused)
-			r->meta_refused = tree_meta_refused(&r->tree);
 		if (i_cancel >= 0 && p[i_cancel].revents) {
 			aborted = true;
 			tree_signal(&r->tree, SIGTERM);
@@ -272,9 +270,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		/* Also on every other wake: reaping orphans as they end is tree_check()'s job. */
 		if (!exited && tree_check(&r->tree, &status) > 0) {
 			exited = true;
-			/* Before tree_done() below can clear it (a monitor tells it at the end). */
-			if (tree_meta_refused(&r->tree) > r->meta_refused)
-				r->meta_refused = tree_meta_refused(&r->tree);
+			/* The leader's refusals: tree_done() below clears them (a monitor tells
+			 * them with the end). */
+			r->meta_refused = tree_meta_refused(&r->tree);
 			drain_until = monotonic_ms() + grace_ms;
 			/* After a timeout nothing it left behind gets to print: end it all now. */
 			if ((timed_out || aborted) && !kill_at)
