@@ -10,7 +10,7 @@ packages=(
 	libjansson-dev libyaml-dev libzstd-dev zstd
 	libseccomp-dev libcmocka-dev bubblewrap util-linux
 	musl-tools # the static landlock-run (without it: static glibc)
-	iproute2 procps e2fsprogs git # git: t-metadata-workflows
+	iproute2 procps e2fsprogs git curl # git: t-metadata-workflows; curl: t-network
 	clang clang-format clang-tidy cppcheck shellcheck
 	scdoc man-db zsh
 	debhelper dpkg-dev fakeroot lintian

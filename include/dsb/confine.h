@@ -119,6 +119,8 @@ typedef enum dsb_hardening {
 	DSB_HARDEN_METADATA_SUPERVISED = 1 << 14,
 	/* ... or, where the kernel gives it no listener, are refused everywhere */
 	DSB_HARDEN_METADATA_REFUSED = 1 << 15,
+	/* A network namespace can be made for a restricted network policy (bwrap: always). */
+	DSB_HARDEN_NET_NAMESPACE = 1 << 16,
 } dsb_hardening;
 
 /* What a backend leaves ungoverned on this host (dsb_probe_backend's not_governed bits). */
@@ -157,6 +159,16 @@ typedef struct dsb_probe_report {
 	bool from_cache;    /* the verdict was read from the disk cache, nothing was probed */
 	bool custom_runner; /* runnerCommand is configured: no chain, no probes */
 } dsb_probe_report;
+
+/*
+ * How backend @b (a probe's outcome) enforces network @access: "unrestricted" (full),
+ * "namespace" (a network namespace with a loopback alone; connect and sendto supervised; the
+ * allow-list's proxy inside), "filter" (Landlock without a namespace, none only: every socket
+ * family but AF_UNIX refused, abstract sockets scoped, connect and sendto supervised), or
+ * "unavailable" (calls under @access fail with SANDBOX_UNAVAILABLE). Static strings.
+ */
+DSB_API const char *dsb_probe_network_enforcement(const dsb_probe_backend *b,
+						  dsb_network_access access);
 
 /*
  * The provider's verdict, probing now when @fresh or when nothing is cached. With @fresh the

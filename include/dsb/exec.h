@@ -45,6 +45,13 @@ typedef struct dsb_run_result {
 	 * after DSH's markers, never instead of them.
 	 */
 	char *protected_note;
+	/*
+	 * Beyond DSH, under a network policy other than full: one "[sandbox: network access to
+	 * HOST denied (not in the allow-list)]" line per host refused, or, when the command
+	 * failed after a network call was refused, "[sandbox: network access is disabled under
+	 * this policy]" (newline-separated), else NULL. Rendered last.
+	 */
+	char *network_note;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

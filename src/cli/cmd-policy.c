@@ -13,11 +13,13 @@
 typedef struct enforcer {
 	const char *backend; /* "bwrap", "landlock", "runner", or NULL: none usable */
 	bool mount_ns;	     /* landlock: a mount namespace can be made */
+	const char *network; /* dsb_probe_network_enforcement() of the configured access */
 } enforcer;
 
 static void find_enforcer(const cli_global *global, const dsb_config *cfg, enforcer *ret)
 {
-	*ret = (enforcer){0};
+	dsb_network_access access = dsb_config_network_access(cfg);
+	*ret = (enforcer){.network = dsb_probe_network_enforcement(NULL, access)};
 	dsb_error err = {0};
 	dsb_provider *provider = NULL;
 	dsb_probe_report rep;
@@ -30,6 +32,7 @@ static void find_enforcer(const cli_global *global, const dsb_config *cfg, enfor
 			const dsb_probe_backend *b = &rep.backends[rep.selected];
 			ret->backend = dsb_backend_to_string(dsb_backend_from_string(b->name));
 			ret->mount_ns = b->hardening & DSB_HARDEN_MOUNT_NAMESPACE;
+			ret->network = dsb_probe_network_enforcement(b, access);
 		}
 	}
 	dsb_provider_free(provider);
@@ -93,6 +96,55 @@ static void print_protected(const dsb_exec_policy *p, const enforcer *en)
 	}
 }
 
+/*
+ * The network policy a call gets: the configured access (danger-full-access: never
+ * restricted), its host lists and how it would be enforced.
+ */
+static void network_json(jw *w, const dsb_exec_policy *p, const dsb_config *cfg,
+			 const enforcer *en)
+{
+	bool full = p->mode == DSB_MODE_DANGER_FULL_ACCESS ||
+		    dsb_config_network_access(cfg) == DSB_NETWORK_FULL;
+	dsb_network_access access = full ? DSB_NETWORK_FULL : dsb_config_network_access(cfg);
+	jw_key(w, "network");
+	jw_object_begin(w);
+	jw_member_string(w, "access", dsb_network_access_to_string(access));
+	const char *lists[] = {"allow", "deny"};
+	char *const *values[] = {dsb_config_network_allow(cfg), dsb_config_network_deny(cfg)};
+	for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+		jw_key(w, lists[i]);
+		jw_array_begin(w);
+		for (size_t k = 0; values[i][k]; k++)
+			jw_string(w, values[i][k]);
+		jw_array_end(w);
+	}
+	jw_key(w, "proxyPort");
+	if (access == DSB_NETWORK_ALLOWLIST)
+		jw_int(w, dsb_config_network_proxy_port(cfg) ? dsb_config_network_proxy_port(cfg)
+							     : 3128);
+	else
+		jw_null(w);
+	jw_member_string(w, "enforcement", full ? "unrestricted" : en->network);
+	jw_object_end(w);
+}
+
+static void print_network(const dsb_exec_policy *p, const dsb_config *cfg, const enforcer *en)
+{
+	bool full = p->mode == DSB_MODE_DANGER_FULL_ACCESS ||
+		    dsb_config_network_access(cfg) == DSB_NETWORK_FULL;
+	if (full) {
+		printf("network: full (unrestricted)\n");
+		return;
+	}
+	printf("network: %s (%s)\n", dsb_network_access_to_string(dsb_config_network_access(cfg)),
+	       en->network);
+	char *const *allow = dsb_config_network_allow(cfg), *const *deny = dsb_config_network_deny(cfg);
+	for (size_t i = 0; allow[i]; i++)
+		printf("  allow %s\n", allow[i]);
+	for (size_t i = 0; deny[i]; i++)
+		printf("  deny %s\n", deny[i]);
+}
+
 static void print_text(const dsb_exec_policy *p, char *const *roots, const enforcer *en)
 {
 	printf("mode: %s\n", dsb_mode_to_string(p->mode));
@@ -121,13 +173,17 @@ int cmd_policy(const cli_args *args)
 	char **roots = NULL;
 	cli_policy_args pa = cli_policy_args_of(args);
 	int r = cli_resolve_policy(&args->global, &pa, &cfg, &resolved, &err);
+	if (r >= 0)
+		r = cli_apply_network(args, cfg, &err);
 	enforcer en = {0};
-	if (r >= 0 && resolved.n_protected > 0)
+	bool restricted = r >= 0 && resolved.mode != DSB_MODE_DANGER_FULL_ACCESS &&
+			  dsb_config_network_access(cfg) != DSB_NETWORK_FULL;
+	if (r >= 0 && (resolved.n_protected > 0 || restricted))
 		find_enforcer(&args->global, cfg, &en);
-	dsb_config_free(cfg);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);
 	if (r < 0) {
+		dsb_config_free(cfg);
 		dsb_exec_policy_done(&resolved);
 		return cli_report(&err);
 	}
@@ -139,11 +195,15 @@ int cmd_policy(const cli_args *args)
 		jw_object_begin(&w);
 		cli_policy_json(&w, &resolved, roots);
 		protected_json(&w, &resolved, &en);
+		network_json(&w, &resolved, cfg, &en);
 		jw_object_end(&w);
 		if (jw_print(&w) < 0)
 			status = cli_out_of_memory();
-	} else
+	} else {
 		print_text(&resolved, roots, &en);
+		print_network(&resolved, cfg, &en);
+	}
+	dsb_config_free(cfg);
 	if (status == 0)
 		status = cli_flush_stdout();
 	dsb_strv_free(roots);

@@ -49,6 +49,7 @@ static const named_bit hardening[] = {
 	{DSB_HARDEN_ABSTRACT_UNIX_SCOPE, "abstract-unix-scope"},
 	{DSB_HARDEN_METADATA_SUPERVISED, "metadata-supervised"},
 	{DSB_HARDEN_METADATA_REFUSED, "metadata-refused"},
+	{DSB_HARDEN_NET_NAMESPACE, "network-namespace"},
 };
 
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
@@ -94,7 +95,7 @@ static void json_names(jw *w, const char *key, const named_bit *table, size_t n,
 
 #define JSON_NAMES(w, key, table, mask) json_names(w, key, table, ELEMENTSOF(table), mask)
 
-static void render_text(strbuf *sb, const dsb_probe_report *rep)
+static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_access access)
 {
 	for (size_t i = 0; i < rep->n_backends; i++) {
 		const dsb_probe_backend *b = &rep->backends[i];
@@ -132,6 +133,11 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 		(void)strbuf_puts(sb, "  not governed: ");
 		PUT_NAMES(sb, ungoverned, b->not_governed);
 		(void)strbuf_puts(sb, "\n");
+		if (b->usable)
+			(void)strbuf_printf(
+				sb, "  network none: %s; allowlist: %s\n",
+				dsb_probe_network_enforcement(b, DSB_NETWORK_NONE),
+				dsb_probe_network_enforcement(b, DSB_NETWORK_ALLOWLIST));
 	}
 	if (rep->selected >= 0)
 		(void)strbuf_printf(sb, "selected: %s (%s)\n", rep->backends[rep->selected].name,
@@ -139,9 +145,14 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep)
 	else
 		(void)strbuf_puts(sb,
 				  "selected: none: confined modes fail with SANDBOX_UNAVAILABLE\n");
+	(void)strbuf_printf(sb, "network: %s, %s\n", dsb_network_access_to_string(access),
+			    dsb_probe_network_enforcement(rep->selected >= 0
+								  ? &rep->backends[rep->selected]
+								  : NULL,
+							  access));
 }
 
-static void render_json(jw *w, const dsb_probe_report *rep)
+static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access access)
 {
 	jw_object_begin(w);
 	jw_member_string(w, "selected",
@@ -177,9 +188,26 @@ static void render_json(jw *w, const dsb_probe_report *rep)
 		if (b->usable)
 			JSON_NAMES(w, "hardening", hardening, b->hardening);
 		JSON_NAMES(w, "notGoverned", ungoverned, b->not_governed);
+		if (b->usable) {
+			jw_key(w, "network");
+			jw_object_begin(w);
+			jw_member_string(w, "none",
+					 dsb_probe_network_enforcement(b, DSB_NETWORK_NONE));
+			jw_member_string(w, "allowlist",
+					 dsb_probe_network_enforcement(b, DSB_NETWORK_ALLOWLIST));
+			jw_object_end(w);
+		}
 		jw_object_end(w);
 	}
 	jw_array_end(w);
+	/* The configured access level, and how the selected backend enforces it. */
+	jw_key(w, "network");
+	jw_object_begin(w);
+	jw_member_string(w, "access", dsb_network_access_to_string(access));
+	jw_member_string(w, "enforcement",
+			 dsb_probe_network_enforcement(
+				 rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
+	jw_object_end(w);
 	jw_object_end(w);
 }
 
@@ -210,10 +238,13 @@ int cmd_probe(const cli_args *args)
 	_cleanup_free_ char *cache = cli_cache_dir(global);
 	int r = cli_load_config(global, &cfg, &err);
 	if (r >= 0)
+		r = cli_apply_network(args, cfg, &err);
+	if (r >= 0)
 		r = dsb_provider_new(cfg, cache, &provider, &err);
 	if (r >= 0)
 		r = dsb_provider_probe(provider, fresh, &rep, &err);
 	dsb_provider_free(provider);
+	dsb_network_access access = cfg ? dsb_config_network_access(cfg) : DSB_NETWORK_FULL;
 	dsb_config_free(cfg);
 	if (r < 0)
 		return cli_report(&err);
@@ -229,7 +260,7 @@ int cmd_probe(const cli_args *args)
 			jw_array_end(&w);
 			jw_object_end(&w);
 		} else
-			render_json(&w, &rep);
+			render_json(&w, &rep, access);
 		if (jw_print(&w) < 0)
 			return cli_out_of_memory();
 		return cli_flush_stdout();
@@ -240,7 +271,7 @@ int cmd_probe(const cli_args *args)
 		(void)strbuf_puts(&sb,
 				  "selected: runner (sandbox-local.runnerCommand; no probe)\n");
 	else
-		render_text(&sb, &rep);
+		render_text(&sb, &rep, access);
 	if (!sb.buf)
 		return cli_out_of_memory();
 	fputs(sb.buf, stdout);

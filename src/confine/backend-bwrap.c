@@ -72,9 +72,11 @@ static void bwrap_report(const dsb_provider *p, dsb_probe_backend *out)
 			 DSB_HARDEN_NO_NEW_PRIVS | DSB_HARDEN_SECCOMP | DSB_HARDEN_STDIO_ONLY |
 			 DSB_HARDEN_REAPED | DSB_HARDEN_PID_NAMESPACE | DSB_HARDEN_MOUNT_NAMESPACE |
 			 DSB_HARDEN_USER_NAMESPACE | DSB_HARDEN_IPC_NAMESPACE |
-			 DSB_HARDEN_UTS_NAMESPACE | DSB_HARDEN_SIGNAL_SCOPE;
-	/* The network namespace is the host's until a network policy exists. */
-	out->not_governed = DSB_UNGOVERNED_NETWORK | DSB_UNGOVERNED_ABSTRACT_UNIX;
+			 DSB_HARDEN_UTS_NAMESPACE | DSB_HARDEN_SIGNAL_SCOPE |
+			 DSB_HARDEN_NET_NAMESPACE;
+	/* The host's network, unless a network policy gives the command a namespace. */
+	if (p->network.access == DSB_NETWORK_FULL)
+		out->not_governed = DSB_UNGOVERNED_NETWORK | DSB_UNGOVERNED_ABSTRACT_UNIX;
 }
 
 static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)

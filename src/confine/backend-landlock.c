@@ -15,7 +15,7 @@
 #include "confine.h"
 
 /* The ABI the provider uses: the kernel's, capped by landlockAbiMax (an explicit degrade). */
-static int effective_abi(const dsb_provider *p)
+int landlock_effective_abi(const dsb_provider *p)
 {
 	int abi = landlock_abi();
 	if (abi > 0 && p->abi_max > 0 && abi > p->abi_max)
@@ -43,6 +43,8 @@ static unsigned hardening_of(unsigned achieved)
 		h |= DSB_HARDEN_METADATA_SUPERVISED;
 	if (achieved & HARDEN_META_REFUSED)
 		h |= DSB_HARDEN_METADATA_REFUSED;
+	if (achieved & HARDEN_NET_NS)
+		h |= DSB_HARDEN_NET_NAMESPACE;
 	h |= achieved & HARDEN_IPC_NS ? DSB_HARDEN_IPC_NAMESPACE : DSB_HARDEN_IPC_FILTERED;
 	return h;
 }
@@ -53,7 +55,7 @@ static void landlock_report(const dsb_provider *p, dsb_probe_backend *out)
 	landlock_plan plan = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max};
 	landlock_status st;
 	out->landlock_abi = landlock_abi();
-	out->landlock_abi_used = effective_abi(p);
+	out->landlock_abi_used = landlock_effective_abi(p);
 	landlock_negotiate(&plan, out->landlock_abi_used, &st);
 	out->handled_fs = out->landlock_abi > 0 ? st.handled_fs : 0;
 	out->scoped = out->landlock_abi > 0 ? st.scoped : 0;
@@ -65,7 +67,8 @@ static void landlock_report(const dsb_provider *p, dsb_probe_backend *out)
 	 * ours, landlock-run's included, sends those to the supervisor, or refuses them where it
 	 * cannot (the probe says which).
 	 */
-	out->not_governed = DSB_UNGOVERNED_NETWORK;
+	if (p->network.access == DSB_NETWORK_FULL)
+		out->not_governed = DSB_UNGOVERNED_NETWORK;
 	if (out->scoped & LL_SCOPE_SIGNAL)
 		out->hardening |= DSB_HARDEN_SIGNAL_SCOPE;
 	else /* it could signal, so kill, the subreaper that would end its leftovers */
@@ -91,7 +94,8 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 		.harden = true,
 		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
 		.filter_fd = -1,
-		.mount_ns = true, /* can protected paths be enforced here? */
+		.mount_ns = true,  /* can protected paths be enforced here? */
+		.net_probe = true, /* can a network policy have its own namespace? */
 	};
 	landlock_status st;
 	landlock_negotiate(&plan.landlock, out->landlock_abi_used, &st);

@@ -68,7 +68,14 @@ int dsb_provider_new(const dsb_config *cfg, const char *cache_dir, dsb_provider 
 	p->runner_command = strv_copy(cfg->runner_command);
 	p->runner_failure_signatures = strv_copy(cfg->runner_failure_signatures);
 	p->cache_dir = cache_dir ? strdup(cache_dir) : NULL;
-	if (!p->runner_command || !p->runner_failure_signatures || (cache_dir && !p->cache_dir)) {
+	p->network.access = dsb_config_network_access(cfg);
+	p->network.allow = strv_copy(dsb_config_network_allow(cfg));
+	p->network.deny = strv_copy(dsb_config_network_deny(cfg));
+	p->network.hosts = strv_copy(dsb_config_network_hosts(cfg));
+	unsigned port = dsb_config_network_proxy_port(cfg);
+	p->network.proxy_port = (uint16_t)(port ? port : NET_PROXY_PORT);
+	if (!p->runner_command || !p->runner_failure_signatures || (cache_dir && !p->cache_dir) ||
+	    !p->network.allow || !p->network.deny || !p->network.hosts) {
 		dsb_provider_free(p);
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "provider: out of memory");
 	}
@@ -81,6 +88,9 @@ dsb_provider *dsb_provider_free(dsb_provider *p)
 	if (p) {
 		strv_free(p->runner_command);
 		strv_free(p->runner_failure_signatures);
+		strv_free(p->network.allow);
+		strv_free(p->network.deny);
+		strv_free(p->network.hosts);
 		free(p->cache_dir);
 		free(p);
 	}
@@ -115,7 +125,8 @@ int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_
 	pid_t pid;
 	/* A listener taken is what a call gets (the probe's command changes no metadata). */
 	_cleanup_close_ int meta_fd = -1;
-	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, &meta_fd, 0, &pid, ret_achieved, &err);
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, &meta_fd, NULL, 0, &pid, ret_achieved,
+			       &err);
 	close(errpipe[1]);
 	if (r < 0) {
 		/* The runner's own words: "Runner failure: DETAIL" ends the message. */
@@ -189,8 +200,8 @@ static char *cache_key(dsb_provider *p)
 		return NULL;
 
 	strbuf sb = STRBUF_INIT;
-	/* v2: the probe also tries a mount namespace (protected paths). */
-	int r = strbuf_printf(&sb, "v2|kernel=%s %s|uid=%u|chain=", u.release, u.version,
+	/* v2: the probe also tries a mount namespace (protected paths); v3: a network one. */
+	int r = strbuf_printf(&sb, "v3|kernel=%s %s|uid=%u|chain=", u.release, u.version,
 			      (unsigned)geteuid());
 	/* Each backend's own parts (bwrap: which binary, by path and identity). */
 	for (size_t i = 0; r >= 0 && i < p->n_chain; i++) {
@@ -362,6 +373,10 @@ void dsb_confined_done(dsb_confined *c)
 		strv_free(plan->landlock.rw);
 		strv_free(plan->meta_roots);
 		strv_free(plan->meta_fixed);
+		strv_free(plan->net_roots);
+		strv_free(plan->net_allow);
+		strv_free(plan->net_deny);
+		strv_free(plan->net_hosts);
 		protect_ops_done(&plan->mounts);
 		free(plan);
 	}
@@ -432,6 +447,63 @@ bool provider_protects(dsb_provider *p)
 	       (p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE);
 }
 
+/*
+ * A network policy other than full, on either backend (docs/design/network.md): the child makes
+ * a network namespace with a loopback alone, where the proxy's listener waits for the
+ * allow-list; the command's connect and sendto calls go to the supervisor, which lets them
+ * reach the namespace's own addresses and sockets beneath the command's roots alone. Landlock
+ * where no namespace can be made: the filter refuses every socket family but AF_UNIX, and
+ * abstract sockets are scoped; the allow-list, which needs the namespace, refuses the call.
+ */
+static int confine_network(const dsb_provider *p, const dsb_exec_policy *policy, dsb_confined *c,
+			   char *why, size_t why_size)
+{
+	if (p->network.access == DSB_NETWORK_FULL)
+		return 0;
+	confine_plan *plan = c->plan;
+	bool allowlist = p->network.access == DSB_NETWORK_ALLOWLIST;
+	bool ws = policy->mode == DSB_MODE_WORKSPACE_WRITE;
+	int r = 0;
+	if (!c->landlock) {
+		/* bwrap: the workspace, and its /tmp, a tmpfs of the sandbox's own. */
+		plan->net_ns = plan->net_notify = true;
+		if (ws)
+			r = strv_push(&plan->net_roots, policy->workspace_root);
+		if (r >= 0 && ws)
+			r = strv_push(&plan->net_roots, "/tmp");
+	} else {
+		if (p->v.hardening & DSB_HARDEN_NET_NAMESPACE)
+			plan->net_ns = true;
+		else if (allowlist) {
+			(void)snprintf(why, why_size,
+				       "no network namespace can be made here for the allow-list's "
+				       "proxy");
+			return -EPERM;
+		} else if (landlock_effective_abi(p) < 6) { /* the abstract-socket scope */
+			(void)snprintf(why, why_size,
+				       "no network namespace can be made here, and this kernel's "
+				       "Landlock cannot scope abstract unix sockets");
+			return -EPERM;
+		} else {
+			plan->filter_flags |= SECCOMP_DENY_SOCKETS;
+			plan->landlock.scope |= LL_SCOPE_ABSTRACT_UNIX_SOCKET;
+		}
+		plan->filter_flags |= SECCOMP_NET_NOTIFY;
+		/* The host's /tmp is every user's: its sockets (tmux, X) are not the command's. */
+		if (ws)
+			r = strv_push(&plan->net_roots, policy->workspace_root);
+	}
+	if (r >= 0 && allowlist) {
+		plan->proxy_port = p->network.proxy_port;
+		plan->net_allow = strv_copy(p->network.allow);
+		plan->net_deny = strv_copy(p->network.deny);
+		plan->net_hosts = strv_copy(p->network.hosts);
+		if (!plan->net_allow || !plan->net_deny || !plan->net_hosts)
+			r = -ENOMEM;
+	}
+	return r;
+}
+
 static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
 			dsb_confined *c, char *why, size_t why_size)
 {
@@ -439,6 +511,13 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 	int r;
 
 	if (p->runner_command[0]) {
+		/* DSH's profile is the runner's contract: it has no network namespace. */
+		if (p->network.access != DSB_NETWORK_FULL) {
+			(void)snprintf(why, why_size,
+				       "runnerCommand cannot enforce network access %s",
+				       dsb_network_access_to_string(p->network.access));
+			return -EPERM;
+		}
 		/* runnerCommand: the operator's runner with DSH's exact profile, asserted full. */
 		static const char *const denial[] = {"read-only file system", "permission denied",
 						     NULL};
@@ -485,6 +564,8 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 	if (!c->backend || !c->denial_signatures)
 		return -ENOMEM;
 	r = ops->confine(p, policy, argv, c, why, why_size);
+	if (r >= 0)
+		r = confine_network(p, policy, c, why, why_size);
 	/* Failures of an in-process backend come back out of band: no stderr rule. */
 	if (r >= 0 && ops->fatal)
 		r = add_rule(c, ops->fatal, none, NULL, 0);
@@ -517,4 +598,19 @@ int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *c
 	}
 	*ret = c;
 	return 0;
+}
+
+const char *dsb_probe_network_enforcement(const dsb_probe_backend *b, dsb_network_access access)
+{
+	if (access == DSB_NETWORK_FULL)
+		return "unrestricted";
+	if (!b || !b->usable)
+		return "unavailable";
+	/* As confine_network() decides. */
+	if (strcmp(b->name, "bwrap") == 0 || (b->hardening & DSB_HARDEN_NET_NAMESPACE))
+		return "namespace";
+	if (access == DSB_NETWORK_NONE && strcmp(b->name, "landlock") == 0 &&
+	    b->landlock_abi_used >= 6)
+		return "filter";
+	return "unavailable";
 }

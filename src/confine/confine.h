@@ -116,6 +116,8 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 #define HARDEN_MNT_NS	       (1u << 6) /* a mount namespace (for protected paths) */
 #define HARDEN_META_SUPERVISED (1u << 7) /* metadata calls go to the supervisor (metadata.c) */
 #define HARDEN_META_REFUSED    (1u << 8) /* no supervisor could be had: they fail with EPERM */
+#define HARDEN_NET_NS	       (1u << 9) /* a network namespace with a loopback alone */
+#define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and sendto go to the supervisor */
 #define HARDEN_FAILED	       (1u << 31)
 
 /*
@@ -125,7 +127,21 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
  * Returns the HARDEN_*_NS bits made (0: none; the caller falls back to the filter),
  * or HARDEN_FAILED when a user namespace was made but could not be mapped. No allocation.
  */
-unsigned harden_namespaces(bool mounts);
+unsigned harden_namespaces(bool mounts, bool net);
+
+/*
+ * With @net, harden_namespaces() also tries a network namespace (HARDEN_NET_NS when made; the
+ * caller fails where it needed one). harden_net_namespace() makes that one alone, in a user
+ * namespace of its own where the caller is not privileged: for a child that execs bwrap, which
+ * then stays in it. No allocation.
+ */
+unsigned harden_net_namespace(void);
+
+/*
+ * In a new network namespace: brings its loopback up, and with @proxy_port makes the proxy's
+ * listener on 127.0.0.1:@proxy_port (returned, close-on-exec; else 0). -errno.
+ */
+int harden_loopback(uint16_t proxy_port);
 
 /*
  * Empties every capability set of the calling thread, the bounding set where it may (needs
@@ -221,12 +237,39 @@ typedef struct confine_plan {
 	 * every user, unless it is the workspace): changes beneath land, on the root refused.
 	 */
 	char **meta_fixed;
+	/*
+	 * A network policy other than full (docs/design/network.md): a network namespace of the
+	 * command's own with a loopback alone, made by the child (both backends); with
+	 * @proxy_port the proxy's listener on 127.0.0.1:@proxy_port in there, sent to the
+	 * supervisor before anything else. Without a namespace (Landlock where none can be made)
+	 * the filter refuses every socket family but AF_UNIX instead.
+	 */
+	bool net_ns;
+	bool net_probe; /* try to make one, as net_ns, but run without it too (the probe) */
+	uint16_t proxy_port;
+	/* bwrap: the child installs the connect/sendto listener (seccomp_net_only_program())
+	 * before it execs bwrap, which installs the main filter itself. */
+	bool net_notify;
+	/*
+	 * Where the command's own pathname sockets lie, as it sees them (the workspace, bwrap's
+	 * private /tmp; never the host's /tmp, every user's): connect and sendto reach sockets
+	 * beneath these alone (NULL-terminated, owned; NULL: none).
+	 */
+	char **net_roots;
+	/* What the proxy lets through (allowlist): NULL-terminated, owned. */
+	char **net_allow, **net_deny, **net_hosts;
 } confine_plan;
 
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */
 const confine_plan *confined_plan(const dsb_confined *c);
 
 /* --- chain.c: the provider and the backends' interface ---------------------------------------- */
+
+/*
+ * The port of the proxy's listener inside the command's network namespace, where every port
+ * is free: the one proxies conventionally use, unless network.proxyPort says otherwise.
+ */
+#define NET_PROXY_PORT 3128
 
 struct dsb_provider {
 	dsb_backend chain[_DSB_BACKEND_MAX];
@@ -238,6 +281,11 @@ struct dsb_provider {
 	int abi_max;	/* 0: the kernel's */
 	char *cache_dir;
 	char bwrap[4096]; /* the trusted bwrap found (backend-bwrap.c), "" before */
+	struct {
+		dsb_network_access access;
+		char **allow, **deny, **hosts; /* NULL-terminated */
+		uint16_t proxy_port;	       /* 0: NET_PROXY_PORT */
+	} network;
 	struct {
 		bool known;
 		int selected; /* index into chain, -1: unavailable */
@@ -307,6 +355,11 @@ int plan_new(dsb_confined *c, confine_plan **ret);
  */
 int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
 
+/* --- backend-landlock.c --------------------------------------------------------------------- */
+
+/* The Landlock ABI @p confines with: the kernel's, capped by landlockAbiMax; -errno: none. */
+int landlock_effective_abi(const dsb_provider *p);
+
 /* --- backend-bwrap.c ------------------------------------------------------------------------ */
 
 /* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
@@ -341,6 +394,13 @@ int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved
 		 char *msg, size_t size);
 
 /*
+ * In a child whose namespaces @achieved (HARDEN_*) should hold a network namespace: fails
+ * without one, brings its loopback up and, with @proxy_port, sends the proxy's listener over
+ * @sock. -errno with the launcher-style line in @msg. No allocation.
+ */
+int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg, size_t size);
+
+/*
  * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
  * sent: the descriptor (close-on-exec), or -1 when none came (@flags: MSG_DONTWAIT, 0). No
  * allocation: the child side runs vfork'ed.
@@ -361,10 +421,13 @@ void confine_cloexec_from(int from);
  * the child achieved before exec, and hands the child's metadata listener to *@ret_meta_fd
  * (-1 when none): the caller supervises it with meta_handle() until it closes it. With
  * @ret_meta_fd NULL the caller cannot supervise, and the child refuses the metadata calls.
+ * A plan with a network policy also needs a supervisor, and with a proxy port the proxy's
+ * listener goes to *@ret_proxy_fd (inside the command's network namespace; the caller serves
+ * it with net_proxy): without them the call is SANDBOX_UNAVAILABLE.
  */
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   int *ret_meta_fd, unsigned flags, pid_t *ret_pid, unsigned *ret_achieved,
-		   dsb_error *reterr);
+		   int *ret_meta_fd, int *ret_proxy_fd, unsigned flags, pid_t *ret_pid,
+		   unsigned *ret_achieved, dsb_error *reterr);
 
 /* --- spawner.c ------------------------------------------------------------------------------ */
 
@@ -404,6 +467,9 @@ typedef struct proc_tree {
 	meta_supervisor meta;	  /* its supervisor, over the plan's roots */
 	meta_worker *meta_worker; /* the thread answering them from the first call on */
 	unsigned meta_refused;	  /* refusals a monitor reported (tree_meta_refused()) */
+	struct net_proxy *proxy;  /* the allow-list's proxy this process serves, or NULL */
+	unsigned net_refused;	  /* network refusals a monitor reported */
+	char *net_refused_hosts;  /* and what they named, one a line (NULL: none) */
 } proc_tree;
 
 /*
@@ -425,6 +491,13 @@ void tree_supervise(proc_tree *t, short revents);
 
 /* The metadata changes refused outside the roots so far, in @t's run. */
 unsigned tree_meta_refused(const proc_tree *t);
+
+/*
+ * The network calls refused so far in @t's run (*@ret_count: by the proxy and the supervisor)
+ * and what they named, each once (*@ret_named, NULL-terminated, strv_free(); NULL when none):
+ * hosts the proxy refused, then addresses ("192.0.2.1:443", a socket's path). -ENOMEM.
+ */
+int tree_net_refused(proc_tree *t, unsigned *ret_count, char ***ret_named);
 
 /* Whether this process has one thread (/proc/self/stat). */
 bool tree_single_threaded(void);

@@ -9,10 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,7 +57,8 @@ static unsigned user_namespace(int flags)
 	return r < 0 ? HARDEN_FAILED : HARDEN_USER_NS;
 }
 
-unsigned harden_namespaces(bool mounts)
+/* The namespaces of harden_namespaces(), each with @extra (CLONE_NEWNET or 0) too. */
+static unsigned namespaces(bool mounts, int extra)
 {
 	/*
 	 * Root (in its own user namespace) may make them directly. Anyone else needs a user
@@ -62,7 +67,7 @@ unsigned harden_namespaces(bool mounts)
 	 * is wanted only for protected paths (copying the mount table costs); where it cannot be
 	 * made the others still are, and the caller decides.
 	 */
-	const int base = CLONE_NEWIPC | CLONE_NEWUTS;
+	const int base = CLONE_NEWIPC | CLONE_NEWUTS | extra;
 	const unsigned made = HARDEN_IPC_NS | HARDEN_UTS_NS;
 	if (mounts && unshare(base | CLONE_NEWNS) == 0)
 		return made | HARDEN_MNT_NS;
@@ -78,6 +83,64 @@ unsigned harden_namespaces(bool mounts)
 		return 0; /* no namespaces here (disabled, or a container's filter): the seccomp
 			   * filter then refuses IPC, see harden_filter_flags() */
 	return user & HARDEN_FAILED ? user : user | made;
+}
+
+unsigned harden_namespaces(bool mounts, bool net)
+{
+	/* A network namespace where one can be made; the caller tells whether it needed it. */
+	if (net) {
+		unsigned ns = namespaces(mounts, CLONE_NEWNET);
+		if (ns)
+			return ns & HARDEN_FAILED ? ns : ns | HARDEN_NET_NS;
+	}
+	return namespaces(mounts, 0);
+}
+
+unsigned harden_net_namespace(void)
+{
+	if (unshare(CLONE_NEWNET) == 0)
+		return HARDEN_NET_NS;
+	unsigned user = user_namespace(CLONE_NEWNET);
+	return user & HARDEN_FAILED ? user : user ? user | HARDEN_NET_NS : 0;
+}
+
+int harden_loopback(uint16_t proxy_port)
+{
+	/*
+	 * A new network namespace has one interface, the loopback, and it is down: the
+	 * command's own local services (a test server) need it, and so does the proxy's
+	 * listener. CAP_NET_ADMIN over the namespace is ours until the capabilities go.
+	 */
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	int r = ioctl(fd, SIOCGIFFLAGS, &ifr);
+	if (r == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	int e = errno;
+	(void)close(fd);
+	if (r < 0)
+		return -e;
+	if (!proxy_port)
+		return 0;
+	/* The proxy's door in here: the supervisor accepts on it from outside (net/proxy.c). */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in sin = {.sin_family = AF_INET,
+				  .sin_port = htons(proxy_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 256) < 0) {
+		e = errno;
+		(void)close(fd);
+		return -e;
+	}
+	return fd;
 }
 
 unsigned harden_drop_caps(void)

@@ -185,6 +185,29 @@ static int install_filter(unsigned flags, int meta_sock)
 	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
 }
 
+int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg, size_t size)
+{
+	/* The provider asked for it because the probe made one: none now is no run. */
+	if (!(achieved & HARDEN_NET_NS)) {
+		(void)snprintf(msg, size, "landlock-run: cannot make a network namespace");
+		return -EPERM;
+	}
+	int fd = harden_loopback(proxy_port);
+	if (fd < 0) {
+		(void)snprintf(msg, size, "landlock-run: cannot set up the loopback: %s",
+			       strerror(-fd));
+		return fd;
+	}
+	if (!proxy_port)
+		return 0;
+	int r = sock >= 0 ? fd_send(sock, fd) : -ENOTCONN;
+	(void)close(fd);
+	if (r < 0)
+		(void)snprintf(msg, size, "landlock-run: cannot hand the proxy its listener: %s",
+			       strerror(-r));
+	return r;
+}
+
 int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved, bool *ret_partial,
 		 char *msg, size_t size)
 {
@@ -199,12 +222,18 @@ int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved
 		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
 			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
 		const protect_ops *m = &plan->mounts;
-		unsigned ns = harden_namespaces(m->n > 0 || plan->mount_ns);
+		unsigned ns =
+			harden_namespaces(m->n > 0 || plan->mount_ns, plan->net_ns || plan->net_probe);
 		if (ns & HARDEN_FAILED) {
 			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
 			return -EPERM;
 		}
 		*ret_achieved |= ns;
+		if (plan->net_ns) {
+			int r = confine_network(ns, plan->proxy_port, meta_sock, msg, size);
+			if (r < 0)
+				return r;
+		}
 		/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
 		if (!(ns & HARDEN_IPC_NS))
 			filter_flags |= SECCOMP_DENY_IPC;

@@ -105,6 +105,33 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	}
 	confine_cloexec_from(keep);
 
+	/*
+	 * A runner's network namespace, made here because bwrap would give the proxy no door
+	 * into its own (the listener is made in there and sent out), and the listener for the
+	 * command's connect and sendto calls: bwrap installs our main filter itself, with no
+	 * listener for us, so this one goes first, below it (backend-bwrap.c).
+	 */
+	if (plan && !c->landlock && plan->net_ns) {
+		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
+			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
+		unsigned ns = harden_net_namespace();
+		if (ns & HARDEN_FAILED)
+			child_fail(rep, 2, EPERM, "cannot map the user namespace");
+		int r = confine_network(ns, plan->proxy_port, meta_sock, msg, sizeof(msg));
+		if (r < 0)
+			child_fail(rep, 2, -r, msg);
+		rep->achieved |= ns;
+	}
+	if (plan && !c->landlock && plan->net_notify) {
+		int listener = seccomp_install_listener(seccomp_net_only_program());
+		int r = listener < 0 ? listener : fd_send(meta_sock, listener);
+		if (listener >= 0)
+			(void)close(listener);
+		if (r < 0)
+			child_fail(rep, 2, -r, "cannot hand over the connect supervisor's listener");
+		rep->achieved |= HARDEN_NET_SUPERVISED;
+	}
+
 	/* A runner's protected paths, mounted before it starts (backend-bwrap.c). */
 	if (plan && !c->landlock && plan->mounts.n > 0) {
 		if (unshare(CLONE_NEWNS) < 0)
@@ -186,8 +213,8 @@ static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 }
 
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   int *ret_meta_fd, unsigned flags, pid_t *ret_pid, unsigned *ret_achieved,
-		   dsb_error *reterr)
+		   int *ret_meta_fd, int *ret_proxy_fd, unsigned flags, pid_t *ret_pid,
+		   unsigned *ret_achieved, dsb_error *reterr)
 {
 	static const dsb_spawn_options defaults = DSB_SPAWN_OPTIONS_INIT;
 	if (!c || !c->argv || !c->argv[0] || !ret_pid)
@@ -198,9 +225,23 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	const confine_plan *plan = confined_plan(c);
 	if (ret_meta_fd)
 		*ret_meta_fd = -1;
-	/* The child sends its metadata listener here before it execs (self.c). */
+	if (ret_proxy_fd)
+		*ret_proxy_fd = -1;
+	/*
+	 * A network policy is enforced by a supervisor (the connect calls) and, for the
+	 * allow-list, by the proxy it runs: with nobody to do either, nothing runs.
+	 */
+	bool net = plan && (plan->net_ns || plan->net_notify);
+	if (net && (!ret_meta_fd || (plan->proxy_port && !ret_proxy_fd)))
+		return policy_fail_unavailable(reterr, mode,
+					       "a network policy needs a supervising parent");
+	/*
+	 * The child sends here, before it execs, the proxy's listener (net_ns with a
+	 * proxy_port), then its supervisor's listener (self.c).
+	 */
 	_cleanup_close_ int meta_ours = -1, meta_theirs = -1;
-	if (ret_meta_fd && plan && c->landlock && (plan->filter_flags & SECCOMP_METADATA_NOTIFY)) {
+	if (net ||
+	    (ret_meta_fd && plan && c->landlock && (plan->filter_flags & SECCOMP_METADATA_NOTIFY))) {
 		int sp[2];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 			return policy_fail_unavailable(
@@ -237,6 +278,8 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 
 	if (!rep.failed) {
 		*ret_pid = pid;
+		if (meta_ours >= 0 && plan->proxy_port)
+			*ret_proxy_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* the child checked */
 		if (meta_ours >= 0) {
 			*ret_meta_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* none: it refuses */
 			meta_listener_tune(*ret_meta_fd);
@@ -275,7 +318,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		       pid_t *ret_pid, dsb_error *reterr)
 {
-	return confined_spawn(c, mode, opts, NULL, 0, ret_pid, NULL, reterr);
+	return confined_spawn(c, mode, opts, NULL, NULL, 0, ret_pid, NULL, reterr);
 }
 
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)

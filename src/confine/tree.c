@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "confine.h"
+#include "../net/net.h"
 #include "metadata.h"
 
 /* What the monitor tells the caller, one fixed-size record per write (atomic on a pipe). */
@@ -48,8 +49,12 @@ typedef struct monitor_msg {
 	int status;
 	unsigned achieved;
 	unsigned meta_refused; /* MSG_ENDED: metadata changes refused outside the roots so far */
-	dsb_error err;	       /* MSG_FAILED */
+	unsigned net_refused;  /* MSG_ENDED: network calls refused (tree_net_refused()) */
+	char net_refused_hosts[640]; /* MSG_ENDED: what they named, one a line, cut at a line */
+	dsb_error err;		     /* MSG_FAILED */
 } monitor_msg;
+
+_Static_assert(sizeof(monitor_msg) <= PIPE_BUF, "one monitor message must be written at once");
 
 enum {
 	MSG_STARTED = 1,
@@ -224,6 +229,68 @@ static void listener_ready(meta_supervisor *s, meta_worker **worker, int *fd, sh
 	*fd = -1;
 }
 
+/*
+ * Serves the proxy's listener @fd (taken) with @plan's rules, and tells the supervisor @s what
+ * the command's network is. Without a proxy the listener is closed: the command's connections
+ * to it are refused, never let through.
+ */
+static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, int fd)
+{
+	if (!plan || !(plan->net_ns || plan->net_notify))
+		return NULL;
+	meta_net net = {.supervised = true, .roots = plan->net_roots};
+	meta_supervisor_set_net(s, &net);
+	if (fd < 0)
+		return NULL;
+	net_rules rules = {.allow = plan->net_allow, .deny = plan->net_deny,
+			   .hosts = plan->net_hosts};
+	net_proxy *proxy = NULL;
+	if (net_proxy_new(&rules, &proxy) < 0) {
+		(void)close(fd);
+		return NULL;
+	}
+	if (net_proxy_listen(proxy, fd) < 0 || net_proxy_start(proxy) < 0)
+		proxy = (net_proxy_free(proxy), NULL);
+	return proxy;
+}
+
+/*
+ * What the run's network refusals named so far: the proxy's hosts, then the addresses the
+ * supervisor refused, each once, appended to *@io (NULL-terminated). -ENOMEM.
+ */
+static int network_refused(net_proxy *proxy, meta_supervisor *s, unsigned *ret_count, char ***io)
+{
+	_cleanup_strv_free_ char **hosts = proxy ? net_proxy_refused(proxy) : NULL;
+	_cleanup_strv_free_ char **addrs = meta_net_refused(s);
+	if ((proxy && !hosts) || !addrs)
+		return -ENOMEM;
+	*ret_count = atomic_load(&s->net_refused) + (unsigned)strv_length(hosts);
+	int r = 0;
+	for (size_t i = 0; r >= 0 && hosts && hosts[i]; i++)
+		if (!strv_contains(*io, hosts[i]))
+			r = strv_push(io, hosts[i]);
+	for (size_t i = 0; r >= 0 && addrs[i]; i++)
+		if (!strv_contains(*io, addrs[i]))
+			r = strv_push(io, addrs[i]);
+	return r;
+}
+
+/* Packs @v into @buf, one a line, as many whole lines as fit. */
+static void pack_lines(char *const *v, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; v && v[i]; i++) {
+		size_t k = strlen(v[i]);
+		if (n + k + 2 > size)
+			break;
+		memcpy(buf + n, v[i], k);
+		buf[n + k] = '\n';
+		n += k + 1;
+		buf[n] = '\0';
+	}
+}
+
 _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
 				int status_w, int ctl_r)
 {
@@ -251,9 +318,9 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	so.stderr_fd = high[4] < 0 ? -1 : 7;
 	monitor_msg m;
 	memset(&m, 0, sizeof(m));
-	int meta_fd = -1;
-	int r = confined_spawn(c, mode, &so, &meta_fd, SPAWN_DIE_WITH_PARENT, &m.pid, &m.achieved,
-			       &m.err);
+	int meta_fd = -1, proxy_fd = -1;
+	int r = confined_spawn(c, mode, &so, &meta_fd, &proxy_fd, SPAWN_DIE_WITH_PARENT, &m.pid,
+			       &m.achieved, &m.err);
 	m.kind = r < 0 ? MSG_FAILED : MSG_STARTED;
 	if (write_msg(3, &m) < 0 || r < 0)
 		_exit(r < 0 ? 125 : 1);
@@ -266,7 +333,8 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	const confine_plan *plan = confined_plan(c);
 	meta_supervisor sup;
 	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL, plan ? plan->meta_fixed : NULL);
-	meta_worker *worker = NULL; /* ended with this process */
+	net_proxy *proxy = network_start(plan, &sup, proxy_fd); /* ended with this process */
+	meta_worker *worker = NULL;				/* likewise */
 	for (;;) {
 		/*
 		 * Woken by the leader's end, the caller, or the tree's first metadata call (a
@@ -286,6 +354,9 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 					  .pid = leader,
 					  .status = status,
 					  .meta_refused = atomic_load(&sup.refused)};
+			_cleanup_strv_free_ char **named = NULL;
+			if (network_refused(proxy, &sup, &m.net_refused, &named) >= 0)
+				pack_lines(named, m.net_refused_hosts, sizeof(m.net_refused_hosts));
 			(void)write_msg(3, &m);
 			ended = true;
 		}
@@ -317,8 +388,10 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 						      "cannot become a child subreaper");
 			t->reaping = true;
 		}
-		int r = confined_spawn(c, mode, opts, &t->meta_fd, reap ? SPAWN_DIE_WITH_PARENT : 0,
-				       &t->leader, &t->achieved, reterr);
+		int proxy_fd = -1;
+		int r = confined_spawn(c, mode, opts, &t->meta_fd, &proxy_fd,
+				       reap ? SPAWN_DIE_WITH_PARENT : 0, &t->leader, &t->achieved,
+				       reterr);
 		const confine_plan *plan = confined_plan(c);
 		meta_supervisor_init(&t->meta, plan ? plan->meta_roots : NULL,
 				     plan ? plan->meta_fixed : NULL);
@@ -326,6 +399,7 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 			tree_done(t);
 			return r;
 		}
+		t->proxy = network_start(plan, &t->meta, proxy_fd);
 		t->event_fd = pidfd_open_raw(t->leader); /* < 0: tree_check() polls instead */
 		return 0;
 	}
@@ -388,6 +462,9 @@ int tree_check(proc_tree *t, int *ret_status)
 				W_EXITCODE(125, 0); /* the monitor died: nothing left to wait for */
 		t->status = m.status;
 		t->meta_refused = m.meta_refused;
+		t->net_refused = m.net_refused;
+		m.net_refused_hosts[sizeof(m.net_refused_hosts) - 1] = '\0';
+		t->net_refused_hosts = strdup(m.net_refused_hosts); /* NULL: none named */
 	} else {
 		int status;
 		pid_t w;
@@ -450,10 +527,13 @@ void tree_done(proc_tree *t)
 		(void)close(t->event_fd);
 	if (t->ctl_fd >= 0)
 		(void)close(t->ctl_fd);
+	/* After the tree: nothing is left to connect through the proxy or call the worker. */
+	net_proxy_free(t->proxy);
 	meta_worker_stop(t->meta_worker);
 	if (t->meta_fd >= 0)
 		(void)close(t->meta_fd);
 	meta_supervisor_done(&t->meta);
+	free(t->net_refused_hosts);
 	*t = (proc_tree){.event_fd = -1, .ctl_fd = -1, .meta_fd = -1};
 }
 
@@ -465,4 +545,24 @@ void tree_supervise(proc_tree *t, short revents)
 unsigned tree_meta_refused(const proc_tree *t)
 {
 	return t->meta_refused + atomic_load(&t->meta.refused);
+}
+
+int tree_net_refused(proc_tree *t, unsigned *ret_count, char ***ret_named)
+{
+	*ret_count = 0;
+	*ret_named = NULL;
+	int r = 0;
+	if (t->monitor) {
+		*ret_count = t->net_refused;
+		for (char *p = t->net_refused_hosts, *nl; r >= 0 && p && (nl = strchr(p, '\n'));
+		     p = nl + 1) {
+			*nl = '\0';
+			r = strv_push(ret_named, p);
+			*nl = '\n';
+		}
+	} else
+		r = network_refused(t->proxy, &t->meta, ret_count, ret_named);
+	if (r < 0)
+		*ret_named = strv_free(*ret_named);
+	return r;
 }

@@ -158,4 +158,10 @@ bool context_is_owned(const json_t *data);
 int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,
 			  char **ret_text, dsb_error *reterr);
 
+/*
+ * Beyond DSH: appends to the sandbox:policy text *@io_text (replaced) the sentence about a
+ * network policy other than full: disabled, or the allowed hosts. -ENOMEM.
+ */
+int context_network_append(dsb_network_access access, char *const *allow, char **io_text);
+
 #endif

@@ -6,6 +6,8 @@
  * temp paths are left out on purpose, so the bytes (and the provider's prompt cache) survive a
  * change of TMPDIR or of the mounted tools.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
@@ -97,4 +99,26 @@ const char *dsb_context_approval_text(dsb_approval_policy policy)
 const char *dsb_context_delegation_text(void)
 {
 	return delegation_text;
+}
+
+int context_network_append(dsb_network_access access, char *const *allow, char **io_text)
+{
+	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
+	int r = strbuf_puts(&sb, *io_text);
+	if (r >= 0 && access == DSB_NETWORK_NONE)
+		r = strbuf_puts(&sb, " Network access is disabled: commands cannot reach any host, "
+				     "nor services of the machine outside the sandbox.");
+	if (r >= 0 && access == DSB_NETWORK_ALLOWLIST) {
+		r = strbuf_puts(&sb, " Network access is limited to these hosts, through a proxy "
+				     "the sandbox sets for commands: ");
+		for (size_t i = 0; r >= 0 && allow && allow[i]; i++)
+			r = strbuf_printf(&sb, "%s%s", i ? ", " : "", allow[i]);
+		if (r >= 0)
+			r = strbuf_puts(&sb, ". Other hosts are refused.");
+	}
+	if (r < 0)
+		return -ENOMEM;
+	free(*io_text);
+	*io_text = strbuf_take(&sb);
+	return 0;
 }

@@ -190,3 +190,29 @@ int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exe
 		return -ENOMEM;
 	return 0;
 }
+
+int network_note(bool allowlist, bool failed, unsigned refused, char *const *named,
+		 char **ret_note)
+{
+	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
+	int r = 0;
+	*ret_note = NULL;
+	for (size_t i = 0; allowlist && r >= 0 && named && named[i]; i++) {
+		if (named[i][0] == '/')
+			continue;
+		if (sb.len > 0)
+			r = strbuf_putc(&sb, '\n');
+		if (r >= 0)
+			r = strbuf_printf(&sb,
+					  "[sandbox: network access to %s denied (not in the "
+					  "allow-list)]",
+					  named[i]);
+	}
+	if (r >= 0 && sb.len == 0 && failed && refused > 0)
+		r = strbuf_puts(&sb, "[sandbox: network access is disabled under this policy]");
+	if (r < 0)
+		return -ENOMEM;
+	if (sb.len > 0 && !(*ret_note = strdup(sb.buf)))
+		return -ENOMEM;
+	return 0;
+}

@@ -6,13 +6,14 @@
  * variables and the managed DSH_* ones, later winning.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec.h"
 
 /* Sets NAME=VALUE @entry in *@env, replacing an entry of the same name in place. */
-static int env_put(char ***env, const char *entry)
+int env_put(char ***env, const char *entry)
 {
 	size_t n = strcspn(entry, "=");
 	for (size_t i = 0; *env && (*env)[i]; i++) {
@@ -48,4 +49,27 @@ char **env_build(char *const *parent, const scrub_rule *rules, size_t n_rules, c
 	if (r < 0)
 		return strv_free(env);
 	return env;
+}
+
+int env_proxy(char ***env, uint16_t port)
+{
+	/*
+	 * Both spellings: curl reads only the lower-case http_proxy (the upper-case one could be
+	 * set by a CGI request's Proxy: header), most other tools the upper-case ones. The
+	 * namespace's own loopback is the command's: never through the proxy.
+	 */
+	static const char *const names[] = {"http_proxy", "HTTP_PROXY", "https_proxy",
+					    "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+	char entry[64];
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {
+		(void)snprintf(entry, sizeof(entry), "%s=http://127.0.0.1:%u", names[i],
+			       (unsigned)port);
+		r = env_put(env, entry);
+	}
+	if (r >= 0)
+		r = env_put(env, "no_proxy=localhost,127.0.0.1,::1");
+	if (r >= 0)
+		r = env_put(env, "NO_PROXY=localhost,127.0.0.1,::1");
+	return r;
 }

@@ -229,6 +229,16 @@ bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
 int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exec_policy *p,
 		       const char *workdir, char **ret_note);
 
+/*
+ * What the model is told of a run's refused network calls (dsb_run_result.network_note):
+ * under the allow-list (@allowlist) one line per host or address of @named (a socket's path is
+ * not a host: counted, not named); then, when the command @failed after @refused calls were
+ * refused and no host was named, that network access is disabled. *@ret_note is NULL when
+ * there is nothing to say. -ENOMEM.
+ */
+int network_note(bool allowlist, bool failed, unsigned refused, char *const *named,
+		 char **ret_note);
+
 /* --- render.c ------------------------------------------------------------------------------ */
 
 /* dsb_render_result() with the text's length (output may hold NUL bytes). 0, -EINVAL, -ENOMEM. */
@@ -254,5 +264,15 @@ const char *render_signal_name(int sig);
  */
 char **env_build(char *const *parent, const scrub_rule *rules, size_t n_rules, char *const *extra,
 		 char *const *dsh);
+
+/* Sets NAME=VALUE @entry in *@env, replacing an entry of the same name in place. -ENOMEM. */
+int env_put(char ***env, const char *entry);
+
+/*
+ * Points the command's proxy variables (http_proxy, https_proxy, all_proxy, each in both
+ * cases) at the allow-list's proxy, 127.0.0.1:@port in its network namespace, and keeps the
+ * namespace's loopback out of it (no_proxy). -ENOMEM.
+ */
+int env_proxy(char ***env, uint16_t port);
 
 #endif

@@ -151,6 +151,9 @@ static int render_markers(const dsb_run_result *r, bool confines, strbuf *marker
 	/* Beyond DSH, after all of its markers: which protected path the denial was about. */
 	if (k >= 0 && r->sandboxed && r->denied && r->protected_note)
 		k = add_marker(markers, strdup(r->protected_note));
+	/* Then what the network policy refused (docs/design/network.md). */
+	if (k >= 0 && r->sandboxed && r->network_note)
+		k = add_marker(markers, strdup(r->network_note));
 	return k;
 }
 

@@ -35,6 +35,7 @@ void dsb_run_result_done(dsb_run_result *r)
 	free(r->err.text);
 	free(r->err.spill_path);
 	free(r->protected_note);
+	free(r->network_note);
 	*r = (dsb_run_result){0};
 }
 
@@ -67,6 +68,8 @@ typedef struct run {
 	 */
 	char *buf;
 	unsigned meta_refused; /* the tree's, kept past tree_done() for the classification */
+	unsigned net_refused;  /* likewise: network calls refused, */
+	char **net_named;      /* and the hosts and addresses they named */
 } run;
 
 static void run_done(run *r)
@@ -85,6 +88,7 @@ static void run_done(run *r)
 	}
 	spill_dir_done(&r->spill);
 	strv_free(r->env);
+	strv_free(r->net_named);
 	dsb_confined_done(&r->confined);
 	free(r->buf);
 }
@@ -273,6 +277,7 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			/* The leader's refusals: tree_done() below clears them (a monitor tells
 			 * them with the end). */
 			r->meta_refused = tree_meta_refused(&r->tree);
+			(void)tree_net_refused(&r->tree, &r->net_refused, &r->net_named);
 			drain_until = monotonic_ms() + grace_ms;
 			/* After a timeout nothing it left behind gets to print: end it all now. */
 			if ((timed_out || aborted) && !kill_at)
@@ -405,6 +410,10 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	if (r >= 0) {
 		x.env = env_build(environ, cfg->scrub_env, cfg->n_scrub_env, req->env,
 				  req->dsh_env);
+		/* The allow-list's proxy, inside the command's network namespace. */
+		const confine_plan *plan = confined_plan(&x.confined);
+		if (x.env && plan && plan->proxy_port && env_proxy(&x.env, plan->proxy_port) < 0)
+			x.env = strv_free(x.env);
 		if (!req->passthrough)
 			x.out = collector_new("stdout", out_cap, spill_cap, &x.spill);
 		x.err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x.spill);
@@ -561,6 +570,14 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		}
 		res.has_enforcement = true;
 		res.enforcement = x.confined.enforcement;
+		const confine_plan *plan = confined_plan(&x.confined);
+		if (plan && (plan->net_ns || plan->net_notify) &&
+		    network_note(plan->proxy_port != 0, res.exit_code != 0, x.net_refused,
+				 x.net_named, &res.network_note) < 0) {
+			run_done(&x);
+			dsb_run_result_done(&res);
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		}
 	}
 	if (live)
 		opts->aborted = aborted;

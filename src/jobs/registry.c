@@ -59,6 +59,7 @@ struct job {
 	bool spawn_failed; /* the spawn was attempted and failed */
 	job_facts facts;   /* once settled */
 	char *protected_note;
+	char *network_note;
 
 	pthread_t thread;
 	bool thread_running; /* created and not yet joined */
@@ -88,6 +89,7 @@ static job *job_free(job *j)
 	free(j->detail);
 	free(j->spawn_note);
 	free(j->protected_note);
+	free(j->network_note);
 	free(j);
 	return NULL;
 }
@@ -288,6 +290,8 @@ static void settle(job *j, int r, dsb_run_result *res, const exec_opts *o, const
 		j->facts.denied = !o->runner_failed && res->denied;
 		j->protected_note = TAKE_PTR(res->protected_note);
 		j->facts.protected_note = j->protected_note;
+		j->network_note = TAKE_PTR(res->network_note);
+		j->facts.network_note = j->network_note;
 	}
 	/* A settlement someone waits for is reported to them: no notice (LocalJobRegistry). */
 	if (j->waiters > 0)

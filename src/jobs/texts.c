@@ -88,7 +88,7 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 		return add_notice(notices, notice);
 	}
 	if (!facts->denied)
-		return 0;
+		return facts->network_note ? add_notice(notices, strdup(facts->network_note)) : 0;
 	/* Ours is a confining executor: the escalation hint follows the marker (spec §6.8). */
 	r = add_notice(notices, render_denial_marker(facts->mode));
 	if (r >= 0)
@@ -96,6 +96,8 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 	/* Beyond DSH, after all of its markers, as in a foreground result. */
 	if (r >= 0 && facts->protected_note)
 		r = add_notice(notices, strdup(facts->protected_note));
+	if (r >= 0 && facts->network_note)
+		r = add_notice(notices, strdup(facts->network_note));
 	return r;
 }
 

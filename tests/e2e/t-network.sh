@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The network policy (docs/design/network.md), against services this test starts on this machine
+# alone (net-tool.py serve): a TCP server and a UDP echo on 127.0.0.1, an abstract unix socket, a
+# pathname unix socket and a unix datagram socket outside every grant, and a pathname socket in
+# the workspace. Each is first reached unconfined (the control), then:
+#   full       (the default, DSH's behaviour) reaches them, as before, from both backends
+#              (Landlock scopes abstract sockets even so);
+#   none       reaches none of them, on both backends in both confined modes, as root and as
+#              nobody, and the command's own loopback still works; the workspace's own socket is
+#              reached in workspace-write; a refused connection is named in no line, and a
+#              command that failed after one is told that network access is disabled;
+#   allowlist  reaches an allowed name through the proxy (curl, with the variables the sandbox
+#              sets; names map to 127.0.0.1 in the proxy's resolver through network.hosts), is
+#              refused a name not allowed with the model-facing line naming it, and cannot go
+#              around the proxy: a direct connection to a host address is refused and named.
+# No packet leaves the machine: the only outside address tried is 192.0.2.1 (TEST-NET-1), which
+# the sandbox refuses before anything is sent, and the control never tries it.
+# shellcheck source=tests/e2e/libescape.sh
+. "$(dirname "$0")/libescape.sh"
+
+cp "${DSB_SOURCE_ROOT:?}/tests/e2e/net-tool.py" "$PROBE_DIR/net-tool.py"
+NET_TOOL=$PROBE_DIR/net-tool.py
+NO_NET_LINE='[sandbox: network access is disabled under this policy]'
+
+# Starts the services (outside: $OUT; the workspace: $PWD/ws) and loads their addresses.
+services() {
+	setup
+	chmod 0777 "$OUT" ws
+	"$PYTHON" "$NET_TOOL" serve "$OUT" "$PWD/ws" &
+	local pid=$!
+	defer kill "$pid"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$OUT/services" ] && break
+		sleep 0.05
+	done
+	[ -e "$OUT/services" ] || fail "the services did not start"
+	# shellcheck disable=SC1091 # written just now
+	. "$OUT/services"
+}
+
+# connect_at WHERE KIND ADDRESS [NETWORK]: net-tool.py connect, unconfined (WHERE control) or
+# confined with --network NETWORK (default none); its answer in $out.
+connect_at() {
+	local where=$1 kind=$2 address=$3 network=${4:-none}
+	if [ "$where" = control ]; then
+		rc=0
+		out=$("$PYTHON" "$NET_TOOL" connect "$kind" "$address" 2>&1) || rc=$?
+		return
+	fi
+	run exec --backend "${where%/*}" --mode "${where#*/}" --workspace "$PWD/ws" \
+		--network "$network" -- "$PYTHON" "$NET_TOOL" connect "$kind" "$address"
+}
+
+# accepted NAME: how many connections the service NAME accepted.
+accepted() {
+	grep -cx "$1" "$OUT/accepted" 2>/dev/null || true
+}
+
+# reach WHERE KIND ADDRESS NAME NETWORK: must connect and exchange, and the service must see it.
+reach() {
+	connect_at "$1" "$2" "$3" "$5"
+	assert_streq "$out" OK
+	[ "$(accepted "$4")" -ge 1 ] || fail "$4 saw no connection"
+}
+
+# unreachable WHERE KIND ADDRESS NAME: refused under none, and the service saw nothing.
+unreachable() {
+	connect_at "$1" "$2" "$3" none
+	refused "connecting to $3 ($2)"
+	[[ "$out" =~ ^(E[A-Z]+|TIMEOUT)$ ]] || fail "unexpected answer: $out ($err)"
+	assert_streq "$(accepted "$4")" 0
+}
+
+case_tcp() {
+	services
+	if [ "$1" = control ]; then reach control tcp "127.0.0.1:$TCP_PORT" tcp; else unreachable "$1" tcp "127.0.0.1:$TCP_PORT" tcp; fi
+}
+case_udp() {
+	services
+	if [ "$1" = control ]; then reach control udp "127.0.0.1:$UDP_PORT" udp; else unreachable "$1" udp "127.0.0.1:$UDP_PORT" udp; fi
+}
+case_abstract() {
+	services
+	if [ "$1" = control ]; then reach control abstract "$ABSTRACT" abstract; else unreachable "$1" abstract "$ABSTRACT" abstract; fi
+}
+case_pathname() {
+	services
+	if [ "$1" = control ]; then reach control unix "$OUT_SOCK" out.sock; else unreachable "$1" unix "$OUT_SOCK" out.sock; fi
+}
+case_dgram() {
+	services
+	if [ "$1" = control ]; then
+		reach control dgram "$OUT_DGRAM" out.dgram
+		sleep 0.2
+		[ "$(accepted out.dgram)" -ge 1 ] || fail "the datagram did not arrive"
+		return
+	fi
+	connect_at "$1" dgram "$OUT_DGRAM" none
+	refused "sending to $OUT_DGRAM"
+	sleep 0.2
+	assert_streq "$(accepted out.dgram)" 0
+}
+
+# A symlink in the workspace to the outside socket is the outside socket.
+case_symlink() {
+	services
+	ln -s "$OUT_SOCK" ws/link.sock
+	if [ "$1" = control ]; then reach control unix "$PWD/ws/link.sock" out.sock; else unreachable "$1" unix "$PWD/ws/link.sock" out.sock; fi
+}
+
+# The workspace's own socket: reached in workspace-write, not in read-only (no writable root).
+case_inside() {
+	services
+	connect_at "$1" unix "$IN_SOCK" none
+	if [ "${1#*/}" = workspace-write ]; then
+		assert_streq "$out" OK
+		[ "$(accepted in.sock)" -ge 1 ] || fail "in.sock saw no connection"
+	else
+		refused "connecting to the workspace's socket in read-only"
+		assert_streq "$(accepted in.sock)" 0
+	fi
+}
+
+# The command's own loopback works in its namespace.
+case_own_loopback() {
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" loopback
+	assert_rc 0
+	assert_streq "$out" OK
+}
+
+# full (the default) is DSH's behaviour: the host's network.
+case_full() {
+	services
+	local where=$1
+	reach "$where" tcp "127.0.0.1:$TCP_PORT" tcp full
+	reach "$where" udp "127.0.0.1:$UDP_PORT" udp full
+	reach "$where" unix "$OUT_SOCK" out.sock full
+	# Landlock scopes abstract sockets whatever the network policy; bwrap shares the host's.
+	connect_at "$where" abstract "$ABSTRACT" full
+	if [ "${where%/*}" = bwrap ]; then assert_streq "$out" OK; else refused "abstract under Landlock"; fi
+}
+
+# What the model reads: a failure after a refused call says network access is disabled.
+case_bash_note() {
+	mkdir -p ws
+	run bash --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none \
+		"$PYTHON $NET_TOOL connect tcp 192.0.2.1:80"
+	assert_rc 0
+	assert_contains "$out" "$NO_NET_LINE"
+	assert_contains "$out" "[exit code: 1]"
+	# A command that succeeded is told nothing.
+	run bash --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none \
+		"$PYTHON $NET_TOOL connect tcp 192.0.2.1:80 || true"
+	assert_rc 0
+	assert_not_contains "$out" "[sandbox: network"
+}
+
+# --- allowlist --------------------------------------------------------------------------------------
+
+allow_config() {
+	cat >cfg.yaml <<-YAML
+		network:
+		  access: allowlist
+		  allow: ["allowed.test", "*.good.test"]
+		  deny: ["bad.good.test"]
+		  hosts: {"allowed.test": "127.0.0.1", "sub.good.test": "127.0.0.1", "bad.good.test": "127.0.0.1", "denied.test": "127.0.0.1"}
+	YAML
+}
+
+# bash_allow WHERE SCRIPT: the bash tool under the allow-list configuration.
+bash_allow() {
+	run --config cfg.yaml bash --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" "$2"
+}
+
+case_allow_reaches() {
+	services
+	allow_config
+	bash_allow "$1" "curl -sS --max-time 5 http://allowed.test:$TCP_PORT/ && curl -sS --max-time 5 http://sub.good.test:$TCP_PORT/x"
+	assert_rc 0
+	assert_contains "$out" HELLO
+	assert_not_contains "$out" "[sandbox: network"
+	assert_streq "$(accepted tcp)" 2
+	# CONNECT (what HTTPS takes) through the same proxy.
+	bash_allow "$1" "curl -sS --max-time 5 --proxytunnel http://allowed.test:$TCP_PORT/"
+	assert_contains "$out" HELLO
+	assert_streq "$(accepted tcp)" 3
+}
+
+case_allow_refuses() {
+	services
+	allow_config
+	bash_allow "$1" "curl -sS --max-time 5 http://denied.test:$TCP_PORT/; curl -sS --max-time 5 http://bad.good.test:$TCP_PORT/; curl -sS --max-time 5 --proxytunnel http://denied.test:$TCP_PORT/"
+	assert_rc 0
+	assert_contains "$out" "[sandbox: network access to denied.test denied (not in the allow-list)]"
+	assert_contains "$out" "[sandbox: network access to bad.good.test denied (not in the allow-list)]"
+	# Each host is named once, however often it was refused.
+	[ "$(grep -c 'network access to denied.test' <<<"$out")" = 1 ] || fail "denied.test named twice: $out"
+	assert_streq "$(accepted tcp)" 0
+}
+
+case_allow_bypass() {
+	services
+	allow_config
+	# Around the proxy: the host's loopback is not the namespace's, an outside address is refused.
+	bash_allow "$1" "$PYTHON $NET_TOOL connect tcp 127.0.0.1:$TCP_PORT; $PYTHON $NET_TOOL connect tcp 192.0.2.1:80; curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:$TCP_PORT/"
+	assert_not_contains "$out" HELLO
+	assert_contains "$out" "[sandbox: network access to 192.0.2.1:80 denied (not in the allow-list)]"
+	assert_streq "$(accepted tcp)" 0
+	# And the rest stays closed, as under none.
+	bash_allow "$1" "$PYTHON $NET_TOOL connect unix $OUT_SOCK; $PYTHON $NET_TOOL connect abstract $ABSTRACT; $PYTHON $NET_TOOL connect udp 127.0.0.1:$UDP_PORT"
+	assert_not_contains "$out" OK
+	assert_streq "$(accepted out.sock)" 0
+	assert_streq "$(accepted abstract)" 0
+	assert_streq "$(accepted udp)" 0
+}
+
+# --- through the server: the proxy and the refusals live in its monitor ----------------------------
+
+case_serve() {
+	services
+	allow_config
+	local client="${DSB_SOURCE_ROOT:?}/tests/e2e/mcp-client.py"
+	out=$(DSH_SANDBOX="$DSB" "$PYTHON" "$client" call ws cfg.yaml bash \
+		"{\"command\": \"curl -sS --max-time 5 http://allowed.test:$TCP_PORT/; curl -sS --max-time 5 http://denied.test:$TCP_PORT/\"}")
+	assert_contains "$out" HELLO
+	assert_contains "$out" "[sandbox: network access to denied.test denied (not in the allow-list)]"
+	assert_streq "$(accepted tcp)" 1
+}
+
+# --- policy and probe ----------------------------------------------------------------------------
+
+case_policy() {
+	mkdir -p ws
+	allow_config
+	run --config cfg.yaml policy --workspace "$PWD/ws" --mode workspace-write --json
+	assert_rc 0
+	assert_contains "$out" '"network":{"access":"allowlist","allow":["allowed.test","*.good.test"],"deny":["bad.good.test"],"proxyPort":3128,"enforcement":"namespace"}'
+	run policy --workspace "$PWD/ws" --mode workspace-write --json
+	assert_contains "$out" '"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}'
+	run --config cfg.yaml probe --json
+	assert_contains "$out" '"network":{"none":"namespace","allowlist":"namespace"}'
+	assert_contains "$out" '"network":{"access":"allowlist","enforcement":"namespace"}'
+}
+
+t "identity" identity_test
+cases=(
+	"TCP to 127.0.0.1 connects|TCP to the host's 127.0.0.1 is refused|case_tcp"
+	"UDP to 127.0.0.1 echoes|UDP to the host's 127.0.0.1 gets nothing|case_udp"
+	"an abstract unix socket connects|an abstract unix socket of the host is refused|case_abstract"
+	"a pathname unix socket outside connects|a pathname unix socket outside is refused|case_pathname"
+	"a unix datagram outside arrives|a unix datagram to a socket outside is refused|case_dgram"
+	"a symlink to the outside socket connects|a symlink in the workspace to the outside socket is refused|case_symlink"
+)
+for c in "${cases[@]}"; do
+	IFS='|' read -r control_name name fn <<<"$c"
+	t "control: $control_name" "$fn" control
+	each_confined "none: $name, and the service saw nothing" "$fn"
+done
+each_confined "none: the workspace's own socket is reached in workspace-write alone" case_inside
+each_confined "none: the command's own loopback works" case_own_loopback
+each_confined "full: the host's services are reached, as in DSH" case_full
+each_confined "none: a failure after a refused connection is told so" case_bash_note
+each_confined "allowlist: curl reaches allowed names through the proxy" case_allow_reaches
+each_confined "allowlist: refused names are named once each" case_allow_refuses
+each_confined "allowlist: no way around the proxy" case_allow_bypass
+t "serve: the allow-list through the server's monitor" case_serve
+t "policy and probe say what is enforced" case_policy
+done_testing
