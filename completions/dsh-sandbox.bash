@@ -20,6 +20,7 @@ _dsh_sandbox_offer()
 		;;
 	mode) words="read-only workspace-write danger-full-access" ;;
 	backend) words="bwrap landlock" ;;
+	network) words="full none allowlist" ;;
 	approval) words="ask never" ;;
 	preset) words="read-only workspace-write danger-full-access" ;;
 	shell) words="bash zsh" ;;
@@ -44,13 +45,14 @@ _dsh_sandbox()
 	--store|--workspace|--workdir|--cwd) _dsh_sandbox_offer dir "$cur"; return ;;
 	--mode|--sandbox-permissions) _dsh_sandbox_offer mode "$cur"; return ;;
 	--backend) _dsh_sandbox_offer backend "$cur"; return ;;
+	--network) _dsh_sandbox_offer network "$cur"; return ;;
 	--session) _dsh_sandbox_offer session "$cur"; return ;;
 	esac
 
 	# The command: the first word that is no option of the tool's.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw) ((i++)) ;;
+		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw) ((i++)) ;;
 		-*) ;;
 		*)
 			cmd=${COMP_WORDS[i]} at=$i
@@ -83,12 +85,12 @@ _dsh_sandbox()
 		opts="--session --json --append --config --help"
 		;;
 	exec)
-		opts="--session --mode --workspace --workdir --timeout --backend --config --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --timeout --backend --network --config --sandbox-permissions --justification --call-id --help"
 		operand='command'
 		in_order=1
 		;;
 	bash)
-		opts="--session --mode --workspace --workdir --timeout --backend --config --json --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --timeout --backend --network --config --json --sandbox-permissions --justification --call-id --help"
 		operand='text'
 		;;
 	fs)
@@ -96,7 +98,7 @@ _dsh_sandbox()
 		verbs="write edit read"
 		;;
 	serve)
-		opts="--session --cwd --config --help"
+		opts="--session --cwd --network --config --help"
 		;;
 	probe)
 		opts="--fresh --json --config --help"
@@ -117,7 +119,7 @@ _dsh_sandbox()
 				ended=1
 				continue
 				;;
-			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw)
+			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw)
 				((i++))
 				continue
 				;;

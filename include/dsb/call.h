@@ -164,12 +164,19 @@ typedef struct dsb_call_request {
 	const char *sandbox_permissions;
 	const char *justification;
 	const char *call_id;
+
+	/*
+	 * network.access for this call over the configured one (the --network option), or
+	 * _DSB_NETWORK_ACCESS_INVALID: the configuration's. allowlist needs network.allow.
+	 */
+	dsb_network_access network;
 } dsb_call_request;
 
 #define DSB_CALL_REQUEST_INIT                                         \
 	{                                                             \
 		.tool = _DSB_TOOL_INVALID, .mode = _DSB_MODE_INVALID, \
 		.backend = _DSB_BACKEND_INVALID, .content_fd = -1,    \
+		.network = _DSB_NETWORK_ACCESS_INVALID,               \
 	}
 
 /* What a call came to. Caller-owned: init with {0}; release with dsb_call_result_done(). */

@@ -64,6 +64,18 @@ typedef enum dsb_protect_kind {
 	_DSB_PROTECT_INVALID = -1,
 } dsb_protect_kind;
 
+/*
+ * What a confined command may reach over the network (network.access; issue 17). The sandbox
+ * enforces it for read-only and workspace-write; danger-full-access is never restricted.
+ */
+typedef enum dsb_network_access {
+	DSB_NETWORK_FULL,      /* DSH's behaviour: unrestricted */
+	DSB_NETWORK_NONE,      /* nothing leaves the sandbox: a network namespace with a loopback */
+	DSB_NETWORK_ALLOWLIST, /* only the allowed hosts, through dsh-sandbox's proxy */
+	_DSB_NETWORK_ACCESS_MAX,
+	_DSB_NETWORK_ACCESS_INVALID = -1,
+} dsb_network_access;
+
 /* "store", "config", "answerer", "runner", "spill", "git", "listed", "deny-read"; else NULL. */
 DSB_API const char *dsb_protect_kind_to_string(dsb_protect_kind kind);
 
@@ -94,6 +106,24 @@ DSB_API dsb_approval_policy dsb_approval_policy_from_string(const char *s);
 /* "bwrap", "landlock"; NULL outside the enum. */
 DSB_API const char *dsb_backend_to_string(dsb_backend backend);
 DSB_API dsb_backend dsb_backend_from_string(const char *s);
+
+/* "full", "none", "allowlist"; NULL outside the enum. */
+DSB_API const char *dsb_network_access_to_string(dsb_network_access access);
+
+/* The access level spelled exactly @s, or _DSB_NETWORK_ACCESS_INVALID (also for NULL). */
+DSB_API dsb_network_access dsb_network_access_from_string(const char *s);
+
+/*
+ * Whether @host may be reached under the host patterns @allow and @deny (NULL-terminated; NULL
+ * is an empty list), as network.allow and network.deny hold them. @host is a DNS name (any
+ * case, one trailing dot allowed) or an IP literal (IPv6 with or without brackets). A deny
+ * pattern that matches wins over every allow pattern. An IP literal matches only a pattern that
+ * is the same address; a name matches a pattern equal to it, or a "*.SUFFIX" pattern when it
+ * ends in ".SUFFIX" (so "*.debian.org" matches "deb.debian.org", not "debian.org"). A host that
+ * is neither a valid name nor an IP literal (numeric shorthands such as "127.1" included) is
+ * never allowed. Patterns that do not validate are ignored. Borrows everything; no allocation.
+ */
+DSB_API bool dsb_network_host_allowed(char *const *allow, char *const *deny, const char *host);
 
 /* --- configuration ------------------------------------------------------------------------ */
 
@@ -149,6 +179,35 @@ DSB_API const char *dsb_config_file(const dsb_config *cfg);
 
 /* The configured workspace root as spelled, or NULL (then the process cwd). */
 DSB_API const char *dsb_config_workspace_root(const dsb_config *cfg);
+
+/* network.access: full (DSH's behaviour) by default. */
+DSB_API dsb_network_access dsb_config_network_access(const dsb_config *cfg);
+
+/*
+ * network.allow and network.deny: host patterns, validated and canonical (lower case, no
+ * trailing dot, IP literals as inet_ntop() writes them, IPv6 without brackets). Never NULL,
+ * NULL-terminated; owned by @cfg.
+ */
+DSB_API char *const *dsb_config_network_allow(const dsb_config *cfg);
+DSB_API char *const *dsb_config_network_deny(const dsb_config *cfg);
+
+/*
+ * network.hosts: "NAME=ADDRESS" strings, NAME a lower-case DNS name and ADDRESS an IP literal
+ * (canonical, IPv6 without brackets), in the file's order: the names the proxy's resolver maps
+ * to fixed addresses. Never NULL, NULL-terminated; owned by @cfg.
+ */
+DSB_API char *const *dsb_config_network_hosts(const dsb_config *cfg);
+
+/* network.proxyPort: the loopback port of the allowlist proxy; 0 (the default): any free one. */
+DSB_API unsigned dsb_config_network_proxy_port(const dsb_config *cfg);
+
+/*
+ * Overrides network.access (the --network option). @access outside the enum fails with
+ * DSB_E_INVALID_ARGS; allowlist while network.allow is empty with DSB_E_CONFIG_INVALID (nothing
+ * would be reachable: a configuration mistake, not a policy). @cfg is unchanged on failure.
+ */
+DSB_API int dsb_config_set_network_access(dsb_config *cfg, dsb_network_access access,
+					  dsb_error *reterr);
 
 /* --- the policy service ------------------------------------------------------------------- */
 

@@ -49,11 +49,16 @@ typedef struct dsb_server_options {
 	void *log_userdata;
 	/* 0: DSB_SERVER_MAX_MESSAGE_BYTES. */
 	size_t max_message_bytes;
+	/*
+	 * network.access for every call over the configured one (dsb_call_request.network), or
+	 * _DSB_NETWORK_ACCESS_INVALID: the configuration's.
+	 */
+	dsb_network_access network;
 } dsb_server_options;
 
-#define DSB_SERVER_OPTIONS_INIT \
-	{                       \
-		.stop_fd = -1,  \
+#define DSB_SERVER_OPTIONS_INIT                                        \
+	{                                                              \
+		.stop_fd = -1, .network = _DSB_NETWORK_ACCESS_INVALID, \
 	}
 
 /*

@@ -236,8 +236,10 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	if (r < 0)
 		return r;
 	if (req->mode < _DSB_MODE_INVALID || req->mode >= _DSB_MODE_MAX ||
-	    req->backend < _DSB_BACKEND_INVALID || req->backend >= _DSB_BACKEND_MAX)
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "invalid mode or backend");
+	    req->backend < _DSB_BACKEND_INVALID || req->backend >= _DSB_BACKEND_MAX ||
+	    req->network < _DSB_NETWORK_ACCESS_INVALID || req->network >= _DSB_NETWORK_ACCESS_MAX)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"invalid mode, backend or network access");
 	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
 	r = dsb_escalation_validate(req->sandbox_permissions, req->justification, reterr);
 	if (r < 0)
@@ -251,6 +253,12 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		/* One backend, as asked: the chain is that backend alone. */
 		ctx->cfg->backends[0] = req->backend;
 		ctx->cfg->n_backends = 1;
+	}
+	/* The caller's access level (--network) over the configuration's. */
+	if (req->network != _DSB_NETWORK_ACCESS_INVALID) {
+		r = dsb_config_set_network_access(ctx->cfg, req->network, reterr);
+		if (r < 0)
+			return r;
 	}
 	if (req->sandbox_permissions)
 		r = escalate(call, req, ctx, reterr);

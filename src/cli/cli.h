@@ -30,6 +30,7 @@ typedef enum cli_kind {
 	CLI_KIND_DIR,	   /* a directory */
 	CLI_KIND_MODE,	   /* read-only, workspace-write, danger-full-access */
 	CLI_KIND_BACKEND,  /* bwrap, landlock */
+	CLI_KIND_NETWORK,  /* full, none, allowlist */
 	CLI_KIND_APPROVAL, /* ask, never */
 	CLI_KIND_PRESET,   /* a permission preset */
 	CLI_KIND_SESSION,  /* a session's id or its log's path */
@@ -51,6 +52,7 @@ typedef enum cli_opt {
 	CLI_OPT_CWD,
 	CLI_OPT_TIMEOUT,
 	CLI_OPT_BACKEND,
+	CLI_OPT_NETWORK,
 	CLI_OPT_SANDBOX_PERMISSIONS,
 	CLI_OPT_JUSTIFICATION,
 	CLI_OPT_CALL_ID,
@@ -179,6 +181,9 @@ cli_policy_args cli_policy_args_of(const cli_args *args);
 
 /* --mode MODE parsed into *@ret_mode (_DSB_MODE_INVALID when not given): INVALID_ARGS. */
 int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *reterr);
+
+/* --network ACCESS parsed into *@ret_access: INVALID_ARGS naming the accepted values. */
+int cli_parse_network(const char *s, dsb_network_access *ret_access, dsb_error *reterr);
 
 /*
  * Resolves one call's policy with dsb_call_resolve(): the session's when one is named, else

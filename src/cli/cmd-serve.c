@@ -36,8 +36,22 @@ int cmd_serve(const cli_args *args)
 		return cli_usage_error(args->cmd, "unexpected argument '%s'", args->argv[0]);
 	if (session_arg && cwd)
 		return cli_usage_error(args->cmd, "--session and --cwd do not go together");
+	dsb_network_access network = _DSB_NETWORK_ACCESS_INVALID;
+	const char *network_arg = args->opt[CLI_OPT_NETWORK];
+	if (network_arg && cli_parse_network(network_arg, &network, &err) < 0)
+		return cli_usage_error(args->cmd, "%s", err.message);
 	if (cli_check_config_option(global, &err) < 0)
 		return cli_report(&err);
+	if (network != _DSB_NETWORK_ACCESS_INVALID) {
+		/* An allowlist with no allowed host fails now, before a session is made for it. */
+		dsb_config *cfg = NULL;
+		int r = cli_load_config(global, &cfg, &err);
+		if (r >= 0)
+			r = dsb_config_set_network_access(cfg, network, &err);
+		dsb_config_free(cfg);
+		if (r < 0)
+			return cli_report(&err);
+	}
 
 	/* A session of our own unless one is named, pinned as `session new` pins it. */
 	_cleanup_free_ char *id = NULL;
@@ -90,6 +104,7 @@ int cmd_serve(const cli_args *args)
 	opts.session = session_arg ? session_arg : id;
 	opts.stop_fd = stop_fd;
 	opts.log = log_line;
+	opts.network = network;
 	int r = dsb_server_run(&setup, &opts, STDIN_FILENO, STDOUT_FILENO, &err);
 	if (r < 0)
 		return cli_report(&err);

@@ -83,6 +83,21 @@ int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *r
 	return 0;
 }
 
+int cli_parse_network(const char *s, dsb_network_access *ret_access, dsb_error *reterr)
+{
+	dsb_network_access access = dsb_network_access_from_string(s);
+	if (access == _DSB_NETWORK_ACCESS_INVALID) {
+		int r = dsb_fail(
+			reterr, DSB_E_INVALID_ARGS,
+			"--network: invalid access \"%s\" (accepted: full, none, allowlist)",
+			s ? s : "");
+		dsb_error_set_subject(reterr, "--network");
+		return r;
+	}
+	*ret_access = access;
+	return 0;
+}
+
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
 		       dsb_exec_policy *ret_policy, dsb_error *err)
 {

@@ -27,6 +27,11 @@ static int put_words(strbuf *sb, cli_kind kind, const dsb_config *cfg)
 			r = strbuf_printf(sb, "%s%s", i ? " " : "",
 					  dsb_backend_to_string((dsb_backend)i));
 		break;
+	case CLI_KIND_NETWORK:
+		for (int i = 0; r >= 0 && i < _DSB_NETWORK_ACCESS_MAX; i++)
+			r = strbuf_printf(sb, "%s%s", i ? " " : "",
+					  dsb_network_access_to_string((dsb_network_access)i));
+		break;
 	case CLI_KIND_APPROVAL:
 		for (int i = 0; r >= 0 && i < _DSB_APPROVAL_MAX; i++)
 			r = strbuf_printf(sb, "%s%s", i ? " " : "",
@@ -52,6 +57,7 @@ static int put_words(strbuf *sb, cli_kind kind, const dsb_config *cfg)
 	return r;
 }
 
+/* clang-format off */
 static const char *const kind_names[_CLI_KIND_MAX] = {
 	[CLI_KIND_NONE] = "",
 	[CLI_KIND_TEXT] = "text",
@@ -59,12 +65,14 @@ static const char *const kind_names[_CLI_KIND_MAX] = {
 	[CLI_KIND_DIR] = "dir",
 	[CLI_KIND_MODE] = "mode",
 	[CLI_KIND_BACKEND] = "backend",
+	[CLI_KIND_NETWORK] = "network",
 	[CLI_KIND_APPROVAL] = "approval",
 	[CLI_KIND_PRESET] = "preset",
 	[CLI_KIND_SESSION] = "session",
 	[CLI_KIND_COMMAND] = "command",
 	[CLI_KIND_SHELL] = "shell",
 };
+/* clang-format on */
 
 static bool visible(const cli_command *c)
 {
@@ -294,6 +302,7 @@ static void print_zsh_action(FILE *f, cli_kind kind, const strbuf *words)
 		break;
 	case CLI_KIND_MODE:
 	case CLI_KIND_BACKEND:
+	case CLI_KIND_NETWORK:
 	case CLI_KIND_APPROVAL:
 	case CLI_KIND_PRESET:
 	case CLI_KIND_SHELL:

@@ -28,6 +28,8 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 	[CLI_OPT_TIMEOUT] = {"timeout", "MS", CLI_KIND_TEXT, "the command's timeout in milliseconds"},
 	[CLI_OPT_BACKEND] = {"backend", "bwrap|landlock", CLI_KIND_BACKEND,
 			     "the sandbox backend to use"},
+	[CLI_OPT_NETWORK] = {"network", "full|none|allowlist", CLI_KIND_NETWORK,
+			     "the network access, over network.access"},
 	[CLI_OPT_SANDBOX_PERMISSIONS] = {"sandbox-permissions", "MODE", CLI_KIND_MODE,
 					 "a wider mode for this call, if approved"},
 	[CLI_OPT_JUSTIFICATION] = {"justification", "TEXT", CLI_KIND_TEXT,
@@ -83,13 +85,13 @@ const cli_command cli_commands[] = {
 	 NULL, CLI_KIND_NONE, 0, cmd_context},
 	{"exec",
 	 "[--session | --mode] [--workspace] [--workdir]\n"
-	 "          [--timeout] [--backend] [--config]\n"
+	 "          [--timeout] [--backend] [--network] [--config]\n"
 	 "          [--sandbox-permissions --justification [--call-id]] -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
 	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_exec},
 	{"bash",
 	 "[--session | --mode] [--workspace] [--workdir]\n"
-	 "          [--timeout] [--backend] [--config] [--json]\n"
+	 "          [--timeout] [--backend] [--network] [--config] [--json]\n"
 	 "          [--sandbox-permissions --justification [--call-id]] COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it",
 	 NULL, CLI_KIND_TEXT, 0, cmd_bash},
@@ -99,7 +101,7 @@ const cli_command cli_commands[] = {
 	 "          [--old --new [--all]] PATH     (write: the content on stdin)",
 	 "DSH's write and edit tools (and read), fenced by the policy",
 	 fs_verbs, CLI_KIND_NONE, 0, cmd_fs},
-	{"serve", "[--session | --cwd] [--config]",
+	{"serve", "[--session | --cwd] [--network] [--config]",
 	 "DSH's tools as an MCP server on stdin/stdout (a new session unless --session)",
 	 NULL, CLI_KIND_NONE, 0, cmd_serve},
 	{"probe", "[--fresh] [--json] [--config]",

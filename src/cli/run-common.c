@@ -18,6 +18,7 @@ run_args run_args_of(const cli_args *args)
 		.workdir = args->opt[CLI_OPT_WORKDIR],
 		.timeout = args->opt[CLI_OPT_TIMEOUT],
 		.backend = args->opt[CLI_OPT_BACKEND],
+		.network = args->opt[CLI_OPT_NETWORK],
 		.sandbox_permissions = args->opt[CLI_OPT_SANDBOX_PERMISSIONS],
 		.justification = args->opt[CLI_OPT_JUSTIFICATION],
 		.call_id = args->opt[CLI_OPT_CALL_ID],
@@ -59,6 +60,8 @@ static int check_options(const cli_global *global, const run_args *args, dsb_cal
 		return dsb_fail(err, DSB_E_INVALID_ARGS,
 				"--backend: invalid backend \"%s\" (accepted: %s)", args->backend,
 				policy_backends_accepted());
+	if (args->network && cli_parse_network(args->network, &req->network, err) < 0)
+		return -DSB_E_INVALID_ARGS;
 	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
 	r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
 	if (r >= 0)

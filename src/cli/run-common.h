@@ -12,6 +12,7 @@ typedef struct run_args {
 	const char *workdir;
 	const char *timeout;
 	const char *backend;
+	const char *network;		 /* --network full|none|allowlist: over network.access */
 	const char *sandbox_permissions; /* --sandbox-permissions MODE: a one-shot escalation */
 	const char *justification;
 	const char *call_id;
@@ -28,8 +29,8 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
  * Makes the call @req (its tool and the tool's arguments set) with the options of @args, an
  * escalation asked of approval.answerer's program, else on the terminal. The options the CLI
  * parses itself are checked where DSH's tool checks its arguments: the tool's own checks, then
- * --timeout and --backend, the escalation pairing, --mode and --config, so that the first
- * failure is the same whoever checks it. *@ret is the call's result (release it with
+ * --timeout, --backend and --network, the escalation pairing, --mode and --config, so that the
+ * first failure is the same whoever checks it. *@ret is the call's result (release it with
  * dsb_call_result_done()), a failure to start it included; @on_run (may be NULL) as
  * dsb_call_set_on_run(). 0, or -code with @err when no result could be made.
  */

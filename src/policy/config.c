@@ -104,11 +104,17 @@ dsb_config *dsb_config_new(void)
 	cfg->protected_paths = calloc(1, sizeof(char *));
 	cfg->deny_read = calloc(1, sizeof(char *));
 	cfg->protect_git = true;
+	/* DSH's behaviour: the network is not restricted. */
+	cfg->network_access = DSB_NETWORK_FULL;
+	cfg->network_allow = calloc(1, sizeof(char *));
+	cfg->network_deny = calloc(1, sizeof(char *));
+	cfg->network_hosts = calloc(1, sizeof(char *));
 	cfg->n_presets = ELEMENTSOF(default_presets);
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
-	    !cfg->protected_paths || !cfg->deny_read || !cfg->presets ||
+	    !cfg->protected_paths || !cfg->deny_read || !cfg->presets || !cfg->network_allow ||
+	    !cfg->network_deny || !cfg->network_hosts ||
 	    scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
@@ -128,6 +134,9 @@ dsb_config *dsb_config_free(dsb_config *cfg)
 	scrub_rules_free(cfg->scrub_env, cfg->n_scrub_env);
 	config_presets_free(cfg->presets, cfg->n_presets);
 	free(cfg->default_preset);
+	strv_free(cfg->network_allow);
+	strv_free(cfg->network_deny);
+	strv_free(cfg->network_hosts);
 	free(cfg);
 	return NULL;
 }

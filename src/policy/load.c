@@ -711,6 +711,124 @@ static int parse_backends(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
+/* network.access: full, none or allowlist. */
+static int parse_network_access(struct parser *p, const struct field *f, void *base)
+{
+	const char *s;
+	int r = expect_scalar(p, false, &s);
+	if (r < 0)
+		return r;
+	dsb_network_access access = dsb_network_access_from_string(s);
+	if (access == _DSB_NETWORK_ACCESS_INVALID)
+		return fail_at(p, here(p), "invalid access \"%s\" " POLICY_NETWORK_ACCESS_ACCEPTED,
+			       show(p, s));
+	*(dsb_network_access *)target(f, base) = access;
+	return 0;
+}
+
+/*
+ * network.allow and network.deny: host patterns (network.c), stored canonical so that every
+ * consumer compares one spelling; each refused where it stands, named.
+ */
+static int parse_host_patterns(struct parser *p, const struct field *f, void *base)
+{
+	_cleanup_strv_free_ char **strv = NULL;
+	size_t n = 0;
+	int r;
+
+	if (p->event.type != YAML_SEQUENCE_START_EVENT)
+		return fail_type(p, "a list of strings");
+	while ((r = next_entry(p, &n)) > 0) {
+		const char *s, *why = NULL;
+		char canonical[NETWORK_PATTERN_MAX];
+		if ((r = expect_scalar(p, false, &s)) < 0)
+			return r;
+		if (network_pattern_canonical(s, true, true, canonical, &why) < 0)
+			return fail_at(p, here(p),
+				       "invalid host pattern \"%s\": %s (a host name, \"*.\" and "
+				       "a domain, or an IP address)",
+				       show(p, s), why);
+		if (strv_push(&strv, canonical) < 0)
+			return fail_oom(p);
+	}
+	if (r < 0)
+		return r;
+	if (!strv && !(strv = calloc(1, sizeof(char *))))
+		return fail_oom(p);
+
+	char ***t = target(f, base);
+	strv_free(*t);
+	*t = TAKE_PTR(strv);
+	return 0;
+}
+
+/* network.proxyPort: 0 (dsh-sandbox picks a free port) or a TCP port. */
+static int parse_port(struct parser *p, const struct field *f, void *base)
+{
+	const char *s;
+	uint64_t v = 0;
+	int r = expect_scalar(p, true, &s);
+	if (r < 0)
+		return r;
+	if (strcmp(s, "0") != 0 && (!parse_decimal(s, &v) || v > 65535))
+		return fail_at(p, here(p),
+			       "invalid value \"%s\": %s must be 0 (any free port) or a port "
+			       "number from 1 to 65535",
+			       show(p, s), f->what);
+	*(unsigned *)target(f, base) = (unsigned)v;
+	return 0;
+}
+
+/*
+ * network.hosts: a mapping of exact host names to the IP addresses the proxy's resolver gives
+ * them (as curl's --resolve), stored as "name=address" in the file's order.
+ */
+static int parse_network_hosts(struct parser *p, const struct field *f, void *base)
+{
+	_cleanup_strv_free_ char **strv = NULL;
+	size_t n_items = 0, n = 0;
+	int r;
+
+	if (p->event.type != YAML_MAPPING_START_EVENT)
+		return fail_type(p, "a mapping of host names to IP addresses");
+	while ((r = next_entry(p, &n_items)) > 0) {
+		const char *why = NULL, *s;
+		char name[NETWORK_PATTERN_MAX], address[NETWORK_PATTERN_MAX];
+		if ((r = check_key(p)) < 0)
+			return r;
+		if (network_pattern_canonical(scalar(p), false, false, name, &why) < 0)
+			return fail_at(p, here(p), "invalid host name \"%s\": %s",
+				       show(p, scalar(p)), why);
+		size_t len = strlen(name);
+		for (size_t i = 0; i < n; i++)
+			if (strncmp(strv[i], name, len) == 0 && strv[i][len] == '=')
+				return fail_at(p, here(p), "duplicate host \"%s\"", name);
+
+		if ((r = next(p)) < 0 || (r = expect_scalar(p, false, &s)) < 0)
+			return r;
+		if (network_ip_canonical(s, address) < 0)
+			return fail_at(p, here(p),
+				       "invalid address \"%s\" for \"%s\": an IPv4 or IPv6 "
+				       "address is expected",
+				       show(p, s), name);
+		_cleanup_free_ char *entry = NULL;
+		if (asprintf(&entry, "%s=%s", name, address) < 0)
+			return fail_oom(p);
+		if (strv_push(&strv, entry) < 0)
+			return fail_oom(p);
+		n++;
+	}
+	if (r < 0)
+		return r;
+	if (!strv && !(strv = calloc(1, sizeof(char *))))
+		return fail_oom(p);
+
+	char ***t = target(f, base);
+	strv_free(*t);
+	*t = TAKE_PTR(strv);
+	return 0;
+}
+
 /* --- mappings -------------------------------------------------------------------------------- */
 
 static int fail_unknown_key(struct parser *p, const struct table *t, const char *key)
@@ -887,6 +1005,27 @@ static int check_permission(struct parser *p, void *base, const yaml_mark_t *mar
 			    show(p, cfg->default_preset), known);
 }
 
+enum {
+	NETWORK_ACCESS,
+	NETWORK_ALLOW,
+	NETWORK_DENY,
+	NETWORK_PROXY_PORT,
+	NETWORK_HOSTS,
+};
+
+/* An allowlist that allows nothing is a mistake, not a policy: refused with where it is set. */
+static int check_network(struct parser *p, void *base, const yaml_mark_t *mark,
+			 const yaml_mark_t *marks)
+{
+	const dsb_config *cfg = base;
+
+	if (cfg->network_access != DSB_NETWORK_ALLOWLIST || cfg->network_allow[0])
+		return 0;
+	(void)path_push(p, "access");
+	return fail_at(p, &marks[NETWORK_ACCESS],
+		       "allowlist needs at least one allowed host (network.allow is empty)");
+}
+
 /* --- the schema: every key of the document, in the order error messages list them ----------- */
 
 /* One key per line reads as the document it describes. */
@@ -950,12 +1089,27 @@ static const struct field preset_fields[] = {
 	{.key = "description", .parse = parse_string,   .offset = offsetof(dsb_preset, description)},
 };
 
+static const struct field network_fields[] = {
+	[NETWORK_ACCESS]     = {.key = "access", .parse = parse_network_access,
+				.offset = offsetof(dsb_config, network_access)},
+	[NETWORK_ALLOW]      = {.key = "allow", .parse = parse_host_patterns,
+				.offset = offsetof(dsb_config, network_allow)},
+	[NETWORK_DENY]       = {.key = "deny", .parse = parse_host_patterns,
+				.offset = offsetof(dsb_config, network_deny)},
+	[NETWORK_PROXY_PORT] = {.key = "proxyPort", .parse = parse_port,
+				.offset = offsetof(dsb_config, network_proxy_port),
+				.what = "network: proxyPort"},
+	[NETWORK_HOSTS]      = {.key = "hosts", .parse = parse_network_hosts,
+				.offset = offsetof(dsb_config, network_hosts)},
+};
+
 static const struct table policy_table     = TABLE(policy_fields, NULL);
 static const struct table local_table      = TABLE(local_fields, check_local);
 static const struct table bash_table       = TABLE(bash_fields, NULL);
 static const struct table approval_table   = TABLE(approval_fields, NULL);
 static const struct table permission_table = TABLE(permission_fields, check_permission);
 static const struct table preset_table     = TABLE(preset_fields, NULL);
+static const struct table network_table    = TABLE(network_fields, check_network);
 
 static const struct field top_fields[] = {
 	{.key = "sandbox-policy", .parse = parse_section, .table = &policy_table},
@@ -963,6 +1117,7 @@ static const struct field top_fields[] = {
 	{.key = "bash",           .parse = parse_section, .table = &bash_table},
 	{.key = "approval",       .parse = parse_section, .table = &approval_table},
 	{.key = "permission",     .parse = parse_section, .table = &permission_table},
+	{.key = "network",        .parse = parse_section, .table = &network_table},
 };
 
 static const struct table top_table = TABLE(top_fields, NULL);

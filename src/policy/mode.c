@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The closed vocabularies of the policy piece: modes (spec §1.1), approval policies, backends. */
+/*
+ * The closed vocabularies of the policy piece: modes (spec §1.1), approval policies, backends,
+ * network access levels.
+ */
 #include <string.h>
 
 #include "policy.h"
@@ -13,6 +16,12 @@ static const char *const mode_names[_DSB_MODE_MAX] = {
 static const char *const approval_names[_DSB_APPROVAL_MAX] = {
 	[DSB_APPROVAL_ASK] = "ask",
 	[DSB_APPROVAL_NEVER] = "never",
+};
+
+static const char *const network_access_names[_DSB_NETWORK_ACCESS_MAX] = {
+	[DSB_NETWORK_FULL] = "full",
+	[DSB_NETWORK_NONE] = "none",
+	[DSB_NETWORK_ALLOWLIST] = "allowlist",
 };
 
 static const char *const backend_names[_DSB_BACKEND_MAX] = {
@@ -83,4 +92,15 @@ const char *dsb_backend_to_string(dsb_backend backend)
 dsb_backend dsb_backend_from_string(const char *s)
 {
 	return (dsb_backend)lookup(backend_names, _DSB_BACKEND_MAX, s);
+}
+
+const char *dsb_network_access_to_string(dsb_network_access access)
+{
+	return access >= 0 && access < _DSB_NETWORK_ACCESS_MAX ? network_access_names[access]
+							       : NULL;
+}
+
+dsb_network_access dsb_network_access_from_string(const char *s)
+{
+	return (dsb_network_access)lookup(network_access_names, _DSB_NETWORK_ACCESS_MAX, s);
 }

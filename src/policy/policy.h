@@ -96,6 +96,13 @@ struct dsb_config {
 	dsb_preset *presets; /* in declaration order */
 	size_t n_presets;
 	char *default_preset; /* NULL = inferred from the composed defaults (spec §8.6) */
+
+	/* network (issue 17) */
+	dsb_network_access network_access;
+	char **network_allow;	     /* never NULL: canonical host patterns (network.c) */
+	char **network_deny;	     /* never NULL: canonical host patterns */
+	char **network_hosts;	     /* never NULL: "name=address", both canonical */
+	unsigned network_proxy_port; /* 0: any free port */
 };
 
 /* A path the service protects in every call (dsb_policy_protect(), or the configuration's). */
@@ -149,6 +156,27 @@ bool scrub_check(const scrub_rule *rules, size_t n_rules, const char *entry);
  * @mode, with " Runner failure: DETAIL" appended when @runner_detail is non-NULL.
  */
 int policy_fail_unavailable(dsb_error *reterr, dsb_mode mode, const char *runner_detail);
+
+/*
+ * network.c: host patterns and names. The longest DNS name, and a buffer that holds any
+ * canonical pattern ("*." and a name, or an IPv6 literal) with its NUL.
+ */
+#define NETWORK_NAME_MAX    253
+#define NETWORK_PATTERN_MAX (NETWORK_NAME_MAX + 3)
+
+/* How every invalid-access message lists the vocabulary. */
+#define POLICY_NETWORK_ACCESS_ACCEPTED "(accepted: full, none, allowlist)"
+
+/*
+ * Writes the canonical form of the host pattern @s into @buf: an exact DNS name, "*." and a
+ * name, or an IP literal (@allow_wildcard false: no "*." form, for network.hosts' names;
+ * @allow_ip false: no IP literal). 0; -EINVAL with the reason in @why (a phrase, no period).
+ */
+int network_pattern_canonical(const char *s, bool allow_wildcard, bool allow_ip,
+			      char buf[NETWORK_PATTERN_MAX], const char **why);
+
+/* The canonical text of the IP literal @s (IPv6 with or without brackets) into @buf; -EINVAL. */
+int network_ip_canonical(const char *s, char buf[NETWORK_PATTERN_MAX]);
 
 /* roots.c: dsb_policy_writable_roots() with the temp dir given, for tests. */
 int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpdir,

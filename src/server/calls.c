@@ -308,6 +308,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 
 	plan.req.session = srv->session;
 	plan.req.call_id = call_id;
+	plan.req.network = srv->options->network;
 	dsb_call_result res = {0};
 	/* A background start is prepared as a call (its approval too), then runs as a job. */
 	r = plan.background ? dsb_jobs_start(srv->jobs, call, &plan.req, &res, ret_err)

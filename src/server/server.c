@@ -309,13 +309,18 @@ static int serve(server *srv, int in_fd, size_t max, dsb_error *reterr)
 	return r;
 }
 
-/* The session and the configuration load now, so that a wrong one fails at the start. */
+/*
+ * The session and the configuration load now, with the network access level over it, so that
+ * a wrong one fails at the start rather than in every call.
+ */
 static int check_setup(server *srv, dsb_error *reterr)
 {
 	dsb_config *cfg = NULL;
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
 	int r = dsb_call_load_config(&srv->setup, &cfg, reterr);
+	if (r >= 0 && srv->options->network != _DSB_NETWORK_ACCESS_INVALID)
+		r = dsb_config_set_network_access(cfg, srv->options->network, reterr);
 	if (r >= 0)
 		r = dsb_store_open(srv->setup.store_path, &store, reterr);
 	if (r >= 0)

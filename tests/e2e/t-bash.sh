@@ -158,6 +158,41 @@ test_exec_passthrough_and_statuses() {
 	assert_streq "$(cat o.txt)" "/"
 }
 
+# --network: a value outside the three, or an allowlist with nothing allowed, is refused before
+# anything runs (the control: a valid value runs the same command).
+test_network_flag() {
+	bashtool --mode workspace-write --network full "echo ran > '$PWD/m0'"
+	assert_rc 0
+	[ -e m0 ] || fail "the control did not run"
+	bashtool --mode workspace-write --network bogus "echo ran > '$PWD/m1'"
+	assert_rc 2
+	assert_streq "$out" 'Error: --network: invalid access "bogus" (accepted: full, none, allowlist)'
+	[ ! -e m1 ] || fail "bash --network bogus ran the command"
+	run exec --workspace "$PWD" --mode workspace-write --network Full -- sh -c "echo ran > '$PWD/m2'"
+	assert_rc 2
+	assert_contains "$err" 'dsh-sandbox: --network: invalid access "Full" (accepted: full, none, allowlist)'
+	[ ! -e m2 ] || fail "exec --network Full ran the command"
+	# allowlist needs network.allow: refused without it, even where nothing is restricted.
+	run exec --workspace "$PWD" --mode danger-full-access --network allowlist -- sh -c "echo ran > '$PWD/m3'"
+	assert_rc 125
+	assert_contains "$err" "network access allowlist needs at least one allowed host"
+	[ ! -e m3 ] || fail "exec --network allowlist without network.allow ran the command"
+	printf 'network: { allow: [registry.test] }\n' >net.yaml
+	run --config net.yaml exec --workspace "$PWD" --mode danger-full-access --network allowlist -- sh -c "echo ran > '$PWD/m3'"
+	assert_rc 0
+	[ -e m3 ] || fail "exec --network allowlist with network.allow did not run"
+	# serve: refused before it makes a session.
+	local before
+	before=$("$DSB" session list | wc -l)
+	run serve --network none,full </dev/null
+	assert_rc 2
+	assert_contains "$err" 'serve: --network: invalid access "none,full"'
+	run serve --network allowlist </dev/null
+	assert_rc 3
+	assert_contains "$err" "network access allowlist needs at least one allowed host"
+	assert_streq "$("$DSB" session list | wc -l)" "$before"
+}
+
 t "plain outputs render as DSH renders them" test_plain_outputs
 t "denials render the marker and the escalation hint, on both backends" test_denial_markers_both_backends
 t "timeout markers" test_timeout_markers
@@ -168,4 +203,5 @@ t "SANDBOX_UNAVAILABLE is an error result and nothing runs" test_unavailable_is_
 t "workdir rules and the managed DSH_* variables" test_workdir_and_dsh_env
 t "many concurrent bash calls on one session" test_concurrent_calls_on_one_session
 t "exec: passthrough, denial marker, 124, statuses, workdir" test_exec_passthrough_and_statuses
+t "--network: invalid values and an empty allowlist are refused before anything runs" test_network_flag
 done_testing

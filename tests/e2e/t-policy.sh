@@ -75,6 +75,26 @@ test_invalid_config_mode() {
 	assert_contains "$err" "cfg.yaml:2:9: sandbox-policy.mode: invalid mode \"yolo\" $MODES"
 }
 
+test_invalid_config_network() {
+	printf 'network:\n  access: some\n' >cfg.yaml
+	run --config cfg.yaml policy
+	assert_rc 3
+	assert_streq "$out" ""
+	assert_contains "$err" 'cfg.yaml:2:11: network.access: invalid access "some" (accepted: full, none, allowlist)'
+	printf 'network:\n  allow: [ok.test, "*foo"]\n' >cfg.yaml
+	run --config cfg.yaml policy
+	assert_rc 3
+	assert_contains "$err" 'cfg.yaml:2:20: network.allow: invalid host pattern "*foo"'
+	printf 'network:\n  access: allowlist\n' >cfg.yaml
+	run --config cfg.yaml policy
+	assert_rc 3
+	assert_contains "$err" 'cfg.yaml:2:11: network.access: allowlist needs at least one allowed host'
+	# The control: the same file with a host allowed loads.
+	printf 'network:\n  access: allowlist\n  allow: [ok.test]\n' >cfg.yaml
+	run --config cfg.yaml policy
+	assert_rc 0
+}
+
 test_precedence_flag_env_config() {
 	printf 'sandbox-policy: { mode: workspace-write, workspaceRoot: /from/config }\n' >cfg.yaml
 	run policy --config cfg.yaml --json
@@ -227,6 +247,7 @@ t "text output lists the roots" test_text_output
 t "an invalid --mode names the three modes, exit 2" test_invalid_mode_flag
 t "an invalid DSH_PERMISSION_MODE names the three modes, exit 3" test_invalid_env_mode
 t "an invalid config mode names file, line, column and the three modes" test_invalid_config_mode
+t "invalid network keys name file, line and column; an allowlist needs a host" test_invalid_config_network
 t "--mode beats DSH_PERMISSION_MODE beats the config" test_precedence_flag_env_config
 t "config from DSH_SANDBOX_CONFIG and XDG_CONFIG_HOME, --config first" test_config_from_env_and_xdg
 t "a missing --config file is an error naming it" test_missing_config_file

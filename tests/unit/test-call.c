@@ -748,6 +748,52 @@ static void test_output_hook(void **state)
 	dsb_call_free(call);
 }
 
+/*
+ * dsb_call_request.network over network.access: an allowlist with no allowed host, or a value
+ * outside the enum, fails the call before anything is done; the control writes.
+ */
+static void test_network_override(void **state)
+{
+	fixture *f = *state;
+	_cleanup_free_ char *path = join(f->ws, "net.txt");
+	dsb_call_result res;
+
+	dsb_call_request req = request(f, DSB_TOOL_WRITE, DSB_MODE_WORKSPACE_WRITE);
+	req.path = path;
+	req.content = "x";
+	req.content_len = 1;
+	req.network = DSB_NETWORK_ALLOWLIST;
+	run(f, &req, NULL, NULL, &res);
+	assert_true(res.is_error);
+	assert_int_equal(res.error.code, DSB_E_CONFIG_INVALID);
+	assert_non_null(strstr(res.text, "allowlist needs at least one allowed host"));
+	dsb_call_result_done(&res);
+	assert_int_equal(access(path, F_OK), -1);
+
+	req.network = (dsb_network_access)_DSB_NETWORK_ACCESS_MAX;
+	run(f, &req, NULL, NULL, &res);
+	assert_true(res.is_error);
+	assert_int_equal(res.error.code, DSB_E_INVALID_ARGS);
+	dsb_call_result_done(&res);
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* The control: a valid level, then the allowlist once a host is allowed. */
+	req.network = DSB_NETWORK_NONE;
+	run(f, &req, NULL, NULL, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+	assert_int_equal(access(path, F_OK), 0);
+	static const char yaml[] = "network: { allow: [registry.test] }\n";
+	dsb_test_write_file(f->config, yaml, sizeof(yaml) - 1);
+	req.network = DSB_NETWORK_ALLOWLIST;
+	req.content = "y";
+	run(f, &req, NULL, NULL, &res);
+	assert_false(res.is_error);
+	dsb_call_result_done(&res);
+	_cleanup_free_ char *text = dsb_test_read_file(path, NULL);
+	assert_string_equal(text, "y");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +817,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolve_as_a_call_does, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observation_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_network_override, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,11 @@ static void assert_defaults(const dsb_config *cfg)
 	assert_strv_equal(cfg->deny_read, none);
 	assert_null(cfg->file);
 	assert_null(dsb_config_file(cfg));
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_FULL);
+	assert_strv_equal(dsb_config_network_allow(cfg), none);
+	assert_strv_equal(dsb_config_network_deny(cfg), none);
+	assert_strv_equal(dsb_config_network_hosts(cfg), none);
+	assert_int_equal(dsb_config_network_proxy_port(cfg), 0);
 }
 
 static void test_defaults(void **state)
@@ -148,8 +153,10 @@ static void test_defaults(void **state)
 		"\n\n   \n",
 		"---\n",
 		"--- ~\n...\n",
-		"sandbox-policy:\nsandbox-local:\nbash:\napproval: ~\npermission: null\n",
+		"sandbox-policy:\nsandbox-local:\nbash:\napproval: ~\npermission: null\nnetwork:\n",
 		"{}",
+		"network: {}",
+		"network: {access: full, allow: [], deny: [], proxyPort: 0, hosts: {}}",
 	};
 
 	for (size_t i = 0; i < sizeof(documents) / sizeof(documents[0]); i++) {
@@ -456,7 +463,7 @@ static void test_error_details(void **state)
 		 "bash-local: timeoutMs must be a positive finite number"},
 		{"nope: 1", "",
 		 "<config>:1:1: unknown key \"nope\" "
-		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission)"},
+		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network)"},
 		{"permission: {presets: {a: {sandbox: x, approval: ask}}}",
 		 "permission.presets.a.sandbox",
 		 "<config>:1:37: permission.presets.a.sandbox: invalid mode \"x\" (accepted: "
@@ -823,6 +830,318 @@ static void test_mode_parse(void **state)
 	}
 }
 
+/* network: every key, read back canonical through the public accessors. */
+static void test_network_keys(void **state)
+{
+	static const char yaml[] =
+		"network:\n"
+		"  access: allowlist\n"
+		"  allow: ['Registry.NPMjs.org.', '*.Debian.ORG', 127.0.0.1, '[2001:DB8:0:0::1]',\n"
+		"          '::ffff:10.0.0.1', localhost, 'a-b.c0']\n"
+		"  deny: [Evil.Debian.org, '2001:db8::2']\n"
+		"  proxyPort: 3128\n"
+		"  hosts: {Registry.Test: 127.0.0.1, 'v6.test.': '[::1]', w.test: '0:0::2'}\n";
+	static const char *const allow[] = {
+		"registry.npmjs.org", "*.debian.org", "127.0.0.1", "2001:db8::1",
+		"10.0.0.1",	      "localhost",    "a-b.c0",	   NULL,
+	};
+	static const char *const deny[] = {"evil.debian.org", "2001:db8::2", NULL};
+	static const char *const hosts[] = {"registry.test=127.0.0.1", "v6.test=::1", "w.test=::2",
+					    NULL};
+
+	dsb_config *cfg = parse_ok(yaml);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_ALLOWLIST);
+	assert_strv_equal(dsb_config_network_allow(cfg), allow);
+	assert_strv_equal(dsb_config_network_deny(cfg), deny);
+	assert_strv_equal(dsb_config_network_hosts(cfg), hosts);
+	assert_int_equal(dsb_config_network_proxy_port(cfg), 3128);
+	dsb_config_free(cfg);
+
+	cfg = parse_ok("network: {access: none, proxyPort: 65535}\n");
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_NONE);
+	assert_int_equal(dsb_config_network_proxy_port(cfg), 65535);
+	dsb_config_free(cfg);
+
+	/* The longest label and name there may be; an allowlist may also come after its list. */
+	char label[64], name[254], *doc = NULL;
+	memset(label, 'a', 63);
+	label[63] = '\0';
+	for (size_t i = 0; i < 253; i++)
+		name[i] = i % 2 ? '.' : 'b';
+	name[253] = '\0';
+	assert_true(asprintf(&doc, "network: {allow: ['%s.x', '*.%s', '%s'], access: allowlist}\n",
+			     label, label, name) > 0);
+	cfg = parse_ok(doc);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_ALLOWLIST);
+	assert_int_equal(strlen(dsb_config_network_allow(cfg)[2]), 253);
+	dsb_config_free(cfg);
+	free(doc);
+
+	/* The accessors of no configuration: nothing, never NULL. */
+	assert_int_equal(dsb_config_network_access(NULL), _DSB_NETWORK_ACCESS_INVALID);
+	assert_null(dsb_config_network_allow(NULL)[0]);
+	assert_null(dsb_config_network_deny(NULL)[0]);
+	assert_null(dsb_config_network_hosts(NULL)[0]);
+	assert_int_equal(dsb_config_network_proxy_port(NULL), 0);
+}
+
+/* Each invalid network value is refused where it stands, named. */
+static void test_network_invalid(void **state)
+{
+	/* Host patterns: each refused in allow (and deny) at its own column, named. */
+	static const char *const bad_patterns[] = {
+		"",	   "*",		 "*foo",       "a*.b",	  "*.*.b",     "*.",
+		"a b",	   "a..b",	 ".a",	       ".",	  "..",	       "a_b",
+		"host:80", "a.b:443",	 "http://a.b", "a.b/x",	  "[1.2.3.4]", "1.2.3.256",
+		"127.1",   "2130706433", "0x7f000001", "*.0.0.1", "[::1",      "fe80::1%eth0",
+		"::1]",	   "a.b..",	 "é.test",
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad_patterns); i++) {
+		static const char *const keys[] = {"allow", "deny"};
+		for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+			char *doc = NULL, *prefix = NULL;
+			/* Column: after "  KEY: [ok.test, ". */
+			assert_true(asprintf(&doc, "network:\n  %s: [ok.test, '%s']\n", keys[k],
+					     bad_patterns[i]) > 0);
+			assert_true(asprintf(&prefix,
+					     "test.yaml:2:%zu: network.%s: invalid host pattern "
+					     "\"%s\": ",
+					     strlen("  : [ok.test, ") + strlen(keys[k]) + 1,
+					     keys[k], bad_patterns[i]) > 0);
+			dsb_error err = parse_fail(doc, strlen(doc), "test.yaml");
+			assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+			assert_string_equal(err.subject,
+					    keys[k][0] == 'a' ? "network.allow" : "network.deny");
+			if (strncmp(err.message, prefix, strlen(prefix)) != 0)
+				fail_msg("\"%s\": %s", bad_patterns[i], err.message);
+			free(prefix);
+			free(doc);
+		}
+	}
+
+	/* A label of 64 characters, a name of 254. */
+	char label[65], name[255], *doc = NULL;
+	memset(label, 'a', 64);
+	label[64] = '\0';
+	for (size_t i = 0; i < 254; i++)
+		name[i] = i % 2 ? 'b' : '.';
+	name[0] = 'b';
+	name[254] = '\0';
+	const char *const long_ones[] = {label, name};
+	for (size_t i = 0; i < ELEMENTSOF(long_ones); i++) {
+		assert_true(asprintf(&doc, "network: {allow: [x.%s]}\n", long_ones[i]) > 0);
+		dsb_error err = parse_fail(doc, strlen(doc), "test.yaml");
+		assert_non_null(strstr(err.message, "test.yaml:1:19: network.allow: invalid host "
+						    "pattern"));
+		assert_non_null(strstr(err.message, i == 0 ? "label longer than 63 characters"
+							   : "longer than 253 characters"));
+		free(doc);
+	}
+
+	static const struct {
+		const char *yaml;
+		const char *subject;
+		const char *message;
+	} cases[] = {
+		{"network:\n  access: some\n", "network.access",
+		 "test.yaml:2:11: network.access: invalid access \"some\" (accepted: full, none, "
+		 "allowlist)"},
+		{"network:\n  access: Full\n", "network.access",
+		 "test.yaml:2:11: network.access: invalid access \"Full\" (accepted: full, none, "
+		 "allowlist)"},
+		{"network:\n  access: [none]\n", "network.access",
+		 "test.yaml:2:11: network.access: expected a string, got a list"},
+		{"network:\n  allow: registry.npmjs.org\n", "network.allow",
+		 "test.yaml:2:10: network.allow: expected a list of strings, got a string"},
+		{"network:\n  allow: ['*foo']\n", "network.allow",
+		 "test.yaml:2:11: network.allow: invalid host pattern \"*foo\": a wildcard only as "
+		 "a leading \"*.\" (a host name, \"*.\" and a domain, or an IP address)"},
+		{"network:\n  access: allowlist\n", "network.access",
+		 "test.yaml:2:11: network.access: allowlist needs at least one allowed host "
+		 "(network.allow is empty)"},
+		{"network:\n  allow: []\n  deny: [a.test]\n  access: allowlist\n", "network.access",
+		 "test.yaml:4:11: network.access: allowlist needs at least one allowed host "
+		 "(network.allow is empty)"},
+		{"network:\n  proxyPort: 65536\n", "network.proxyPort",
+		 "test.yaml:2:14: network.proxyPort: invalid value \"65536\": network: proxyPort "
+		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		{"network:\n  proxyPort: -1\n", "network.proxyPort",
+		 "test.yaml:2:14: network.proxyPort: invalid value \"-1\": network: proxyPort "
+		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		{"network:\n  proxyPort: 080\n", "network.proxyPort",
+		 "test.yaml:2:14: network.proxyPort: invalid value \"080\": network: proxyPort "
+		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		{"network:\n  proxyPort: 80.5\n", "network.proxyPort",
+		 "test.yaml:2:14: network.proxyPort: invalid value \"80.5\": network: proxyPort "
+		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		{"network:\n  proxyPort: '80'\n", "network.proxyPort",
+		 "test.yaml:2:14: network.proxyPort: expected a number, got a string"},
+		{"network:\n  hosts: [a.test]\n", "network.hosts",
+		 "test.yaml:2:10: network.hosts: expected a mapping of host names to IP addresses, "
+		 "got a list"},
+		{"network:\n  hosts: {'*.a.test': 127.0.0.1}\n", "network.hosts",
+		 "test.yaml:2:11: network.hosts: invalid host name \"*.a.test\": an exact host "
+		 "name, no wildcard"},
+		{"network:\n  hosts: {10.0.0.1: 127.0.0.1}\n", "network.hosts",
+		 "test.yaml:2:11: network.hosts: invalid host name \"10.0.0.1\": an address where "
+		 "a host name is expected"},
+		{"network:\n  hosts: {a.test: localhost}\n", "network.hosts",
+		 "test.yaml:2:19: network.hosts: invalid address \"localhost\" for \"a.test\": an "
+		 "IPv4 or IPv6 address is expected"},
+		{"network:\n  hosts: {a.test: '127.0.0.1:80'}\n", "network.hosts",
+		 "test.yaml:2:19: network.hosts: invalid address \"127.0.0.1:80\" for \"a.test\": "
+		 "an IPv4 or IPv6 address is expected"},
+		{"network:\n  hosts: {a.test: 127.0.0.1, A.Test.: ::1}\n", "network.hosts",
+		 "test.yaml:2:30: network.hosts: duplicate host \"a.test\""},
+		{"network:\n  hosts: {a.test: [127.0.0.1]}\n", "network.hosts",
+		 "test.yaml:2:19: network.hosts: expected a string, got a list"},
+		{"network:\n  port: 1\n", "network",
+		 "test.yaml:2:3: network: unknown key \"port\" (accepted: access, allow, deny, "
+		 "proxyPort, hosts)"},
+		{"network: none\n", "network",
+		 "test.yaml:1:10: network: expected a mapping, got a string"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		dsb_error err = parse_fail(cases[i].yaml, strlen(cases[i].yaml), "test.yaml");
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		assert_string_equal(err.subject, cases[i].subject);
+		assert_string_equal(err.message, cases[i].message);
+	}
+}
+
+/* The --network override: what dsb_config_set_network_access() takes and refuses. */
+static void test_network_set_access(void **state)
+{
+	dsb_config *cfg = dsb_config_new();
+	dsb_error err = {0};
+
+	assert_int_equal(dsb_config_set_network_access(cfg, DSB_NETWORK_NONE, &err), 0);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_NONE);
+	/* An allowlist that allows nothing: refused, the level left alone. */
+	assert_int_equal(dsb_config_set_network_access(cfg, DSB_NETWORK_ALLOWLIST, &err),
+			 -DSB_E_CONFIG_INVALID);
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+	assert_non_null(strstr(err.message, "allowlist needs at least one allowed host"));
+	assert_string_equal(err.subject, "network.allow");
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_NONE);
+	static const int invalid[] = {_DSB_NETWORK_ACCESS_INVALID, _DSB_NETWORK_ACCESS_MAX, -2, 42};
+	for (size_t i = 0; i < ELEMENTSOF(invalid); i++) {
+		err = (dsb_error){0};
+		assert_int_equal(
+			dsb_config_set_network_access(cfg, (dsb_network_access)invalid[i], &err),
+			-DSB_E_INVALID_ARGS);
+		assert_int_equal(err.code, DSB_E_INVALID_ARGS);
+		assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_NONE);
+	}
+	assert_int_equal(dsb_config_set_network_access(NULL, DSB_NETWORK_FULL, NULL),
+			 -DSB_E_INVALID_ARGS);
+	assert_int_equal(dsb_config_set_network_access(cfg, DSB_NETWORK_FULL, NULL), 0);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_FULL);
+	dsb_config_free(cfg);
+
+	/* With a host allowed, the flag may ask for the allowlist; and lift it again. */
+	cfg = parse_ok("network: {access: none, allow: [registry.test]}\n");
+	assert_int_equal(dsb_config_set_network_access(cfg, DSB_NETWORK_ALLOWLIST, &err), 0);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_ALLOWLIST);
+	assert_int_equal(dsb_config_set_network_access(cfg, DSB_NETWORK_FULL, &err), 0);
+	assert_int_equal(dsb_config_network_access(cfg), DSB_NETWORK_FULL);
+	dsb_config_free(cfg);
+
+	/* The vocabulary, both ways, exactly spelled. */
+	static const char *const names[] = {"full", "none", "allowlist"};
+	for (int a = 0; a < _DSB_NETWORK_ACCESS_MAX; a++) {
+		assert_string_equal(dsb_network_access_to_string((dsb_network_access)a), names[a]);
+		assert_int_equal(dsb_network_access_from_string(names[a]), a);
+	}
+	assert_null(dsb_network_access_to_string(_DSB_NETWORK_ACCESS_INVALID));
+	assert_null(dsb_network_access_to_string(_DSB_NETWORK_ACCESS_MAX));
+	assert_int_equal(dsb_network_access_from_string(NULL), _DSB_NETWORK_ACCESS_INVALID);
+	assert_int_equal(dsb_network_access_from_string("Full"), _DSB_NETWORK_ACCESS_INVALID);
+	assert_int_equal(dsb_network_access_from_string(""), _DSB_NETWORK_ACCESS_INVALID);
+	assert_int_equal(dsb_network_access_from_string("allow"), _DSB_NETWORK_ACCESS_INVALID);
+}
+
+/* dsb_network_host_allowed(): how a host is matched against allow and deny. */
+static void test_network_host_allowed(void **state)
+{
+	char *const allow[] = {
+		(char *)"registry.npmjs.org",
+		(char *)"*.debian.org",
+		(char *)"127.0.0.1",
+		(char *)"2001:db8::1",
+		NULL,
+	};
+	char *const deny[] = {(char *)"evil.debian.org", NULL};
+	static const struct {
+		const char *host;
+		bool allowed;
+	} cases[] = {
+		/* Exact names, any case, one trailing dot. */
+		{"registry.npmjs.org", true},
+		{"REGISTRY.NPMjs.Org.", true},
+		{"registry.npmjs.org..", false},
+		{"npmjs.org", false},
+		{"x.registry.npmjs.org", false},
+		{"registry.npmjs.org.evil.test", false},
+		/* A suffix pattern: names below the domain, not the domain itself. */
+		{"deb.debian.org", true},
+		{"a.b.debian.org", true},
+		{"Security.Debian.Org.", true},
+		{"debian.org", false},
+		{"xdebian.org", false},
+		{"debian.org.evil.test", false},
+		/* Deny wins (an exact deny: not what lies below it). */
+		{"evil.debian.org", false},
+		{"EVIL.debian.org.", false},
+		{"sub.evil.debian.org", true},
+		/* IP literals: only the same address, however spelled. */
+		{"127.0.0.1", true},
+		{"127.0.0.2", false},
+		{"::ffff:127.0.0.1", true},
+		{"[::ffff:127.0.0.1]", true},
+		{"2001:db8::1", true},
+		{"[2001:db8::1]", true},
+		{"2001:DB8:0:0:0:0:0:1", true},
+		{"[2001:db8::2]", false},
+		{"::1", false},
+		/* Numeric shorthands the resolver takes for 127.0.0.1 are no name. */
+		{"127.1", false},
+		{"2130706433", false},
+		{"0x7f000001", false},
+		{"0177.0.0.1", false},
+		{"[127.0.0.1]", false},
+		/* What is neither a name nor an address. */
+		{"", false},
+		{".", false},
+		{"*.debian.org", false},
+		{"deb.debian.org:443", false},
+		{"deb debian.org", false},
+		{"deb_x.debian.org", false},
+		{"localhost", false},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		if (dsb_network_host_allowed(allow, deny, cases[i].host) != cases[i].allowed)
+			fail_msg("\"%s\": expected %s", cases[i].host,
+				 cases[i].allowed ? "allowed" : "refused");
+
+	/* The control: without the deny list the denied host is allowed by the suffix. */
+	assert_true(dsb_network_host_allowed(allow, NULL, "evil.debian.org"));
+	/* A suffix deny covers every name below it, over an exact allow. */
+	char *const exact[] = {(char *)"deb.debian.org", NULL};
+	char *const below[] = {(char *)"*.debian.org", NULL};
+	assert_true(dsb_network_host_allowed(exact, NULL, "deb.debian.org"));
+	assert_false(dsb_network_host_allowed(exact, below, "deb.debian.org"));
+	/* Patterns not in canonical spelling still match; invalid ones match nothing. */
+	char *const spelled[] = {(char *)"*.Debian.ORG.", (char *)"[2001:DB8::1]", (char *)"*",
+				 (char *)"", NULL};
+	assert_true(dsb_network_host_allowed(spelled, NULL, "deb.debian.org"));
+	assert_true(dsb_network_host_allowed(spelled, NULL, "2001:db8::1"));
+	assert_false(dsb_network_host_allowed(spelled, NULL, "npmjs.org"));
+	/* Nothing allowed, no host: nothing passes. */
+	assert_false(dsb_network_host_allowed(NULL, NULL, "deb.debian.org"));
+	assert_false(dsb_network_host_allowed(allow, deny, NULL));
+}
+
 int main(void)
 {
 	/* One test per line, like the table of contents it is. */
@@ -843,6 +1162,10 @@ int main(void)
 		cmocka_unit_test(test_config_file_is_canonical),
 		cmocka_unit_test(test_apply_env),
 		cmocka_unit_test(test_mode_parse),
+		cmocka_unit_test(test_network_keys),
+		cmocka_unit_test(test_network_invalid),
+		cmocka_unit_test(test_network_set_access),
+		cmocka_unit_test(test_network_host_allowed),
 	};
 	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
