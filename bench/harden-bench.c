@@ -30,7 +30,7 @@ static double spawn_true(bool harden)
 	pid_t pid;
 	int status;
 	double t = now();
-	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, NULL, 0, &pid, NULL, &err) < 0) {
+	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, NULL, NULL, 0, &pid, NULL, &err) < 0) {
 		fprintf(stderr, "harden-bench: %s\n", err.message);
 		exit(1);
 	}

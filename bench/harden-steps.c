@@ -52,7 +52,7 @@ static void take(step s)
 
 	switch (s) {
 	case STEP_NAMESPACES:
-		(void)harden_namespaces(false);
+		(void)harden_namespaces(false, false);
 		break;
 	case STEP_LANDLOCK:
 		(void)landlock_restrict(&plan, &st, msg, sizeof(msg));

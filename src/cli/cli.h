@@ -185,6 +185,9 @@ int cli_parse_mode(const cli_policy_args *args, dsb_mode *ret_mode, dsb_error *r
 /* --network ACCESS parsed into *@ret_access: INVALID_ARGS naming the accepted values. */
 int cli_parse_network(const char *s, dsb_network_access *ret_access, dsb_error *reterr);
 
+/* The command's --network, when given, over @cfg's network.access. INVALID_ARGS, CONFIG_INVALID. */
+int cli_apply_network(const cli_args *args, dsb_config *cfg, dsb_error *reterr);
+
 /*
  * Resolves one call's policy with dsb_call_resolve(): the session's when one is named, else
  * agentless (spec §2.2). On success *@ret_cfg is the configuration used (free it with

@@ -98,6 +98,16 @@ int cli_parse_network(const char *s, dsb_network_access *ret_access, dsb_error *
 	return 0;
 }
 
+int cli_apply_network(const cli_args *args, dsb_config *cfg, dsb_error *reterr)
+{
+	dsb_network_access access;
+	const char *s = args->opt[CLI_OPT_NETWORK];
+	if (!s)
+		return 0;
+	int r = cli_parse_network(s, &access, reterr);
+	return r < 0 ? r : dsb_config_set_network_access(cfg, access, reterr);
+}
+
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
 		       dsb_exec_policy *ret_policy, dsb_error *err)
 {

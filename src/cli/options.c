@@ -69,7 +69,7 @@ static int run_landlock_run(const cli_args *args)
 }
 
 const cli_command cli_commands[] = {
-	{"policy", "[--session] [--mode] [--workspace] [--config] [--json]",
+	{"policy", "[--session] [--mode] [--workspace] [--network] [--config] [--json]",
 	 "show the resolved policy and its writable roots",
 	 NULL, CLI_KIND_NONE, 0, cmd_policy},
 	{"session",
@@ -104,7 +104,7 @@ const cli_command cli_commands[] = {
 	{"serve", "[--session | --cwd] [--network] [--config]",
 	 "DSH's tools as an MCP server on stdin/stdout (a new session unless --session)",
 	 NULL, CLI_KIND_NONE, 0, cmd_serve},
-	{"probe", "[--fresh] [--json] [--config]",
+	{"probe", "[--fresh] [--json] [--network] [--config]",
 	 "which backends confine here, with what enforcement, and which one is used",
 	 NULL, CLI_KIND_NONE, 0, cmd_probe},
 	{"landlock-run", "[--ro]... [--rw]... -- ARGV... | --probe",

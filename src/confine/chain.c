@@ -455,7 +455,7 @@ bool provider_protects(dsb_provider *p)
  * where no namespace can be made: the filter refuses every socket family but AF_UNIX, and
  * abstract sockets are scoped; the allow-list, which needs the namespace, refuses the call.
  */
-static int confine_network(const dsb_provider *p, const dsb_exec_policy *policy, dsb_confined *c,
+static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, dsb_confined *c,
 			   char *why, size_t why_size)
 {
 	if (p->network.access == DSB_NETWORK_FULL)
@@ -565,7 +565,7 @@ static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *co
 		return -ENOMEM;
 	r = ops->confine(p, policy, argv, c, why, why_size);
 	if (r >= 0)
-		r = confine_network(p, policy, c, why, why_size);
+		r = plan_network(p, policy, c, why, why_size);
 	/* Failures of an in-process backend come back out of band: no stderr rule. */
 	if (r >= 0 && ops->fatal)
 		r = add_rule(c, ops->fatal, none, NULL, 0);
@@ -606,7 +606,7 @@ const char *dsb_probe_network_enforcement(const dsb_probe_backend *b, dsb_networ
 		return "unrestricted";
 	if (!b || !b->usable)
 		return "unavailable";
-	/* As confine_network() decides. */
+	/* As plan_network() decides. */
 	if (strcmp(b->name, "bwrap") == 0 || (b->hardening & DSB_HARDEN_NET_NAMESPACE))
 		return "namespace";
 	if (access == DSB_NETWORK_NONE && strcmp(b->name, "landlock") == 0 &&
