@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../confine/seccomp.h" /* ours; <seccomp.h> above is libseccomp */
@@ -216,6 +217,18 @@ static const uint32_t metadata_ioctls[] = {
 	0x401c5820, /* FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr) */
 };
 
+/*
+ * Not a run-time flag: the standalone program of the SECCOMP_NET_NOTIFY rules alone, no base
+ * rules (seccomp_net_only_program(), for a child that execs bwrap, which adds the rest).
+ */
+#define NET_ONLY (1u << 31)
+
+/* The socketcall(2) call numbers (linux/net.h), for the ABIs that multiplex through it. */
+#define SOCKOP_SOCKET	  1
+#define SOCKOP_CONNECT	  3
+#define SOCKOP_SOCKETPAIR 8
+#define SOCKOP_SENDTO	  11
+
 static uint32_t metadata_action(unsigned flags)
 {
 	return flags & SECCOMP_METADATA_DENY ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_NOTIFY;
@@ -254,9 +267,40 @@ static int deny_flag(scmp_filter_ctx ctx, const char *name, unsigned arg, uint64
 	return add_rule(ctx, EPERM, name, 1, &cmp);
 }
 
+/*
+ * The network rules of the native ABI (SECCOMP_NET_NOTIFY, SECCOMP_DENY_SOCKETS). libseccomp
+ * adds them to the other arches too, where the prefix (build_prefix()) shadows what cannot be
+ * decoded there: i386's socketcall keeps its arguments in memory (libseccomp would compare
+ * socketcall's own argument registers instead), and the supervisor decodes the native ABI only.
+ */
+static int add_net_rules(scmp_filter_ctx ctx, unsigned flags)
+{
+	int r = 0;
+	if (flags & SECCOMP_NET_NOTIFY) {
+		/* With a NULL destination, sendto is a send on a connected socket: let through. */
+		struct scmp_arg_cmp to = SCMP_CMP(4, SCMP_CMP_NE, 0, 0);
+		r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "connect", 0, NULL);
+		if (r >= 0)
+			r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "sendto", 1, &to);
+	}
+	if (r >= 0 && (flags & SECCOMP_DENY_SOCKETS)) {
+		struct scmp_arg_cmp family = SCMP_CMP(0, SCMP_CMP_NE, AF_UNIX, 0);
+		r = add_rule(ctx, EAFNOSUPPORT, "socket", 1, &family);
+		if (r >= 0)
+			r = add_rule(ctx, EAFNOSUPPORT, "socketpair", 1, &family);
+	}
+	return r;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 {
 	int r;
+
+	if (flags & NET_ONLY)
+		return add_net_rules(ctx, SECCOMP_NET_NOTIFY);
+	r = add_net_rules(ctx, flags);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++) {
 		const denial *d = &denials[i];
@@ -302,7 +346,7 @@ static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 		     i++) {
 			if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) ==
 			    __NR_SCMP_ERROR)
-				continue; /* in the prefix (new_calls_prefix()) */
+				continue; /* in the prefix (build_prefix()) */
 			r = add_rule(ctx, act, metadata_new_calls[i].name, 0, NULL);
 			if (r < 0)
 				return r;
@@ -406,32 +450,127 @@ static int generic_offset(const char *arch)
 
 #define X32_SYSCALL_BIT 0x40000000u
 
+/* One rule of the prefix: a system-call number, maybe the low half of its first argument. */
+typedef enum prefix_arg {
+	ARG_ANY,
+	ARG_EQ,
+	ARG_NE
+} prefix_arg;
+
+typedef struct prefix_rule {
+	uint32_t nr;
+	prefix_arg cmp; /* ARG_EQ, ARG_NE: the first argument's low 32 bits against @value */
+	uint32_t value;
+	uint32_t action;
+} prefix_rule;
+
+#define PREFIX_RULES 32
+
+/* The rules of one AUDIT_ARCH value (x32 shares x86_64's, with bit 30 in its numbers). */
+typedef struct prefix_group {
+	uint32_t audit;
+	prefix_rule rules[PREFIX_RULES];
+	size_t n;
+} prefix_group;
+
+static int prefix_add(prefix_group *g, uint32_t nr, prefix_arg cmp, uint32_t value, uint32_t action)
+{
+	if (g->n == PREFIX_RULES)
+		return -E2BIG;
+	g->rules[g->n++] = (prefix_rule){.nr = nr, .cmp = cmp, .value = value, .action = action};
+	return 0;
+}
+
 /*
- * The rules libseccomp cannot make, written as classic BPF to run before its program: for each
- * arch of @t, the metadata calls it does not know, by number, get @flags's metadata action.
- * Jumps are relative and forward, so the program after the prefix is untouched. Fills @insns
- * (room for @max) and returns the count, 0 when nothing is needed, or -errno.
+ * The direct number of a socket call on an ABI that also multiplexes it through socketcall
+ * (libseccomp names it by a negative pseudo number there): i386's, linux/arch/x86 syscall_32.
  */
-static int new_calls_prefix(const target *t, unsigned flags, struct sock_filter *insns, size_t max)
+static int direct_socket_nr(const char *arch, const char *name)
+{
+	static const struct {
+		const char *arch, *name;
+		int nr;
+	} known[] = {
+		{"x86", "socket", 359},
+		{"x86", "socketpair", 360},
+		{"x86", "connect", 362},
+		{"x86", "sendto", 369},
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(known[i].arch, arch) == 0 && strcmp(known[i].name, name) == 0)
+			return known[i].nr;
+	return -1;
+}
+
+/*
+ * The network rules of @arch's ABI that libseccomp's program cannot express (add_net_rules()):
+ * on an arch that is not the target's own, connect and sendto are refused with EPERM (the
+ * supervisor decodes the native ABI only); wherever socketcall exists, its connect and sendto
+ * (and with DENY_SOCKETS its socket and socketpair) are refused, since their arguments lie in
+ * memory the filter cannot read.
+ */
+static int net_prefix_rules(prefix_group *g, const char *arch, bool native, bool x32,
+			    unsigned flags)
+{
+	const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
+	uint32_t token = seccomp_arch_resolve_name(arch);
+	int r = 0;
+
+	if (!(flags & (SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS)))
+		return 0;
+	if (!native && (flags & SECCOMP_NET_NOTIFY)) {
+		static const char *const calls[] = {"connect", "sendto"};
+		for (size_t i = 0; r >= 0 && i < 2; i++) {
+			int nr = seccomp_syscall_resolve_name_arch(token, calls[i]);
+			if (nr < 0)
+				nr = direct_socket_nr(arch, calls[i]);
+			if (nr < 0) {
+				fprintf(stderr, "seccomp-gen: no number for %s on %s\n", calls[i],
+					arch);
+				return -ENOENT;
+			}
+			r = prefix_add(g, (uint32_t)nr | (x32 ? X32_SYSCALL_BIT : 0), ARG_ANY, 0,
+				       eperm);
+		}
+	}
+	int socketcall = seccomp_syscall_resolve_name_arch(token, "socketcall");
+	if (socketcall >= 0 && r >= 0 && (flags & SECCOMP_NET_NOTIFY)) {
+		r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_CONNECT, eperm);
+		if (r >= 0)
+			r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_SENDTO, eperm);
+	}
+	if (socketcall >= 0 && r >= 0 && (flags & SECCOMP_DENY_SOCKETS)) {
+		r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_SOCKET, eperm);
+		if (r >= 0)
+			r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_SOCKETPAIR, eperm);
+	}
+	return r;
+}
+
+/*
+ * The rules libseccomp cannot make, written as classic BPF to run before its program, for each
+ * arch of @t: the metadata calls it does not know, by number, with @flags's metadata action,
+ * and the network rules of net_prefix_rules(). Jumps are relative and forward, so the program
+ * after the prefix is untouched. Fills @insns (room for @max) and returns the count, 0 when
+ * nothing is needed, or -errno.
+ */
+static int build_prefix(const target *t, unsigned flags, bool big, struct sock_filter *insns,
+			size_t max)
 {
 	int unknown[sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0])];
 	size_t n_unknown = 0, n = 0;
+	bool metadata =
+		!(flags & NET_ONLY) && (flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY));
+	unsigned net = flags & NET_ONLY ? SECCOMP_NET_NOTIFY : flags;
+	int r;
 
-	if (!(flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)))
-		return 0;
-	for (size_t i = 0; i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]); i++)
+	for (size_t i = 0;
+	     metadata && i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]); i++)
 		if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) == __NR_SCMP_ERROR)
 			unknown[n_unknown++] = metadata_new_calls[i].nr;
-	if (n_unknown == 0)
-		return 0;
 
-	/* Each arch: its AUDIT_ARCH value and its numbers (x32 shares x86_64's value). */
-	struct {
-		uint32_t audit;
-		uint32_t nrs[2 * sizeof(unknown) / sizeof(unknown[0])];
-		size_t n;
-	} groups[3];
-	size_t n_groups = 0;
+	prefix_group groups[3];
+	size_t n_groups = 0, n_rules = 0;
 	for (size_t i = 0; i < 3 && t->arches[i]; i++) {
 		bool x32 = strcmp(t->arches[i], "x32") == 0;
 		uint32_t audit = seccomp_arch_resolve_name(x32 ? "x86_64" : t->arches[i]);
@@ -443,41 +582,75 @@ static int new_calls_prefix(const target *t, unsigned flags, struct sock_filter 
 			groups[g].n = 0;
 			n_groups++;
 		}
-		for (size_t k = 0; k < n_unknown; k++)
-			groups[g].nrs[groups[g].n++] =
-				(uint32_t)(unknown[k] + generic_offset(t->arches[i])) |
-				(x32 ? X32_SYSCALL_BIT : 0);
+		for (size_t k = 0; k < n_unknown; k++) {
+			r = prefix_add(&groups[g],
+				       (uint32_t)(unknown[k] + generic_offset(t->arches[i])) |
+					       (x32 ? X32_SYSCALL_BIT : 0),
+				       ARG_ANY, 0, metadata_action(flags));
+			if (r < 0)
+				return r;
+		}
+		r = net_prefix_rules(&groups[g], t->arches[i], i == 0, x32, net);
+		if (r < 0)
+			return r;
 	}
+	for (size_t g = 0; g < n_groups; g++)
+		n_rules += groups[g].n;
+	if (n_rules == 0)
+		return 0;
 
 	/*
-	 * ld arch; per arch: jeq arch (else the next arch), ld nr, jeq each number -> RET, ja END;
-	 * after the last arch ja END; RET: the action; END: libseccomp's program, which loads what
-	 * it needs itself. Only a matching arch enters its body, so the next compare still finds
-	 * the arch in the accumulator.
+	 * ld arch; per arch: jeq arch (else the next arch), ld nr, its rules, ja END; after the
+	 * last arch ja END; END: libseccomp's program, which loads what it needs itself. A rule
+	 * on the number alone is "jeq nr (else the next rule); ret action"; one on the first
+	 * argument is "jeq nr (else the next rule); ld a0 low; jeq/jne value (else reload);
+	 * ret action; ld nr". Only a matching arch enters its body, so the next compare still
+	 * finds the arch in the accumulator, and every rule leaves the number there.
 	 */
-	size_t total = 1 + 2;
-	for (size_t g = 0; g < n_groups; g++)
-		total += 3 + groups[g].n;
+	size_t total = 1 + 1;
+	for (size_t g = 0; g < n_groups; g++) {
+		total += 3;
+		for (size_t k = 0; k < groups[g].n; k++)
+			total += groups[g].rules[k].cmp == ARG_ANY ? 2 : 5;
+	}
 	if (total > max || total > 255)
 		return -E2BIG;
-	const size_t ret_at = total - 1, end_at = total;
+	const size_t end_at = total;
+	/* struct seccomp_data: nr, arch, ip, then args[0] at 16, in the target's byte order. */
+	const uint32_t a0_low = 16 + (big ? 4 : 0);
 	insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4 /* arch */);
 	for (size_t g = 0; g < n_groups; g++) {
+		size_t body = 2; /* ld nr, ja END */
+		for (size_t k = 0; k < groups[g].n; k++)
+			body += groups[g].rules[k].cmp == ARG_ANY ? 2 : 5;
 		insns[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, groups[g].audit,
-							0, (uint8_t)(2 + groups[g].n));
+							0, (uint8_t)body);
 		n++;
 		insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0 /* nr */);
-		for (size_t k = 0; k < groups[g].n; k++, n++)
-			insns[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-								groups[g].nrs[k],
-								(uint8_t)(ret_at - n - 1), 0);
+		for (size_t k = 0; k < groups[g].n; k++) {
+			const prefix_rule *p = &groups[g].rules[k];
+			if (p->cmp == ARG_ANY) {
+				insns[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+									  p->nr, 0, 1);
+				insns[n++] =
+					(struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->action);
+				continue;
+			}
+			insns[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, p->nr,
+								  0, 4);
+			insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, a0_low);
+			insns[n++] = (struct sock_filter)BPF_JUMP(
+				BPF_JMP | BPF_JEQ | BPF_K, p->value, p->cmp == ARG_EQ ? 0 : 1,
+				p->cmp == ARG_EQ ? 1 : 0);
+			insns[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, p->action);
+			insns[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+		}
 		insns[n] =
 			(struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(end_at - n - 1));
 		n++;
 	}
 	insns[n] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, (uint32_t)(end_at - n - 1));
 	n++;
-	insns[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, metadata_action(flags));
 	return (int)n;
 }
 
@@ -522,7 +695,10 @@ static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool bi
 		goto out;
 	}
 
-	fprintf(out, "static const struct sock_filter program_%u[] = {\n", flags);
+	if (flags & NET_ONLY)
+		fprintf(out, "static const struct sock_filter program_net_only[] = {\n");
+	else
+		fprintf(out, "static const struct sock_filter program_%u[] = {\n", flags);
 	for (int i = 0; i < n_prefix; i++)
 		fprintf(out, "\t{0x%04x, %u, %u, 0x%08x},\n", prefix[i].code, prefix[i].jt,
 			prefix[i].jf, prefix[i].k);
@@ -582,6 +758,49 @@ static void write_header(FILE *out, const target *t, const char *endian)
 	fprintf(out, "#include \"src/confine/seccomp.h\"\n\n");
 }
 
+/*
+ * Builds and writes the program of @flags (NET_ONLY: the standalone network program) to @out,
+ * and its pseudo code to @pfc; returns its length or -errno.
+ */
+static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool big)
+{
+	scmp_filter_ctx ctx = NULL;
+	struct sock_filter prefix[255];
+	int n_prefix = build_prefix(t, flags, big, prefix, sizeof(prefix) / sizeof(prefix[0]));
+	if (n_prefix < 0)
+		return n_prefix;
+	int r = build_filter(t, flags, &ctx);
+	if (r < 0)
+		return r;
+	if (flags & NET_ONLY)
+		fprintf(out, "/* the network rules alone (seccomp_net_only_program()) */\n");
+	else
+		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s */\n", flags,
+			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
+			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
+			flags & SECCOMP_DENY_IPC ? " IPC" : "",
+			flags & SECCOMP_METADATA_NOTIFY ? " METADATA_NOTIFY"
+			: flags & SECCOMP_METADATA_DENY ? " METADATA_DENY"
+							: "",
+			flags & SECCOMP_NET_NOTIFY ? " NET_NOTIFY" : "",
+			flags & SECCOMP_DENY_SOCKETS ? " SOCKETS" : "",
+			flags ? "" : " base rules only");
+	r = write_program(out, ctx, flags, big, prefix, n_prefix);
+	if (r >= 0) {
+		int len = r;
+		if (flags & NET_ONLY)
+			fprintf(pfc, "# ===== the network rules alone =====\n");
+		else
+			fprintf(pfc, "# ===== flags %#x =====\n", flags);
+		(void)fflush(pfc);
+		r = seccomp_export_pfc(ctx, fileno(pfc));
+		if (r >= 0)
+			r = len;
+	}
+	seccomp_release(ctx);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	int lengths[SECCOMP_PROGRAMS];
@@ -612,44 +831,22 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	write_header(out, t, argv[2]);
+	bool big = strcmp(argv[2], "big") == 0;
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
-		scmp_filter_ctx ctx = NULL;
-		const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
-		if ((flags & both) == both) {
-			/* Contradictory: an empty slot, which seccomp_program_for() never hands
-			 * out. */
+		if (!seccomp_flags_built(flags)) {
+			/* An empty slot, which seccomp_program_for() never hands out. */
 			lengths[flags] = 0;
 			continue;
 		}
-		struct sock_filter prefix[255];
-		int n_prefix =
-			new_calls_prefix(t, flags, prefix, sizeof(prefix) / sizeof(prefix[0]));
-		if (n_prefix < 0) {
-			r = n_prefix;
-			goto done;
-		}
-		r = build_filter(t, flags, &ctx);
+		r = generate(out, pfc, t, flags, big);
 		if (r < 0)
 			goto done;
-		fprintf(out, "/* flags %#x:%s%s%s%s%s */\n", flags,
-			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
-			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
-			flags & SECCOMP_DENY_IPC ? " IPC" : "",
-			flags & SECCOMP_METADATA_NOTIFY ? " METADATA_NOTIFY"
-			: flags & SECCOMP_METADATA_DENY ? " METADATA_DENY"
-							: "",
-			flags ? "" : " base rules only");
-		r = write_program(out, ctx, flags, strcmp(argv[2], "big") == 0, prefix, n_prefix);
-		if (r >= 0) {
-			lengths[flags] = r;
-			fprintf(pfc, "# ===== flags %#x =====\n", flags);
-			(void)fflush(pfc);
-			r = seccomp_export_pfc(ctx, fileno(pfc));
-		}
-		seccomp_release(ctx);
-		if (r < 0)
-			goto done;
+		lengths[flags] = r;
 	}
+	r = generate(out, pfc, t, NET_ONLY, big);
+	if (r < 0)
+		goto done;
+	fprintf(out, "const seccomp_program seccomp_net_only = {program_net_only, %d};\n\n", r);
 	fprintf(out, "const seccomp_program seccomp_programs[SECCOMP_PROGRAMS] = {\n");
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
 		if (lengths[flags] > 0)

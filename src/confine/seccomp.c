@@ -19,10 +19,14 @@
 
 const seccomp_program *seccomp_program_for(unsigned flags)
 {
-	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
-	if ((flags & ~SECCOMP_FLAGS_ALL) || (flags & both) == both)
+	if (!seccomp_flags_built(flags))
 		return NULL;
 	return &seccomp_programs[flags];
+}
+
+const seccomp_program *seccomp_net_only_program(void)
+{
+	return &seccomp_net_only;
 }
 
 /*

@@ -6,13 +6,14 @@
  * spirit of Flatpak's and Docker's profiles; docs/design/seccomp.md gives every rule its reason.
  *
  * The programs are generated at build time by seccomp-gen.c with libseccomp, for the target's
- * architectures, one per combination of the SECCOMP_DENY_* flags, and compiled in as constant
+ * architectures, one per combination of the flags that can occur, and compiled in as constant
  * arrays: the library does not link libseccomp and builds nothing at run time.
  */
 #ifndef DSB_CONFINE_SECCOMP_H
 #define DSB_CONFINE_SECCOMP_H
 
 #include <linux/filter.h>
+#include <stdbool.h>
 
 /*
  * What to deny beyond the base rules. Each flag stands for an isolation the backend could not
@@ -36,10 +37,42 @@
  */
 #define SECCOMP_METADATA_NOTIFY (1u << 3)
 #define SECCOMP_METADATA_DENY	(1u << 4)
-#define SECCOMP_FLAGS_ALL	(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)
 
-/* One program per combination of flags, indexed by the flags (both metadata flags: none). */
+/*
+ * The network (docs/design/seccomp.md, docs/design/metadata.md):
+ *   NET_NOTIFY        connect, and sendto with a destination address, go to the supervisor,
+ *                     which checks the address and performs the call on the caller's socket
+ *                     (a pathname unix socket of the host is reachable through the file system
+ *                     from any network namespace); the other ABIs' forms (i386 socketcall and
+ *                     direct calls, x32) are refused with EPERM
+ *   DENY_SOCKETS      socket and socketpair of any family but AF_UNIX fail with EAFNOSUPPORT
+ *                     (no network namespace could be made); i386's socketcall forms with EPERM
+ */
+#define SECCOMP_NET_NOTIFY   (1u << 5)
+#define SECCOMP_DENY_SOCKETS (1u << 6)
+#define SECCOMP_FLAGS_ALL                                                                          \
+	(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY | SECCOMP_NET_NOTIFY | \
+	 SECCOMP_DENY_SOCKETS)
+
+/* Programs are indexed by their flags; seccomp_flags_built() says which slots hold one. */
 #define SECCOMP_PROGRAMS (SECCOMP_FLAGS_ALL + 1)
+
+/*
+ * Whether a program is built for @flags: not for both metadata flags (contradictory), and the
+ * network flags only with the Landlock backend's two (SECCOMP_DENY_NAMESPACES and
+ * SECCOMP_DENY_PROCESS_TARGETS): bwrap makes a network namespace and gets the network rules
+ * from seccomp_net_only_program(), so the other combinations cannot occur, and building them
+ * all would more than double the programs' size (docs/design/seccomp.md).
+ */
+static inline bool seccomp_flags_built(unsigned flags)
+{
+	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
+	const unsigned landlock = SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS;
+	if ((flags & ~SECCOMP_FLAGS_ALL) || (flags & both) == both)
+		return false;
+	return !(flags & (SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS)) ||
+	       (flags & landlock) == landlock;
+}
 
 /* A classic-BPF program in the kernel's form (struct sock_fprog, but const). */
 typedef struct seccomp_program {
@@ -50,11 +83,21 @@ typedef struct seccomp_program {
 /* The generated programs (seccomp-filters.c in the build tree), indexed by flags. */
 extern const seccomp_program seccomp_programs[SECCOMP_PROGRAMS];
 
+/* The generated standalone program of the SECCOMP_NET_NOTIFY rules (seccomp-filters.c). */
+extern const seccomp_program seccomp_net_only;
+
 /*
- * The generated program for @flags (SECCOMP_DENY_*, SECCOMP_METADATA_*); NULL when @flags has
- * unknown bits or both metadata flags.
+ * The generated program for @flags (SECCOMP_DENY_*, SECCOMP_METADATA_*, SECCOMP_NET_NOTIFY);
+ * NULL when none is built for them (seccomp_flags_built()).
  */
 const seccomp_program *seccomp_program_for(unsigned flags);
+
+/*
+ * A program with the SECCOMP_NET_NOTIFY rules alone, default ALLOW, for a child that installs
+ * it with a listener and then execs bwrap: bwrap installs the main filter itself, with no
+ * listener for us, and the two stack (the kernel runs both; a notification comes to us).
+ */
+const seccomp_program *seccomp_net_only_program(void);
 
 /*
  * Installs @prog on the calling thread, irreversibly: PR_SET_NO_NEW_PRIVS (the kernel refuses a

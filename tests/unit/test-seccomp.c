@@ -24,6 +24,8 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/shm.h>
@@ -497,11 +499,12 @@ static uint32_t expected(const filter_case *c, unsigned flags)
 	return SECCOMP_RET_ALLOW;
 }
 
-/* Both metadata flags at once mean nothing: that slot has no program. */
+/* The slots that hold a program (seccomp_flags_built(), restated here). */
 static bool valid_flags(unsigned flags)
 {
 	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
-	return (flags & both) != both;
+	const unsigned net = SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS;
+	return (flags & both) != both && (!(flags & net) || (flags & (NS | PT)) == (NS | PT));
 }
 
 static void test_cases(void **state)
@@ -557,9 +560,12 @@ static void assert_errno_or_allow(unsigned flags, uint32_t arch, uint32_t nr)
 		for (int i = 0; i < 6; i++)
 			d.args[i] = patterns[p];
 		uint32_t r = bpf_run(seccomp_program_for(flags), &d);
-		bool notify = (flags & SECCOMP_METADATA_NOTIFY) && r == SECCOMP_RET_USER_NOTIF;
+		bool notify = (flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_NET_NOTIFY)) &&
+			      r == SECCOMP_RET_USER_NOTIF;
+		bool family =
+			(flags & SECCOMP_DENY_SOCKETS) && r == (SECCOMP_RET_ERRNO | EAFNOSUPPORT);
 		if (r != SECCOMP_RET_ALLOW && r != (SECCOMP_RET_ERRNO | EPERM) &&
-		    r != (SECCOMP_RET_ERRNO | ENOSYS) && !notify)
+		    r != (SECCOMP_RET_ERRNO | ENOSYS) && !notify && !family)
 			fail_msg("flags %#x arch %#x nr %#x: %#x", flags, arch, nr, r);
 	}
 }
@@ -577,6 +583,142 @@ static void test_never_kills(void **state)
 			for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
 				for (uint32_t nr = 0; nr < 1024; nr++)
 					assert_errno_or_allow(flags, arches[a], bases[b] + nr);
+}
+
+/* --- the network rules (SECCOMP_NET_NOTIFY, SECCOMP_DENY_SOCKETS) ---------------------------
+ */
+
+#define NET   1 /* a case of SECCOMP_NET_NOTIFY */
+#define SOCKS 2 /* a case of SECCOMP_DENY_SOCKETS */
+
+typedef struct net_case {
+	const char *what;
+	int kind; /* NET, SOCKS */
+	uint32_t arch, nr;
+	uint64_t a0, a4;
+	uint32_t want; /* under the flag; without it every case is allowed */
+} net_case;
+
+#define NOTIF		    SECCOMP_RET_USER_NOTIF
+#define EPERMS		    (SECCOMP_RET_ERRNO | EPERM)
+#define EAFNO		    (SECCOMP_RET_ERRNO | EAFNOSUPPORT)
+#define SYS_SOCKETCALL_I386 102 /* and its calls, linux/net.h */
+#define SOCKOP_SOCKET	    1
+#define SOCKOP_CONNECT	    3
+#define SOCKOP_SEND	    9
+#define SOCKOP_SENDTO	    11
+#define SOCKOP_SOCKETPAIR   8
+#define SOCKOP_RECVFROM	    12
+
+/* clang-format off */
+#ifdef NATIVE
+static const net_case net_cases[] = {
+	{"connect", NET, NATIVE, SYS_connect, 3, 0, NOTIF},
+	{"sendto with an address", NET, NATIVE, SYS_sendto, 3, 0x7ffc1000, NOTIF},
+	{"sendto with an address above 4 GiB", NET, NATIVE, SYS_sendto, 3, HIGH, NOTIF},
+	{"sendto on a connected socket", NET, NATIVE, SYS_sendto, 3, 0, SECCOMP_RET_ALLOW},
+	{"sendmsg (not seen)", NET, NATIVE, SYS_sendmsg, 3, 0, SECCOMP_RET_ALLOW},
+	{"bind", NET, NATIVE, SYS_bind, 3, 0, SECCOMP_RET_ALLOW},
+	{"accept4", NET, NATIVE, SYS_accept4, 3, 0, SECCOMP_RET_ALLOW},
+	{"socket(AF_INET)", SOCKS, NATIVE, SYS_socket, AF_INET, 0, EAFNO},
+	{"socket(AF_INET6)", SOCKS, NATIVE, SYS_socket, AF_INET6, 0, EAFNO},
+	{"socket(AF_NETLINK)", SOCKS, NATIVE, SYS_socket, AF_NETLINK, 0, EAFNO},
+	{"socket(AF_UNIX)", SOCKS, NATIVE, SYS_socket, AF_UNIX, 0, SECCOMP_RET_ALLOW},
+	{"socket(AF_UNIX | high bits)", SOCKS, NATIVE, SYS_socket, HIGH | AF_UNIX, 0, EAFNO},
+	{"socketpair(AF_INET)", SOCKS, NATIVE, SYS_socketpair, AF_INET, 0, EAFNO},
+	{"socketpair(AF_UNIX)", SOCKS, NATIVE, SYS_socketpair, AF_UNIX, 0, SECCOMP_RET_ALLOW},
+#ifdef __x86_64__
+	{"i386 socketcall(CONNECT)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_CONNECT, 0, EPERMS},
+	{"i386 socketcall(SENDTO)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDTO, 0, EPERMS},
+	{"i386 socketcall(SENDTO), a4 set", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDTO, 1, EPERMS},
+	{"i386 socketcall(SEND)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SEND, 0, SECCOMP_RET_ALLOW},
+	{"i386 socketcall(RECVFROM)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_RECVFROM, 0, SECCOMP_RET_ALLOW},
+	{"i386 connect", NET, AUDIT_ARCH_I386, 362, 3, 0, EPERMS},
+	{"i386 sendto", NET, AUDIT_ARCH_I386, 369, 3, 0, EPERMS},
+	{"i386 sendto with an address", NET, AUDIT_ARCH_I386, 369, 3, 0x1000, EPERMS},
+	{"x32 connect", NET, AUDIT_ARCH_X86_64, X32_BIT | 42, 3, 0, EPERMS},
+	{"x32 sendto", NET, AUDIT_ARCH_X86_64, X32_BIT | 44, 3, 0x1000, EPERMS},
+	{"i386 socketcall(SOCKET)", SOCKS, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SOCKET, 0, EPERMS},
+	{"i386 socketcall(SOCKETPAIR)", SOCKS, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SOCKETPAIR, 0, EPERMS},
+	{"i386 socket(AF_INET)", SOCKS, AUDIT_ARCH_I386, 359, AF_INET, 0, EAFNO},
+	{"i386 socket(AF_UNIX)", SOCKS, AUDIT_ARCH_I386, 359, AF_UNIX, 0, SECCOMP_RET_ALLOW},
+	{"i386 socketpair(AF_INET)", SOCKS, AUDIT_ARCH_I386, 360, AF_INET, 0, EAFNO},
+	{"x32 socket(AF_INET6)", SOCKS, AUDIT_ARCH_X86_64, X32_BIT | 41, AF_INET6, 0, EAFNO},
+	{"x32 socket(AF_UNIX)", SOCKS, AUDIT_ARCH_X86_64, X32_BIT | 41, AF_UNIX, 0, SECCOMP_RET_ALLOW},
+#endif
+};
+#endif
+/* clang-format on */
+
+static uint32_t run_net_case(const seccomp_program *prog, const net_case *c)
+{
+	struct seccomp_data d = {.nr = (int)c->nr, .arch = c->arch};
+	d.args[0] = c->a0;
+	d.args[4] = c->a4;
+	return bpf_run(prog, &d);
+}
+
+/* Each variant: the network cases under their flag, allowed without it; the rest unchanged. */
+static void test_net_cases(void **state)
+{
+	(void)state;
+#ifdef NATIVE
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
+		if (!valid_flags(flags))
+			continue;
+		for (size_t i = 0; i < sizeof(net_cases) / sizeof(net_cases[0]); i++) {
+			const net_case *c = &net_cases[i];
+			bool on = c->kind == NET ? flags & SECCOMP_NET_NOTIFY
+						 : flags & SECCOMP_DENY_SOCKETS;
+			uint32_t got = run_net_case(seccomp_program_for(flags), c);
+			uint32_t want = on ? c->want : SECCOMP_RET_ALLOW;
+			if (got != want)
+				fail_msg("flags %#x: %s: got %#x, expected %#x", flags, c->what,
+					 got, want);
+		}
+	}
+	/* The network flags are built only beside the Landlock backend's two. */
+	assert_null(seccomp_program_for(SECCOMP_NET_NOTIFY));
+	assert_null(seccomp_program_for(SECCOMP_DENY_SOCKETS | SECCOMP_DENY_IPC));
+	assert_non_null(seccomp_program_for(NS | PT | SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS |
+					    SECCOMP_METADATA_NOTIFY | IPC));
+#else
+	skip();
+#endif
+}
+
+/* The standalone program: the network rules and nothing else, default ALLOW. */
+static void test_net_only_program(void **state)
+{
+	(void)state;
+	const seccomp_program *prog = seccomp_net_only_program();
+	assert_non_null(prog);
+	assert_true(prog->len > 0 && prog->len < seccomp_programs[0].len);
+	assert_int_equal(prog->insns[0].code, BPF_LD | BPF_W | BPF_ABS);
+	assert_int_equal(prog->insns[0].k, offsetof(struct seccomp_data, arch));
+#ifdef NATIVE
+	for (size_t i = 0; i < sizeof(net_cases) / sizeof(net_cases[0]); i++) {
+		const net_case *c = &net_cases[i];
+		uint32_t want = c->kind == NET ? c->want : SECCOMP_RET_ALLOW;
+		uint32_t got = run_net_case(prog, c);
+		if (got != want)
+			fail_msg("net-only: %s: got %#x, expected %#x", c->what, got, want);
+	}
+	/* No base rule: bwrap installs those itself. */
+	struct seccomp_data d = {.nr = SYS_keyctl, .arch = NATIVE};
+	assert_int_equal(bpf_run(prog, &d), SECCOMP_RET_ALLOW);
+	d.nr = SYS_chmod;
+	assert_int_equal(bpf_run(prog, &d), SECCOMP_RET_ALLOW);
+	d.arch = FOREIGN;
+	assert_int_equal(bpf_run(prog, &d), SECCOMP_RET_ERRNO | EPERM);
+	for (uint32_t nr = 0; nr < 1024; nr++) {
+		d = (struct seccomp_data){.nr = (int)nr, .arch = NATIVE};
+		for (int k = 0; k < 6; k++)
+			d.args[k] = ~0ULL;
+		uint32_t r = bpf_run(prog, &d);
+		assert_true(r == SECCOMP_RET_ALLOW || r == NOTIF || r == EPERMS);
+	}
+#endif
 }
 
 static void test_programs(void **state)
@@ -807,6 +949,96 @@ static void test_install_metadata_notify(void **state)
 	close(sp[1]);
 }
 
+/*
+ * The net-only program for real (as a child that then execs bwrap would install it): connect
+ * reaches the supervisor, whose answer the caller gets; a send on a connected socket does not;
+ * no base rule is in force (TIOCSTI on a pipe is the kernel's ENOTTY, not EPERM).
+ */
+static int child_net_only(void *arg)
+{
+	int sock = *(int *)arg;
+	int sp[2], fds[2];
+	CHILD_EXPECT(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) == 0);
+	CHILD_EXPECT(pipe(fds) == 0);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_EXPECT(s >= 0);
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(9),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	/* The control: unfiltered, the kernel answers (nothing listens on port 9). */
+	CHILD_EXPECT(ERRNO_OF(connect(s, (struct sockaddr *)&to, sizeof(to))) == ECONNREFUSED);
+	int listener = seccomp_install_listener(seccomp_net_only_program());
+	CHILD_EXPECT(listener >= 0);
+	CHILD_EXPECT(fd_send(sock, listener) == 0);
+	close(listener);
+	CHILD_EXPECT(send(sp[0], "x", 1, 0) == 1);
+	CHILD_EXPECT(sendto(sp[0], "y", 1, 0, NULL, 0) == 1);
+	CHILD_EXPECT(ERRNO_OF(ioctl(fds[0], TIOCSTI, "x")) == ENOTTY);
+	/* The supervisor below answers ECONNABORTED, which the kernel would not. */
+	CHILD_EXPECT(ERRNO_OF(connect(s, (struct sockaddr *)&to, sizeof(to))) == ECONNABORTED);
+	return 0;
+}
+
+static void *answer_connect(void *arg)
+{
+	int sock = *(int *)arg;
+	int listener = fd_receive(sock, 0);
+	if (listener < 0)
+		return (void *)"no listener";
+	struct seccomp_notif req;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return (void *)"no notification";
+	if (req.data.nr != SYS_connect)
+		return (void *)"not connect";
+	struct seccomp_notif_resp resp = {.id = req.id, .error = -ECONNABORTED};
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
+		return (void *)"no answer";
+	close(listener);
+	return NULL;
+}
+
+static void test_install_net_only(void **state)
+{
+	(void)state;
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+	pthread_t t;
+	void *why = NULL;
+	assert_int_equal(pthread_create(&t, NULL, answer_connect, &sp[0]), 0);
+	assert_int_equal(dsb_test_run_in_child(child_net_only, &sp[1]), 0);
+	assert_int_equal(pthread_join(t, &why), 0);
+	if (why)
+		fail_msg("the supervisor's side: %s", (const char *)why);
+	close(sp[0]);
+	close(sp[1]);
+}
+
+/* SECCOMP_DENY_SOCKETS for real: an IP socket is EAFNOSUPPORT, a unix one is made. */
+static int child_deny_sockets(void *arg)
+{
+	(void)arg;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHILD_EXPECT(s >= 0); /* the control */
+	close(s);
+	CHILD_EXPECT(seccomp_install(seccomp_program_for(NS | PT | SECCOMP_DENY_SOCKETS)) == 0);
+	CHILD_EXPECT(ERRNO_OF(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == EAFNOSUPPORT);
+	CHILD_EXPECT(ERRNO_OF(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0)) == EAFNOSUPPORT);
+	CHILD_EXPECT(ERRNO_OF(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0)) == EAFNOSUPPORT);
+	int sp[2];
+	CHILD_EXPECT(ERRNO_OF(socketpair(AF_INET, SOCK_STREAM, 0, sp)) == EAFNOSUPPORT);
+	CHILD_EXPECT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_EXPECT(s >= 0);
+	return 0;
+}
+
+static void test_install_deny_sockets(void **state)
+{
+	(void)state;
+	assert_int_equal(dsb_test_run_in_child(child_deny_sockets, NULL), 0);
+}
+
 static void test_install_invalid(void **state)
 {
 	(void)state;
@@ -895,6 +1127,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_install_exec),
 		cmocka_unit_test(test_install_metadata_deny),
 		cmocka_unit_test(test_install_metadata_notify),
+		cmocka_unit_test(test_net_cases),
+		cmocka_unit_test(test_net_only_program),
+		cmocka_unit_test(test_install_net_only),
+		cmocka_unit_test(test_install_deny_sockets),
 		cmocka_unit_test(test_bwrap_memfd),
 	};
 	/* clang-format on */
