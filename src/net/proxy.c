@@ -11,8 +11,9 @@
  * watches `stop_fd`, an eventfd written once by net_proxy_free(): it stays readable, so every
  * thread, wherever it waits, wakes and unwinds, and free() joins them all. A thread that ends
  * closes its own sockets and wakes the accept thread through `reap_fd`, which joins it, so
- * finished threads do not pile up. Relays copy through two 64 KiB buffers (one per direction)
- * and pass each end-of-file on as shutdown(SHUT_WR), so half-closed protocols work.
+ * finished threads do not pile up. Relays splice(2) through a pipe per direction (copying
+ * through 64 KiB buffers when no pipe can be had) and pass each end of file on as
+ * shutdown(SHUT_WR), so half-closed protocols work.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,7 +41,8 @@
 #define MAX_CLIENTS    256 /* beyond, a connection is accepted and closed at once */
 #define HEADER_MAX     (16 * 1024)
 #define RELAY_BUF      (64 * 1024)
-#define MAX_REFUSED    1024 /* distinct refused hosts remembered; more are not recorded */
+#define RELAY_PIPE     (1024 * 1024) /* the unprivileged pipe-max-size */
+#define MAX_REFUSED    1024	     /* distinct refused hosts remembered; more are not recorded */
 #define MAX_ADDRS      16
 #define THREAD_STACK   (512 * 1024)
 #define LINGER_MS      200 /* how long an error reply waits for the client to read it */
@@ -357,42 +359,97 @@ static int connect_any(session *s, const addr_list *l)
 
 typedef struct direction {
 	int from, to;
-	char *buf;
+	int pipe[2];	 /* splice(2) through it; -1: copy through buf */
+	size_t in_pipe;	 /* bytes spliced in and not yet out */
+	bool in_blocked; /* splicing in said EAGAIN with bytes in the pipe: it may be full */
+	char *buf;	 /* bytes to send before any spliced ones (pre), or the copy buffer */
 	size_t off, len;
 	bool eof;  /* `from` has ended */
 	bool shut; /* and `to` was told so */
 } direction;
 
+static bool would_block(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+/* Sends what is in @d's buffer: 1 when something moved, 0 when it would block, -errno. */
+static int send_buf(direction *d)
+{
+	ssize_t n;
+
+	if (d->len == 0)
+		return 0;
+	n = send(d->to, d->buf + d->off, d->len, MSG_NOSIGNAL);
+	if (n < 0)
+		return would_block() ? 0 : -errno;
+	d->off += (size_t)n;
+	d->len -= (size_t)n;
+	return n > 0;
+}
+
 /* One step of @d without waiting: 1 when something moved, 0 when it would block, -errno when
  * the relay must end. */
 static int step(direction *d)
 {
-	int moved = 0;
+	int moved = 0, r;
+	ssize_t n;
 
-	if (!d->eof && d->len == 0) {
-		ssize_t n = recv(d->from, d->buf, RELAY_BUF, 0);
-		if (n > 0) {
-			d->off = 0;
-			d->len = (size_t)n;
-			moved = 1;
-		} else if (n == 0) {
-			d->eof = true;
-			moved = 1;
-		} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			return -errno;
+	r = send_buf(d);
+	if (r < 0)
+		return r;
+	moved |= r;
+	if (d->len > 0)
+		return moved; /* the buffer first, in order */
+
+	if (d->pipe[0] >= 0) {
+		if (!d->eof && !d->in_blocked) {
+			n = splice(d->from, NULL, d->pipe[1], NULL, RELAY_PIPE,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->in_pipe += (size_t)n;
+				moved = 1;
+			} else if (n == 0) {
+				d->eof = true;
+				moved = 1;
+			} else if (!would_block()) {
+				return -errno;
+			} else if (d->in_pipe > 0) {
+				/* No data, or a full pipe: wait for the other end to drain. */
+				d->in_blocked = true;
+			}
 		}
-	}
-	if (d->len > 0) {
-		ssize_t n = send(d->to, d->buf + d->off, d->len, MSG_NOSIGNAL);
-		if (n > 0) {
-			d->off += (size_t)n;
-			d->len -= (size_t)n;
-			moved = 1;
-		} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-			return -errno;
+		if (d->in_pipe > 0) {
+			n = splice(d->pipe[0], NULL, d->to, NULL, d->in_pipe,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->in_pipe -= (size_t)n;
+				d->in_blocked = false;
+				moved = 1;
+			} else if (n < 0 && !would_block()) {
+				return -errno;
+			}
 		}
+	} else {
+		if (!d->eof) {
+			n = recv(d->from, d->buf, RELAY_BUF, 0);
+			if (n > 0) {
+				d->off = 0;
+				d->len = (size_t)n;
+				moved = 1;
+			} else if (n == 0) {
+				d->eof = true;
+				moved = 1;
+			} else if (!would_block()) {
+				return -errno;
+			}
+		}
+		r = send_buf(d);
+		if (r < 0)
+			return r;
+		moved |= r;
 	}
-	if (d->eof && d->len == 0 && !d->shut) {
+	if (d->eof && d->len == 0 && d->in_pipe == 0 && !d->shut) {
 		(void)shutdown(d->to, SHUT_WR);
 		d->shut = true;
 		moved = 1;
@@ -400,25 +457,63 @@ static int step(direction *d)
 	return moved;
 }
 
+/* What @d waits for: POLLIN on its source, POLLOUT on its destination, added to @from_ev and
+ * @to_ev. */
+static void wanted(const direction *d, short *from_ev, short *to_ev)
+{
+	if (d->len > 0 || d->in_pipe > 0)
+		*to_ev |= POLLOUT;
+	if (d->len > 0 || d->eof)
+		return;
+	if (d->pipe[0] < 0 || !d->in_blocked)
+		*from_ev |= POLLIN;
+}
+
+/* A pipe for splicing, grown to RELAY_PIPE where the per-user pipe budget allows. False when
+ * there is none (out of descriptors): the direction then copies. */
+static bool make_pipe(int fds[2])
+{
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		fds[0] = fds[1] = -1;
+		return false;
+	}
+	(void)fcntl(fds[0], F_SETPIPE_SZ, RELAY_PIPE);
+	return true;
+}
+
 /*
  * Copies between the client and the upstream until both directions have ended (each end of
  * file passed on as a half-close), either side fails, or the proxy stops. @pre (@pre_len <=
- * RELAY_BUF bytes) goes upstream first: bytes the client sent behind its request.
+ * RELAY_BUF bytes) goes upstream first: bytes the client sent behind its request. The data
+ * moves with splice(2) through a pipe per direction, which on loopback and real NICs alike
+ * avoids two copies through user memory (bench/proxy.sh: the copying relay reached 0.5-0.7x
+ * of a direct download); without pipes it copies through 64 KiB buffers.
  */
 static void relay(net_proxy *p, int cfd, int ufd, const char *pre, size_t pre_len)
 {
-	_cleanup_free_ char *up_buf = malloc(RELAY_BUF), *down_buf = malloc(RELAY_BUF);
+	_cleanup_free_ char *up_buf = malloc(RELAY_BUF), *down_buf = NULL;
 	direction d[2] = {
-		{.from = cfd, .to = ufd},
-		{.from = ufd, .to = cfd},
+		{.from = cfd, .to = ufd, .pipe = {-1, -1}},
+		{.from = ufd, .to = cfd, .pipe = {-1, -1}},
 	};
 
-	if (!up_buf || !down_buf || pre_len > RELAY_BUF)
+	if (!up_buf || pre_len > RELAY_BUF)
 		return;
 	d[0].buf = up_buf;
-	d[1].buf = down_buf;
 	memcpy(up_buf, pre, pre_len);
 	d[0].len = pre_len;
+	if (!make_pipe(d[0].pipe) || !make_pipe(d[1].pipe)) {
+		down_buf = malloc(RELAY_BUF);
+		if (!down_buf)
+			goto out;
+		d[1].buf = down_buf;
+		for (size_t i = 0; i < 2; i++)
+			if (d[i].pipe[0] >= 0) {
+				(void)close(d[i].pipe[0]);
+				(void)close(d[i].pipe[1]);
+				d[i].pipe[0] = d[i].pipe[1] = -1;
+			}
+	}
 
 	for (;;) {
 		struct pollfd pfd[3] = {
@@ -431,29 +526,29 @@ static void relay(net_proxy *p, int cfd, int ufd, const char *pre, size_t pre_le
 		do {
 			int a = step(&d[0]), b = step(&d[1]);
 			if (a < 0 || b < 0)
-				return;
+				goto out;
 			moved = a | b;
 		} while (moved && !(d[0].shut && d[1].shut));
 		if (d[0].shut && d[1].shut)
-			return;
+			goto out;
 
-		for (size_t i = 0; i < 2; i++) {
-			struct pollfd *from = d[i].from == cfd ? &pfd[1] : &pfd[2];
-			struct pollfd *to = d[i].to == cfd ? &pfd[1] : &pfd[2];
-			if (!d[i].eof && d[i].len == 0)
-				from->events |= POLLIN;
-			if (d[i].len > 0)
-				to->events |= POLLOUT;
-		}
+		wanted(&d[0], &pfd[1].events, &pfd[2].events);
+		wanted(&d[1], &pfd[2].events, &pfd[1].events);
 		/* A socket we wait nothing from must not be polled: its POLLHUP would spin us. */
 		for (size_t i = 1; i < 3; i++)
 			if (!pfd[i].events)
 				pfd[i].fd = -1;
 		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
-			return;
+			goto out;
 		if (pfd[0].revents)
-			return;
+			goto out;
 	}
+out:
+	for (size_t i = 0; i < 2; i++)
+		if (d[i].pipe[0] >= 0) {
+			(void)close(d[i].pipe[0]);
+			(void)close(d[i].pipe[1]);
+		}
 }
 
 /* --- HTTP --------------------------------------------------------------------------------------
