@@ -268,8 +268,32 @@ static bool add_literal(addr_list *l, const char *s, uint16_t port)
 }
 
 /*
+ * Whether a name server's answer @a points back at this machine or its link: loopback,
+ * unspecified, link-local (169.254.0.0/16 is where clouds serve their instance credentials),
+ * IPv4-mapped forms included. The proxy connects from the host's namespace, so an allowed name
+ * answering with one would reach the host's own services, which the sandbox keeps out: such
+ * answers are dropped. An address pinned in `hosts`, or a literal the allow-list names, is
+ * the operator's choice and kept.
+ */
+static bool answer_is_local(const struct sockaddr *a)
+{
+	if (a->sa_family == AF_INET) {
+		uint32_t v = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+		return (v >> 24) == 127 || v == 0 || (v >> 16) == 0xa9fe;
+	}
+	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+	if (IN6_IS_ADDR_V4MAPPED(v6)) {
+		struct sockaddr_in in4 = {.sin_family = AF_INET};
+		memcpy(&in4.sin_addr, &v6->s6_addr[12], 4);
+		return answer_is_local((const struct sockaddr *)&in4);
+	}
+	return IN6_IS_ADDR_LOOPBACK(v6) || IN6_IS_ADDR_UNSPECIFIED(v6) || IN6_IS_ADDR_LINKLOCAL(v6);
+}
+
+/*
  * The addresses of the session's host: the fixed answers of the rules' `hosts` first, then the
- * literal itself, then getaddrinfo() (which blocks this client's thread alone). 0, or -ENOENT.
+ * literal itself, then getaddrinfo() (which blocks this client's thread alone) without the
+ * answers that point back at this machine. 0, or -ENOENT.
  */
 static int resolve(session *s, addr_list *ret)
 {
@@ -294,7 +318,7 @@ static int resolve(session *s, addr_list *ret)
 		return -ENOENT;
 	for (struct addrinfo *ai = res; ai && ret->n < MAX_ADDRS; ai = ai->ai_next) {
 		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-		    ai->ai_addrlen > sizeof(ret->a[0]))
+		    ai->ai_addrlen > sizeof(ret->a[0]) || answer_is_local(ai->ai_addr))
 			continue;
 		memcpy(&ret->a[ret->n], ai->ai_addr, ai->ai_addrlen);
 		if (ai->ai_family == AF_INET)

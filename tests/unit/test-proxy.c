@@ -494,6 +494,32 @@ static void test_connect_upstream_closed(void **state)
 	net_proxy_free(p);
 }
 
+/*
+ * An allowed name whose name server points it back at this machine (here /etc/hosts' localhost)
+ * does not reach the host's loopback; the same address pinned in `hosts` does (the control).
+ */
+static void test_local_answers_dropped(void **state)
+{
+	upstream *u = upstream_start(UPSTREAM_ECHO);
+	char *const local_allow[] = {(char *)"localhost", (char *)"pinned.test", NULL};
+	char *const local_hosts[] = {(char *)"pinned.test=127.0.0.1", NULL};
+	char *const none[] = {NULL};
+	const net_rules r = {.allow = local_allow, .deny = none, .hosts = local_hosts};
+	uint16_t port;
+	net_proxy *p = start_proxy(&r, 5000, &port);
+	char auth[64];
+	int fd;
+
+	snprintf(auth, sizeof(auth), "pinned.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	snprintf(auth, sizeof(auth), "localhost:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 502);
+	close(fd);
+	net_proxy_free(p);
+	upstream_stop(u);
+}
+
 /* --- plain HTTP --------------------------------------------------------------------------------
  */
 
@@ -871,6 +897,7 @@ int main(void)
 		cmocka_unit_test(test_connect_allowed),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_connect_upstream_closed),
+		cmocka_unit_test(test_local_answers_dropped),
 		cmocka_unit_test(test_plain_http),
 		cmocka_unit_test(test_socks5),
 		cmocka_unit_test(test_malformed),
