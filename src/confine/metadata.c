@@ -10,6 +10,8 @@
  * working directory or descriptor, in the caller's mount namespace), checked, and the operation
  * is done on that open object. Nothing is ever re-resolved by path and no call is let through
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read memory the caller can change meanwhile).
+ * meta_handle() is also the dispatcher of the network calls (connect, sendto), which netsup.c
+ * answers with the helpers of metadata-int.h.
  */
 #include <errno.h>
 #include <poll.h>
@@ -36,6 +38,7 @@
 
 #include "../core/cleanup.h"
 #include "metadata.h"
+#include "metadata-int.h"
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
@@ -46,7 +49,7 @@
 #define NR_FILE_SETATTR	 469
 
 /* open_object()'s answer for an object outside every root: EPERM, counted as a refusal. */
-#define OUTSIDE (-4096)
+#define OUTSIDE META_OUTSIDE
 
 /* The largest extended attribute value the kernel takes (XATTR_SIZE_MAX). */
 #define XATTR_VALUE_MAX 65536
@@ -61,8 +64,7 @@ typedef struct meta_call {
 	bool null_path;	 /* utimensat(fd, NULL, ...): the object is @dirfd itself */
 } meta_call;
 
-/* Copies @len bytes at @addr of process @pid into @buf; -errno. */
-static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+int meta_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {.iov_base = buf, .iov_len = len};
 	/* An address in the caller's memory, never dereferenced here. */
@@ -249,7 +251,12 @@ static int open_object(const meta_supervisor *s, const struct seccomp_notif *n, 
 	}
 	if (path[0] == '\0' && !c->empty_path && !c->null_path)
 		return -ENOENT;
-	int fdnum = path[0] ? proc_fd_of(path, tid) : c->dirfd;
+	return meta_open_path(s, tid, c->dirfd, path, c->follow);
+}
+
+int meta_open_path(const meta_supervisor *s, pid_t tid, int dirfd, const char *path, bool follow)
+{
+	int fdnum = path[0] ? proc_fd_of(path, tid) : dirfd;
 	if (fdnum >= 0)
 		return object_of_fd(s, tid, fdnum);
 
@@ -259,13 +266,13 @@ static int open_object(const meta_supervisor *s, const struct seccomp_notif *n, 
 		(void)snprintf(full, sizeof(full), "%s", path);
 	} else {
 		char dir[4096], what[32];
-		if (c->dirfd == AT_FDCWD)
+		if (dirfd == AT_FDCWD)
 			(void)snprintf(what, sizeof(what), "cwd");
 		else
-			(void)snprintf(what, sizeof(what), "fd/%d", c->dirfd);
+			(void)snprintf(what, sizeof(what), "fd/%d", dirfd);
 		int r = proc_readlink(tid, what, dir, sizeof(dir));
 		if (r < 0)
-			return r == -ENOENT && c->dirfd != AT_FDCWD ? -EBADF : r;
+			return r == -ENOENT && dirfd != AT_FDCWD ? -EBADF : r;
 		if (dir[0] != '/')
 			return -ENOENT; /* a deleted directory, or not one at all */
 		if (!path[0])
@@ -278,14 +285,14 @@ static int open_object(const meta_supervisor *s, const struct seccomp_notif *n, 
 
 	int i = root_of(s, full, 0);
 	if (i >= 0) {
-		int fd = open_beneath(s, i, beneath_part(s, full, i), c->follow, true);
+		int fd = open_beneath(s, i, beneath_part(s, full, i), follow, true);
 		if (fd >= 0 || (fd != -EXDEV && fd != -ELOOP && fd != -EAGAIN))
 			return fd;
 	}
 	if (s->caller_root < 0)
 		return OUTSIDE;
 	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC | (c->follow ? 0 : O_NOFOLLOW),
+		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	_cleanup_close_ int obj =
@@ -310,7 +317,7 @@ static int open_object(const meta_supervisor *s, const struct seccomp_notif *n, 
 /* Set in a worker thread, which clears its effective capabilities once for all its calls. */
 static _Thread_local bool caps_cleared;
 
-static int as_caller(int (*op)(int obj, const void *arg), int obj, const void *arg)
+int meta_as_caller(int (*op)(int obj, const void *arg), int obj, const void *arg)
 {
 	if (caps_cleared)
 		return op(obj, arg);
@@ -425,7 +432,7 @@ static int peek_struct(pid_t pid, uint64_t addr, size_t usize, void *buf, size_t
 	if (usize > 4096)
 		return -E2BIG;
 	unsigned char all[4096];
-	int r = peek(pid, addr, all, usize);
+	int r = meta_peek(pid, addr, all, usize);
 	if (r < 0)
 		return r;
 	for (size_t i = size; i < usize; i++)
@@ -448,10 +455,10 @@ static int set_xattr(pid_t pid, uint64_t name_addr, uint64_t value_addr, uint64_
 	_cleanup_free_ char *value = malloc(size ? (size_t)size : 1);
 	if (!value)
 		return -ENOMEM;
-	if (size > 0 && (r = peek(pid, value_addr, value, (size_t)size)) < 0)
+	if (size > 0 && (r = meta_peek(pid, value_addr, value, (size_t)size)) < 0)
 		return r;
 	xattr_arg x = {.name = name, .value = value, .size = (size_t)size, .flags = flags};
-	return as_caller(op_xattr, obj, &x);
+	return meta_as_caller(op_xattr, obj, &x);
 }
 
 /* removexattr() of the caller's name at @name_addr on @obj. */
@@ -462,7 +469,7 @@ static int remove_xattr(pid_t pid, uint64_t name_addr, int obj)
 	if (r < 0)
 		return r == -ENAMETOOLONG ? -ERANGE : r;
 	xattr_arg x = {.name = name};
-	return as_caller(op_xattr, obj, &x);
+	return meta_as_caller(op_xattr, obj, &x);
 }
 
 /* Decodes the native ABI's call in @n into @c; -ENOSYS for what is not a metadata call. */
@@ -545,17 +552,17 @@ static int perform(const struct seccomp_notif *n, int obj)
 	case NR_FCHMODAT2: {
 		mode_t mode =
 			(mode_t)(n->data.nr == SYS_chmod || n->data.nr == SYS_fchmod ? a[1] : a[2]);
-		return as_caller(op_chmod, obj, &mode);
+		return meta_as_caller(op_chmod, obj, &mode);
 	}
 	case SYS_chown:
 	case SYS_lchown:
 	case SYS_fchown: {
 		chown_arg c = {(uid_t)a[1], (gid_t)a[2]};
-		return as_caller(op_chown, obj, &c);
+		return meta_as_caller(op_chown, obj, &c);
 	}
 	case SYS_fchownat: {
 		chown_arg c = {(uid_t)a[2], (gid_t)a[3]};
-		return as_caller(op_chown, obj, &c);
+		return meta_as_caller(op_chown, obj, &c);
 	}
 	case SYS_utime:
 	case SYS_utimes:
@@ -569,22 +576,22 @@ static int perform(const struct seccomp_notif *n, int obj)
 			struct utimbuf {
 				long actime, modtime;
 			} u;
-			if ((r = peek(pid, addr, &u, sizeof(u))) < 0)
+			if ((r = meta_peek(pid, addr, &u, sizeof(u))) < 0)
 				return r;
 			ts[0] = (struct timespec){.tv_sec = u.actime};
 			ts[1] = (struct timespec){.tv_sec = u.modtime};
 		} else if (n->data.nr == SYS_utimensat) {
-			if ((r = peek(pid, addr, ts, sizeof(ts))) < 0)
+			if ((r = meta_peek(pid, addr, ts, sizeof(ts))) < 0)
 				return r;
 		} else {
 			struct timeval tv[2];
-			if ((r = peek(pid, addr, tv, sizeof(tv))) < 0)
+			if ((r = meta_peek(pid, addr, tv, sizeof(tv))) < 0)
 				return r;
 			for (int i = 0; i < 2; i++)
 				ts[i] = (struct timespec){.tv_sec = tv[i].tv_sec,
 							  .tv_nsec = tv[i].tv_usec * 1000};
 		}
-		return as_caller(op_utimens, obj, times);
+		return meta_as_caller(op_utimens, obj, times);
 	}
 	case SYS_setxattr:
 	case SYS_lsetxattr:
@@ -610,7 +617,7 @@ static int perform(const struct seccomp_notif *n, int obj)
 		file_attr fa;
 		if ((r = peek_struct(pid, a[2], (size_t)a[3], &fa, sizeof(fa))) < 0)
 			return r;
-		return as_caller(op_file_setattr, obj, &fa);
+		return meta_as_caller(op_file_setattr, obj, &fa);
 	}
 	case SYS_ioctl: {
 		/* FS_IOC_SETFLAGS reads an int (whatever its name says); FSSETXATTR a struct. */
@@ -620,18 +627,17 @@ static int perform(const struct seccomp_notif *n, int obj)
 		} v;
 		unsigned request = (unsigned)a[1];
 		size_t size = request == FS_IOC_FSSETXATTR ? sizeof(v.fsx) : sizeof(v.flags);
-		if ((r = peek(pid, a[2], &v, size)) < 0)
+		if ((r = meta_peek(pid, a[2], &v, size)) < 0)
 			return r;
 		ioctl_arg io = {.request = request, .value = &v};
-		return as_caller(op_ioctl, obj, &io);
+		return meta_as_caller(op_ioctl, obj, &io);
 	}
 	default:
 		return -EPERM; /* decode() took no other call */
 	}
 }
 
-/* The AUDIT_ARCH_* value of this build's own system calls, 0 when none is decoded. */
-static uint32_t native_arch(void)
+uint32_t meta_native_arch(void)
 {
 #if defined(__x86_64__)
 	return AUDIT_ARCH_X86_64;
@@ -661,20 +667,45 @@ void meta_listener_tune(int listener)
 void meta_supervisor_init(meta_supervisor *s, char *const *roots, char *const *fixed)
 {
 	*s = (meta_supervisor){.roots = roots, .fixed = fixed};
+	(void)pthread_mutex_init(&s->net_lock, NULL);
+}
+
+/* Closes the roots opened at the first call: the next call opens them again. */
+static void close_roots(meta_supervisor *s)
+{
+	if (!s->opened)
+		return;
+	if (s->caller_root >= 0)
+		(void)close(s->caller_root);
+	for (size_t i = 0; s->roots && s->roots[i]; i++)
+		if (s->root_fds[i] >= 0)
+			(void)close(s->root_fds[i]);
+	free(s->root_fds);
+	free(s->fixed_ids);
+	s->root_fds = NULL;
+	s->fixed_ids = NULL;
+	s->n_fixed = 0;
+	s->caller_root = -1;
+	s->opened = false;
 }
 
 void meta_supervisor_done(meta_supervisor *s)
 {
-	if (s->opened) {
-		if (s->caller_root >= 0)
-			(void)close(s->caller_root);
-		for (size_t i = 0; s->roots && s->roots[i]; i++)
-			if (s->root_fds[i] >= 0)
-				(void)close(s->root_fds[i]);
-		free(s->root_fds);
-		free(s->fixed_ids);
-	}
-	meta_supervisor_init(s, s->roots, s->fixed);
+	close_roots(s);
+	(void)pthread_mutex_lock(&s->net_lock);
+	for (size_t i = 0; i < s->n_net_refused; i++)
+		free(s->net_refused_list[i]);
+	free(s->net_refused_list);
+	s->net_refused_list = NULL;
+	s->n_net_refused = 0;
+	(void)pthread_mutex_unlock(&s->net_lock);
+	atomic_store(&s->refused, 0);
+	atomic_store(&s->net_refused, 0);
+}
+
+void meta_supervisor_set_net(meta_supervisor *s, const meta_net *net)
+{
+	s->net = *net;
 }
 
 /* Whether @obj is the very directory of a root that keeps its own metadata (the host's /tmp). */
@@ -746,9 +777,15 @@ int meta_handle(meta_supervisor *s, int listener)
 	bool outside = false;
 	meta_call c;
 	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed. */
+	bool native = n.data.arch == meta_native_arch();
+	bool net = native && (n.data.nr == SYS_connect || n.data.nr == SYS_sendto);
 	bool opened_now = false;
-	if (n.data.arch == native_arch() && decode(&n, &c) == 0 &&
-	    (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
+	if (net && (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
+		outside = meta_net_answer(s, listener, &n, &resp) > 0;
+		if (opened_now && resp.error == -ESRCH)
+			close_roots(s); /* the caller was gone: the view may be another's */
+	} else if (native && !net && decode(&n, &c) == 0 &&
+		   (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
 		_cleanup_close_ int obj = open_object(s, &n, &c);
 		/*
 		 * What was read of /proc/TID above was the caller's: it is still the one blocked
@@ -756,7 +793,7 @@ int meta_handle(meta_supervisor *s, int listener)
 		 */
 		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
 			if (opened_now)
-				meta_supervisor_done(s); /* another process's view: not kept */
+				close_roots(s); /* another process's view: not kept */
 		} else if (obj == OUTSIDE || (obj >= 0 && is_fixed_root(s, obj))) {
 			outside = true;
 			/* Counted before the answer, which may end the caller and then the run. */
