@@ -71,7 +71,7 @@ _dsh_sandbox()
 
 	case $cmd in
 	policy)
-		opts="--session --mode --workspace --config --json --help"
+		opts="--session --mode --workspace --network --config --json --help"
 		;;
 	session)
 		opts="--cwd --json --help"
@@ -101,7 +101,7 @@ _dsh_sandbox()
 		opts="--session --cwd --network --config --help"
 		;;
 	probe)
-		opts="--fresh --json --config --help"
+		opts="--fresh --json --network --config --help"
 		;;
 	landlock-run)
 		opts="--ro --rw --probe"

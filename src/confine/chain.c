@@ -465,12 +465,15 @@ static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, ds
 	bool ws = policy->mode == DSB_MODE_WORKSPACE_WRITE;
 	int r = 0;
 	if (!c->landlock) {
-		/* bwrap: the workspace, and its /tmp, a tmpfs of the sandbox's own. */
+		/*
+		 * bwrap: the supervisor's roots, as the command sees them: the workspace, and its
+		 * /tmp, a tmpfs of the sandbox's own. No metadata call comes to it here.
+		 */
 		plan->net_ns = plan->net_notify = true;
 		if (ws)
-			r = strv_push(&plan->net_roots, policy->workspace_root);
+			r = strv_push(&plan->meta_roots, policy->workspace_root);
 		if (r >= 0 && ws)
-			r = strv_push(&plan->net_roots, "/tmp");
+			r = strv_push(&plan->meta_roots, "/tmp");
 	} else {
 		if (p->v.hardening & DSB_HARDEN_NET_NAMESPACE)
 			plan->net_ns = true;
@@ -489,8 +492,15 @@ static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, ds
 			plan->landlock.scope |= LL_SCOPE_ABSTRACT_UNIX_SOCKET;
 		}
 		plan->filter_flags |= SECCOMP_NET_NOTIFY;
-		/* The host's /tmp is every user's: its sockets (tmux, X) are not the command's. */
-		if (ws)
+		/*
+		 * The host's /tmp is every user's: its sockets (tmux's, X's) are other programs'.
+		 * The workspace alone is the command's (net_roots, within the metadata roots).
+		 */
+		const char *none[] = {NULL};
+		plan->net_roots = strv_of(none);
+		if (!plan->net_roots)
+			r = -ENOMEM;
+		if (r >= 0 && ws)
 			r = strv_push(&plan->net_roots, policy->workspace_root);
 	}
 	if (r >= 0 && allowlist) {

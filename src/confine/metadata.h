@@ -24,6 +24,13 @@ typedef struct meta_net {
 	uint16_t proxy_port; /* 0: the command has a network namespace of its own: any loopback
 			      * address is its own and allowed. Else (no namespace): only
 			      * 127.0.0.1:proxy_port is. */
+	bool host_network;   /* no namespace and no proxy: no IP address, no abstract socket */
+	/*
+	 * Where the command's own pathname sockets lie, canonical, NULL-terminated (borrowed),
+	 * when not everywhere the supervisor's roots are: Landlock's workspace-write grants the
+	 * host's /tmp, whose sockets are other programs'. NULL: the supervisor's roots.
+	 */
+	char *const *roots;
 } meta_net;
 
 typedef struct meta_supervisor {

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/vm_sockets.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -145,6 +146,8 @@ static bool ipv4_allowed(const meta_supervisor *s, uint32_t addr, uint16_t port,
 	char text[INET_ADDRSTRLEN];
 	(void)inet_ntop(AF_INET, &in, text, sizeof(text));
 	(void)snprintf(what, size, "%s:%u", text, port);
+	if (s->net.host_network)
+		return false;
 	if (s->net.proxy_port)
 		return addr == INADDR_LOOPBACK && port == s->net.proxy_port;
 	/* The command's own namespace: its loopback, and 0.0.0.0 (which means this host). */
@@ -168,9 +171,31 @@ static bool ipv6_allowed(const meta_supervisor *s, const struct sockaddr_in6 *si
 	char text[INET6_ADDRSTRLEN];
 	(void)inet_ntop(AF_INET6, a, text, sizeof(text));
 	(void)snprintf(what, size, "[%s]:%u", text, port);
-	if (s->net.proxy_port)
+	if (s->net.proxy_port || s->net.host_network)
 		return false; /* the proxy listens on 127.0.0.1 alone */
 	return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a);
+}
+
+/*
+ * Whether the object @fd (found beneath a supervisor's root) also lies beneath one of the
+ * network's own roots. Only for a command that shares our view of the filesystem (Landlock):
+ * the descriptor's path is then the one the command sees.
+ */
+static bool beneath_net_roots(const meta_supervisor *s, int fd)
+{
+	char link[64], path[PATH_MAX];
+	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	for (char *const *r = s->net.roots; *r; r++) {
+		size_t k = strlen(*r);
+		if (strncmp(path, *r, k) == 0 && (path[k] == '\0' || path[k] == '/' ||
+						  (k > 0 && (*r)[k - 1] == '/')))
+			return true;
+	}
+	return false;
 }
 
 /* An abstract name as text: "@" and its bytes, anything unprintable as '?'. */
@@ -294,7 +319,7 @@ static int check(const meta_supervisor *s, pid_t tid, int sock, const net_call *
 	const struct sockaddr_un *sun = (const struct sockaddr_un *)&c->addr;
 	if (sun->sun_path[0] == '\0') {
 		/* Abstract: the namespace's own, unless there is none (then the host's). */
-		if (!s->net.proxy_port)
+		if (!s->net.proxy_port && !s->net.host_network)
 			return PERFORM;
 		abstract_text(sun, c->len, what, size);
 		return REFUSE;
@@ -311,7 +336,7 @@ static int check(const meta_supervisor *s, pid_t tid, int sock, const net_call *
 	if (fd < 0)
 		return fd;
 	*path_fd = fd;
-	return PERFORM;
+	return s->net.roots && !beneath_net_roots(s, fd) ? REFUSE : PERFORM;
 }
 
 int meta_net_answer(meta_supervisor *s, int listener, const struct seccomp_notif *n,

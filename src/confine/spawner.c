@@ -126,6 +126,14 @@ static int encode(strbuf *sb, const dsb_confined *c, dsb_mode mode, const dsb_sp
 		}
 		r = r < 0 ? r : put_strv(sb, p->meta_roots);
 		r = r < 0 ? r : put_strv(sb, p->meta_fixed);
+		r = r < 0 ? r : put_u32(sb, p->net_ns);
+		r = r < 0 ? r : put_u32(sb, p->net_probe);
+		r = r < 0 ? r : put_u32(sb, p->proxy_port);
+		r = r < 0 ? r : put_u32(sb, p->net_notify);
+		r = r < 0 ? r : put_strv(sb, p->net_roots);
+		r = r < 0 ? r : put_strv(sb, p->net_allow);
+		r = r < 0 ? r : put_strv(sb, p->net_deny);
+		r = r < 0 ? r : put_strv(sb, p->net_hosts);
 	}
 	r = r < 0 ? r : put_str(sb, o->cwd);
 	r = r < 0 ? r : put_strv(sb, o->envp);
@@ -236,6 +244,14 @@ static bool decode(reader *rd, dsb_confined *c, confine_plan *plan, dsb_mode *mo
 		}
 		plan->meta_roots = get_strv(rd);
 		plan->meta_fixed = get_strv(rd);
+		plan->net_ns = get_u32(rd) != 0;
+		plan->net_probe = get_u32(rd) != 0;
+		plan->proxy_port = (uint16_t)get_u32(rd);
+		plan->net_notify = get_u32(rd) != 0;
+		plan->net_roots = get_strv(rd);
+		plan->net_allow = get_strv(rd);
+		plan->net_deny = get_strv(rd);
+		plan->net_hosts = get_strv(rd);
 		c->plan = plan;
 	}
 	o->cwd = get_str(rd);

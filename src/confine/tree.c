@@ -238,7 +238,9 @@ static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, in
 {
 	if (!plan || !(plan->net_ns || plan->net_notify))
 		return NULL;
-	meta_net net = {.supervised = true, .roots = plan->net_roots};
+	meta_net net = {.supervised = true,
+			.host_network = !plan->net_ns,
+			.roots = plan->net_roots};
 	meta_supervisor_set_net(s, &net);
 	if (fd < 0)
 		return NULL;

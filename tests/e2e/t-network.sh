@@ -19,7 +19,8 @@
 # shellcheck source=tests/e2e/libescape.sh
 . "$(dirname "$0")/libescape.sh"
 
-cp "${DSB_SOURCE_ROOT:?}/tests/e2e/net-tool.py" "$PROBE_DIR/net-tool.py"
+HERE=$(cd "$(dirname "$0")" && pwd)
+cp "$HERE/net-tool.py" "$PROBE_DIR/net-tool.py"
 NET_TOOL=$PROBE_DIR/net-tool.py
 NO_NET_LINE='[sandbox: network access is disabled under this policy]'
 
@@ -55,12 +56,13 @@ connect_at() {
 
 # accepted NAME: how many connections the service NAME accepted.
 accepted() {
-	grep -cx "$1" "$OUT/accepted" 2>/dev/null || true
+	[ -e "$OUT/accepted" ] || { echo 0; return; }
+	grep -cx "$1" "$OUT/accepted" || true
 }
 
 # reach WHERE KIND ADDRESS NAME NETWORK: must connect and exchange, and the service must see it.
 reach() {
-	connect_at "$1" "$2" "$3" "$5"
+	connect_at "$1" "$2" "$3" "${5:-full}"
 	assert_streq "$out" OK
 	[ "$(accepted "$4")" -ge 1 ] || fail "$4 saw no connection"
 }
@@ -125,6 +127,7 @@ case_inside() {
 
 # The command's own loopback works in its namespace.
 case_own_loopback() {
+	mkdir -p ws
 	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
 		"$PYTHON" "$NET_TOOL" loopback
 	assert_rc 0
@@ -222,9 +225,9 @@ case_allow_bypass() {
 case_serve() {
 	services
 	allow_config
-	local client="${DSB_SOURCE_ROOT:?}/tests/e2e/mcp-client.py"
+	local client="$HERE/mcp-client.py"
 	out=$(DSH_SANDBOX="$DSB" "$PYTHON" "$client" call ws cfg.yaml bash \
-		"{\"command\": \"curl -sS --max-time 5 http://allowed.test:$TCP_PORT/; curl -sS --max-time 5 http://denied.test:$TCP_PORT/\"}")
+		"{\"description\": \"fetch\", \"command\": \"curl -sS --max-time 5 http://allowed.test:$TCP_PORT/; curl -sS --max-time 5 http://denied.test:$TCP_PORT/; $PYTHON $NET_TOOL connect tcp 127.0.0.1:$TCP_PORT\"}")
 	assert_contains "$out" HELLO
 	assert_contains "$out" "[sandbox: network access to denied.test denied (not in the allow-list)]"
 	assert_streq "$(accepted tcp)" 1
