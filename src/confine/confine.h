@@ -263,6 +263,13 @@ typedef struct confine_plan {
 /* The plan of @c, or NULL (danger-full-access, or a configured runner). */
 const confine_plan *confined_plan(const dsb_confined *c);
 
+/* Whether @plan (may be NULL) restricts the network: a namespace, or the supervised calls. */
+static inline bool plan_net_restricted(const confine_plan *plan)
+{
+	return plan && (plan->net_ns || plan->net_notify ||
+			(plan->filter_flags & SECCOMP_NET_NOTIFY));
+}
+
 /* --- chain.c: the provider and the backends' interface ---------------------------------------- */
 
 /*

@@ -231,7 +231,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	 * A network policy is enforced by a supervisor (the connect calls) and, for the
 	 * allow-list, by the proxy it runs: with nobody to do either, nothing runs.
 	 */
-	bool net = plan && (plan->net_ns || plan->net_notify);
+	bool net = plan_net_restricted(plan);
 	if (net && (!ret_meta_fd || (plan->proxy_port && !ret_proxy_fd)))
 		return policy_fail_unavailable(reterr, mode,
 					       "a network policy needs a supervising parent");

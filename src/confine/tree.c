@@ -236,7 +236,7 @@ static void listener_ready(meta_supervisor *s, meta_worker **worker, int *fd, sh
  */
 static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, int fd)
 {
-	if (!plan || !(plan->net_ns || plan->net_notify))
+	if (!plan_net_restricted(plan))
 		return NULL;
 	meta_net net = {.supervised = true,
 			.host_network = !plan->net_ns,

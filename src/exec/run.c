@@ -571,7 +571,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		res.has_enforcement = true;
 		res.enforcement = x.confined.enforcement;
 		const confine_plan *plan = confined_plan(&x.confined);
-		if (plan && (plan->net_ns || plan->net_notify) &&
+		if (plan_net_restricted(plan) &&
 		    network_note(plan->proxy_port != 0, res.exit_code != 0, x.net_refused,
 				 x.net_named, &res.network_note) < 0) {
 			run_done(&x);

@@ -291,15 +291,16 @@ test_probe_caches_and_reports() {
 	run probe --fresh --json
 	assert_contains "$out" '"cached":false'
 	# What each backend gives a command here, and what it leaves alone (the truth, per host).
-	assert_contains "$out" '"hardening":["capabilities","bounding-set","no-new-privs","seccomp","stdio-only","reaped","pid-namespace","mount-namespace","user-namespace","ipc-namespace","uts-namespace","signal-scope"],"notGoverned":["network","abstract-unix-socket"]}'
-	assert_contains "$out" '"metadata-supervised"],"notGoverned":["network"]'
+	assert_contains "$out" '"hardening":["capabilities","bounding-set","no-new-privs","seccomp","stdio-only","reaped","pid-namespace","mount-namespace","user-namespace","ipc-namespace","uts-namespace","signal-scope","network-namespace"],"notGoverned":["network","abstract-unix-socket"],"network":{"none":"namespace","allowlist":"namespace"}}'
+	assert_contains "$out" '"metadata-supervised","network-namespace"],"notGoverned":["network"],"network":{"none":"namespace","allowlist":"namespace"}}'
 	assert_contains "$out" '"scoped":["signal","abstract-unix-socket"]'
 	assert_contains "$out" '"seccomp","stdio-only","reaped",'
 	assert_contains "$out" '"ipc-namespace","uts-namespace","signal-scope","abstract-unix-scope",'
 	run probe --fresh
 	assert_contains "$out" "  hardening: capabilities, bounding-set, no-new-privs, seccomp, stdio-only, reaped"
-	assert_contains "$out" "abstract-unix-scope, metadata-supervised
-  not governed: network"
+	assert_contains "$out" "abstract-unix-scope, metadata-supervised, network-namespace
+  not governed: network
+  network none: namespace; allowlist: namespace"
 }
 
 test_custom_runner() {

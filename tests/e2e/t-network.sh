@@ -233,6 +233,51 @@ case_serve() {
 	assert_streq "$(accepted tcp)" 1
 }
 
+# --- Landlock where no namespace can be made (seccomp-shim --no-namespaces) ------------------------
+
+# shimmed ARGS...: dsh-sandbox under the shim, with a store of its own (the verdict cached by the
+# other tests says a namespace can be made).
+shimmed() {
+	rc=0
+	# Without a mount namespace nothing policy-bearing may lie in a writable root (/tmp).
+	DSH_SANDBOX_STORE="$OUT/store" XDG_CONFIG_HOME="$OUT/xdg" \
+		"${DSB_SECCOMP_SHIM:?}" --no-namespaces -- "$DSB" "$@" \
+		>"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	out=$(cat "$PWD/.out")
+	err=$(cat "$PWD/.err")
+}
+
+case_fallback_none() {
+	services
+	local m=$1 kind address name
+	shimmed probe --fresh --json --network none
+	assert_contains "$out" '"network":{"none":"filter","allowlist":"unavailable"}'
+	for target in "tcp 127.0.0.1:$TCP_PORT tcp" "udp 127.0.0.1:$UDP_PORT udp" \
+		"abstract $ABSTRACT abstract" "unix $OUT_SOCK out.sock"; do
+		read -r kind address name <<<"$target"
+		shimmed exec --backend landlock --mode "$m" --workspace "$PWD/ws" --network none -- \
+			"$PYTHON" "$NET_TOOL" connect "$kind" "$address"
+		refused "connecting to $address ($kind) without a namespace"
+		[[ "$out" =~ ^E[A-Z]+$ ]] || fail "unexpected answer: $out ($err)"
+		assert_streq "$(accepted "$name")" 0
+	done
+	# The workspace's own socket, in workspace-write.
+	shimmed exec --backend landlock --mode "$m" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" connect unix "$IN_SOCK"
+	if [ "$m" = workspace-write ]; then assert_streq "$out" OK; else refused "the workspace's socket in read-only"; fi
+}
+
+case_fallback_allowlist() {
+	setup
+	allow_config
+	mv cfg.yaml "$OUT/cfg.yaml"
+	shimmed --config "$OUT/cfg.yaml" exec --backend landlock --mode "$1" --workspace "$PWD/ws" -- \
+		touch ws/ran
+	assert_rc 125
+	assert_contains "$err" "no network namespace can be made here for the allow-list's proxy"
+	[ ! -e ws/ran ] || fail "the command ran"
+}
+
 # --- policy and probe ----------------------------------------------------------------------------
 
 case_policy() {
@@ -270,5 +315,9 @@ each_confined "allowlist: curl reaches allowed names through the proxy" case_all
 each_confined "allowlist: refused names are named once each" case_allow_refuses
 each_confined "allowlist: no way around the proxy" case_allow_bypass
 t "serve: the allow-list through the server's monitor" case_serve
+for m in "${MODES[@]}"; do
+	t "landlock/$m without namespaces: none holds by the filter" case_fallback_none "$m"
+	t "landlock/$m without namespaces: allowlist fails closed" case_fallback_allowlist "$m"
+done
 t "policy and probe say what is enforced" case_policy
 done_testing

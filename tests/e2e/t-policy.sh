@@ -20,7 +20,7 @@ test_spec_roots_json() {
 	local cfgdir="$XDG_CONFIG_HOME/dsh-sandbox"
 	# (The store too, where HOME lies in /tmp, as for the unprivileged run.)
 	assert_contains "$out" '{"mode":"workspace-write","workspaceRoot":"/some/dir","writableRoots":["/some/dir","/tmp"],"protectedPaths":['
-	assert_contains "$out" '{"path":"'"$cfgdir"'","kind":"config","exists":false,"enforcement":"private-tmp"}]}'
+	assert_contains "$out" '{"path":"'"$cfgdir"'","kind":"config","exists":false,"enforcement":"private-tmp"}],"network":'
 	assert_streq "$err" ""
 }
 
@@ -29,7 +29,7 @@ test_default_is_read_only_under_cwd() {
 	cd ws
 	run policy --json
 	assert_rc 0
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[]}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 }
 
 test_text_output() {
@@ -47,7 +47,13 @@ protectedPaths:
 	run policy --mode danger-full-access --workspace /w
 	assert_streq "$out" "mode: danger-full-access
 workspaceRoot: /w
-writableRoots: (none)"
+writableRoots: (none)
+network: full (unrestricted)"
+	# danger-full-access is never restricted, whatever the network access asked.
+	run policy --mode danger-full-access --workspace /w --network none
+	assert_contains "$out" "network: full (unrestricted)"
+	run policy --mode read-only --workspace /w --network none
+	assert_contains "$out" "network: none (namespace)"
 }
 
 test_invalid_mode_flag() {
@@ -104,7 +110,7 @@ test_precedence_flag_env_config() {
 	assert_contains "$out" '"mode":"danger-full-access","workspaceRoot":"/from/config"'
 	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
 		--workspace /from/flag --json
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[]}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 }
 
 test_config_from_env_and_xdg() {
@@ -166,9 +172,9 @@ test_json_escapes_awkward_paths() {
 	run policy --workspace "/a\"b\\c
 d	e" --json
 	assert_rc 0
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[]}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
-	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[]}')"
+	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
 }
 
 test_usage_errors() {

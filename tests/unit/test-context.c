@@ -947,6 +947,58 @@ static void test_default_change_between_runs(void **state)
 	dsb_session_free(s);
 }
 
+/*
+ * Beyond DSH: a network policy other than full adds one sentence to sandbox:policy, and only
+ * then; full (the default) keeps DSH's bytes, and going back to it re-emits them.
+ */
+static void test_network_sentence(void **state)
+{
+	fixture *f = *state;
+	dsb_session *s = new_session(f);
+	char *first = step(f, s);
+	assert_null(strstr(first, "Network"));
+
+	static const struct {
+		const char *yaml, *sentence;
+	} cases[] = {
+		{"network: {access: none}\n",
+		 " Network access is disabled: commands cannot reach any host, nor services of the "
+		 "machine outside the sandbox."},
+		{"network: {access: allowlist, allow: [registry.npmjs.org, \"*.debian.org\"]}\n",
+		 " Network access is limited to these hosts, through a proxy the sandbox sets for "
+		 "commands: registry.npmjs.org, *.debian.org. Other hosts are refused."},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		dsb_config *cfg = NULL;
+		dsb_policy *policy = NULL;
+		assert_int_equal(dsb_config_parse(cases[i].yaml, strlen(cases[i].yaml), "t", &cfg,
+						  NULL),
+				 0);
+		assert_int_equal(dsb_config_set_workspace_root(cfg, f->ws, NULL), 0);
+		assert_int_equal(dsb_policy_new(cfg, &policy, NULL), 0);
+		dsb_context_message *m = project_with(s, policy, cfg);
+		assert_non_null(m);
+		const char *text = dsb_context_message_text(m);
+		const char *at = strstr(text, cases[i].sentence);
+		assert_non_null(at);
+		/* Right after DSH's sandbox text, which is otherwise unchanged. */
+		size_t head = (size_t)(at - text);
+		assert_memory_equal(text, first, head);
+		assert_string_equal(at + strlen(cases[i].sentence), first + head);
+		assert_int_equal(dsb_context_message_append(s, m, NULL, NULL), 0);
+		dsb_context_message_free(m);
+		/* Unchanged policy: nothing new. */
+		assert_null(project_with(s, policy, cfg));
+		dsb_policy_free(policy);
+		dsb_config_free(cfg);
+	}
+	char *again = step(f, s);
+	assert_string_equal(again, first);
+	free(again);
+	free(first);
+	dsb_session_free(s);
+}
+
 /* §9.3 (c), §11.30 #3: a compaction that replaced the retained snapshot re-emits it. */
 static void compaction_reemits(fixture *f, const char *type)
 {
@@ -1545,6 +1597,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_surface_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_change_between_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_network_sentence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_compaction_by_user_message_reemits, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_compaction_by_assistant_message_reemits, setup,
