@@ -100,8 +100,7 @@ static void print_protected(const dsb_exec_policy *p, const enforcer *en)
  * The network policy a call gets: the configured access (danger-full-access: never
  * restricted), its host lists and how it would be enforced.
  */
-static void network_json(jw *w, const dsb_exec_policy *p, const dsb_config *cfg,
-			 const enforcer *en)
+static void network_json(jw *w, const dsb_exec_policy *p, const dsb_config *cfg, const enforcer *en)
 {
 	bool full = p->mode == DSB_MODE_DANGER_FULL_ACCESS ||
 		    dsb_config_network_access(cfg) == DSB_NETWORK_FULL;
@@ -138,7 +137,8 @@ static void print_network(const dsb_exec_policy *p, const dsb_config *cfg, const
 	}
 	printf("network: %s (%s)\n", dsb_network_access_to_string(dsb_config_network_access(cfg)),
 	       en->network);
-	char *const *allow = dsb_config_network_allow(cfg), *const *deny = dsb_config_network_deny(cfg);
+	char *const *allow = dsb_config_network_allow(cfg), *const *deny =
+								    dsb_config_network_deny(cfg);
 	for (size_t i = 0; allow[i]; i++)
 		printf("  allow %s\n", allow[i]);
 	for (size_t i = 0; deny[i]; i++)

@@ -145,11 +145,10 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_acc
 	else
 		(void)strbuf_puts(sb,
 				  "selected: none: confined modes fail with SANDBOX_UNAVAILABLE\n");
-	(void)strbuf_printf(sb, "network: %s, %s\n", dsb_network_access_to_string(access),
-			    dsb_probe_network_enforcement(rep->selected >= 0
-								  ? &rep->backends[rep->selected]
-								  : NULL,
-							  access));
+	(void)strbuf_printf(
+		sb, "network: %s, %s\n", dsb_network_access_to_string(access),
+		dsb_probe_network_enforcement(
+			rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
 }
 
 static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access access)
@@ -204,9 +203,10 @@ static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access a
 	jw_key(w, "network");
 	jw_object_begin(w);
 	jw_member_string(w, "access", dsb_network_access_to_string(access));
-	jw_member_string(w, "enforcement",
-			 dsb_probe_network_enforcement(
-				 rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
+	jw_member_string(
+		w, "enforcement",
+		dsb_probe_network_enforcement(
+			rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
 	jw_object_end(w);
 	jw_object_end(w);
 }

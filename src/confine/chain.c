@@ -456,7 +456,7 @@ bool provider_protects(dsb_provider *p)
  * abstract sockets are scoped; the allow-list, which needs the namespace, refuses the call.
  */
 static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, dsb_confined *c,
-			   char *why, size_t why_size)
+			char *why, size_t why_size)
 {
 	if (p->network.access == DSB_NETWORK_FULL)
 		return 0;

@@ -108,15 +108,15 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 
 /* What a child achieved, reported by harden_*() and the spawner (a bit set). */
 #define HARDEN_CAPS	       (1u << 0) /* effective, permitted, inheritable and ambient sets empty */
-#define HARDEN_BOUNDING	       (1u << 1) /* the bounding set empty too */
-#define HARDEN_FILTER	       (1u << 2) /* the seccomp filter installed */
-#define HARDEN_IPC_NS	       (1u << 3) /* a new IPC namespace */
-#define HARDEN_UTS_NS	       (1u << 4) /* a new UTS namespace */
-#define HARDEN_USER_NS	       (1u << 5) /* a user namespace (what made the two above possible) */
-#define HARDEN_MNT_NS	       (1u << 6) /* a mount namespace (for protected paths) */
-#define HARDEN_META_SUPERVISED (1u << 7) /* metadata calls go to the supervisor (metadata.c) */
-#define HARDEN_META_REFUSED    (1u << 8) /* no supervisor could be had: they fail with EPERM */
-#define HARDEN_NET_NS	       (1u << 9) /* a network namespace with a loopback alone */
+#define HARDEN_BOUNDING	       (1u << 1)  /* the bounding set empty too */
+#define HARDEN_FILTER	       (1u << 2)  /* the seccomp filter installed */
+#define HARDEN_IPC_NS	       (1u << 3)  /* a new IPC namespace */
+#define HARDEN_UTS_NS	       (1u << 4)  /* a new UTS namespace */
+#define HARDEN_USER_NS	       (1u << 5)  /* a user namespace (what made the two above possible) */
+#define HARDEN_MNT_NS	       (1u << 6)  /* a mount namespace (for protected paths) */
+#define HARDEN_META_SUPERVISED (1u << 7)  /* metadata calls go to the supervisor (metadata.c) */
+#define HARDEN_META_REFUSED    (1u << 8)  /* no supervisor could be had: they fail with EPERM */
+#define HARDEN_NET_NS	       (1u << 9)  /* a network namespace with a loopback alone */
 #define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and sendto go to the supervisor */
 #define HARDEN_FAILED	       (1u << 31)
 
@@ -266,8 +266,8 @@ const confine_plan *confined_plan(const dsb_confined *c);
 /* Whether @plan (may be NULL) restricts the network: a namespace, or the supervised calls. */
 static inline bool plan_net_restricted(const confine_plan *plan)
 {
-	return plan && (plan->net_ns || plan->net_notify ||
-			(plan->filter_flags & SECCOMP_NET_NOTIFY));
+	return plan &&
+	       (plan->net_ns || plan->net_notify || (plan->filter_flags & SECCOMP_NET_NOTIFY));
 }
 
 /* --- chain.c: the provider and the backends' interface ---------------------------------------- */

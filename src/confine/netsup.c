@@ -43,7 +43,7 @@
 #endif
 
 /* The largest datagram copied from the caller for sendto(): EMSGSIZE beyond. */
-#define SEND_MAX (256 * 1024)
+#define SEND_MAX ((size_t)256 * 1024)
 
 /* What one connect() or sendto() asks, once copied. */
 typedef struct net_call {
@@ -191,8 +191,8 @@ static bool beneath_net_roots(const meta_supervisor *s, int fd)
 	path[n] = '\0';
 	for (char *const *r = s->net.roots; *r; r++) {
 		size_t k = strlen(*r);
-		if (strncmp(path, *r, k) == 0 && (path[k] == '\0' || path[k] == '/' ||
-						  (k > 0 && (*r)[k - 1] == '/')))
+		if (strncmp(path, *r, k) == 0 &&
+		    (path[k] == '\0' || path[k] == '/' || (k > 0 && (*r)[k - 1] == '/')))
 			return true;
 	}
 	return false;

@@ -222,8 +222,8 @@ int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved
 		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
 			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
 		const protect_ops *m = &plan->mounts;
-		unsigned ns =
-			harden_namespaces(m->n > 0 || plan->mount_ns, plan->net_ns || plan->net_probe);
+		unsigned ns = harden_namespaces(m->n > 0 || plan->mount_ns,
+						plan->net_ns || plan->net_probe);
 		if (ns & HARDEN_FAILED) {
 			(void)snprintf(msg, size, "landlock-run: cannot map the user namespace");
 			return -EPERM;

@@ -128,7 +128,8 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 		if (listener >= 0)
 			(void)close(listener);
 		if (r < 0)
-			child_fail(rep, 2, -r, "cannot hand over the connect supervisor's listener");
+			child_fail(rep, 2, -r,
+				   "cannot hand over the connect supervisor's listener");
 		rep->achieved |= HARDEN_NET_SUPERVISED;
 	}
 
@@ -240,8 +241,8 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	 * proxy_port), then its supervisor's listener (self.c).
 	 */
 	_cleanup_close_ int meta_ours = -1, meta_theirs = -1;
-	if (net ||
-	    (ret_meta_fd && plan && c->landlock && (plan->filter_flags & SECCOMP_METADATA_NOTIFY))) {
+	if (net || (ret_meta_fd && plan && c->landlock &&
+		    (plan->filter_flags & SECCOMP_METADATA_NOTIFY))) {
 		int sp[2];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 			return policy_fail_unavailable(

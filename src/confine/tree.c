@@ -238,14 +238,13 @@ static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, in
 {
 	if (!plan_net_restricted(plan))
 		return NULL;
-	meta_net net = {.supervised = true,
-			.host_network = !plan->net_ns,
-			.roots = plan->net_roots};
+	meta_net net = {
+		.supervised = true, .host_network = !plan->net_ns, .roots = plan->net_roots};
 	meta_supervisor_set_net(s, &net);
 	if (fd < 0)
 		return NULL;
-	net_rules rules = {.allow = plan->net_allow, .deny = plan->net_deny,
-			   .hosts = plan->net_hosts};
+	net_rules rules = {
+		.allow = plan->net_allow, .deny = plan->net_deny, .hosts = plan->net_hosts};
 	net_proxy *proxy = NULL;
 	if (net_proxy_new(&rules, &proxy) < 0) {
 		(void)close(fd);

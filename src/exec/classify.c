@@ -191,8 +191,7 @@ int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exe
 	return 0;
 }
 
-int network_note(bool allowlist, bool failed, unsigned refused, char *const *named,
-		 char **ret_note)
+int network_note(bool allowlist, bool failed, unsigned refused, char *const *named, char **ret_note)
 {
 	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
 	int r = 0;

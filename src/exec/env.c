@@ -58,8 +58,8 @@ int env_proxy(char ***env, uint16_t port)
 	 * set by a CGI request's Proxy: header), most other tools the upper-case ones. The
 	 * namespace's own loopback is the command's: never through the proxy.
 	 */
-	static const char *const names[] = {"http_proxy", "HTTP_PROXY", "https_proxy",
-					    "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+	static const char *const names[] = {"http_proxy",  "HTTP_PROXY", "https_proxy",
+					    "HTTPS_PROXY", "all_proxy",	 "ALL_PROXY"};
 	char entry[64];
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++) {

@@ -39,12 +39,12 @@
 
 #define MAX_LISTENERS  4
 #define MAX_CLIENTS    256 /* beyond, a connection is accepted and closed at once */
-#define HEADER_MAX     (16 * 1024)
-#define RELAY_BUF      (64 * 1024)
-#define RELAY_PIPE     (1024 * 1024) /* the unprivileged pipe-max-size */
-#define MAX_REFUSED    1024	     /* distinct refused hosts remembered; more are not recorded */
+#define HEADER_MAX     ((size_t)16 * 1024)
+#define RELAY_BUF      ((size_t)64 * 1024)
+#define RELAY_PIPE     ((size_t)1024 * 1024) /* the unprivileged pipe-max-size */
+#define MAX_REFUSED    1024 /* distinct refused hosts remembered; more are not recorded */
 #define MAX_ADDRS      16
-#define THREAD_STACK   (512 * 1024)
+#define THREAD_STACK   ((size_t)512 * 1024)
 #define LINGER_MS      200 /* how long an error reply waits for the client to read it */
 #define HOST_BUF       256
 #define ACCEPT_BACKOFF 100 /* ms to wait when out of descriptors */
@@ -275,17 +275,20 @@ static bool add_literal(addr_list *l, const char *s, uint16_t port)
  * answers are dropped. An address pinned in `hosts`, or a literal the allow-list names, is
  * the operator's choice and kept.
  */
+static bool ipv4_is_local(uint32_t v)
+{
+	return (v >> 24) == 127 || v == 0 || (v >> 16) == 0xa9fe;
+}
+
 static bool answer_is_local(const struct sockaddr *a)
 {
-	if (a->sa_family == AF_INET) {
-		uint32_t v = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
-		return (v >> 24) == 127 || v == 0 || (v >> 16) == 0xa9fe;
-	}
+	if (a->sa_family == AF_INET)
+		return ipv4_is_local(ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr));
 	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
 	if (IN6_IS_ADDR_V4MAPPED(v6)) {
-		struct sockaddr_in in4 = {.sin_family = AF_INET};
-		memcpy(&in4.sin_addr, &v6->s6_addr[12], 4);
-		return answer_is_local((const struct sockaddr *)&in4);
+		uint32_t v;
+		memcpy(&v, &v6->s6_addr[12], 4);
+		return ipv4_is_local(ntohl(v));
 	}
 	return IN6_IS_ADDR_LOOPBACK(v6) || IN6_IS_ADDR_UNSPECIFIED(v6) || IN6_IS_ADDR_LINKLOCAL(v6);
 }
@@ -779,7 +782,7 @@ static void serve_http(session *s)
 		if (r == -E2BIG) {
 			http_reply(
 				s, 400, "Bad Request",
-				"dsh-sandbox proxy: the request header is larger than %d bytes\n",
+				"dsh-sandbox proxy: the request header is larger than %zu bytes\n",
 				HEADER_MAX);
 			return;
 		}

@@ -971,9 +971,8 @@ static void test_network_sentence(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		dsb_config *cfg = NULL;
 		dsb_policy *policy = NULL;
-		assert_int_equal(dsb_config_parse(cases[i].yaml, strlen(cases[i].yaml), "t", &cfg,
-						  NULL),
-				 0);
+		assert_int_equal(
+			dsb_config_parse(cases[i].yaml, strlen(cases[i].yaml), "t", &cfg, NULL), 0);
 		assert_int_equal(dsb_config_set_workspace_root(cfg, f->ws, NULL), 0);
 		assert_int_equal(dsb_policy_new(cfg, &policy, NULL), 0);
 		dsb_context_message *m = project_with(s, policy, cfg);
