@@ -34,6 +34,20 @@ for b in bwrap landlock; do
 		"allowlist=$D --config $scratch/allow.yaml exec --backend $b --mode workspace-write --workspace $ws -- bash -c true"
 done
 
+# Against a plain command, and, where SRT names sandbox-runtime's `srt` (npm's
+# @anthropic-ai/sandbox-runtime; it needs bwrap, socat and ripgrep), its per-command cost with the
+# same allow-list.
+rows=("plain=bash -c true"
+	"allowlist-bwrap=$D --config $scratch/allow.yaml exec --backend bwrap --mode workspace-write --workspace $ws -- bash -c true"
+	"allowlist-landlock=$D --config $scratch/allow.yaml exec --backend landlock --mode workspace-write --workspace $ws -- bash -c true")
+if [ -n "${SRT:-}" ]; then
+	printf '{"network": {"allowedDomains": ["files.test"], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowWrite": ["%s"], "denyWrite": []}}\n' \
+		"$ws" >"$scratch/srt.json"
+	rows+=("srt=$SRT --settings $scratch/srt.json bash -c true")
+fi
+echo "bash -c true under an allow-list, against unconfined, $ROUNDS interleaved rounds, medians:"
+build-bench/bench/cmdbench "$ROUNDS" "plain" "${rows[@]}"
+
 # 100 MB served by python's http.server on the loopback.
 MB=${MB:-100}
 mkdir -p "$scratch/www"

@@ -403,7 +403,7 @@ int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved
 /*
  * In a child whose namespaces @achieved (HARDEN_*) should hold a network namespace: fails
  * without one, brings its loopback up and, with @proxy_port, sends the proxy's listener over
- * @sock. -errno with the launcher-style line in @msg. No allocation.
+ * @sock. -errno with the reason in @msg. No allocation.
  */
 int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg, size_t size);
 

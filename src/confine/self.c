@@ -189,12 +189,12 @@ int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg,
 {
 	/* The provider asked for it because the probe made one: none now is no run. */
 	if (!(achieved & HARDEN_NET_NS)) {
-		(void)snprintf(msg, size, "landlock-run: cannot make a network namespace");
+		(void)snprintf(msg, size, "cannot make a network namespace");
 		return -EPERM;
 	}
 	int fd = harden_loopback(proxy_port);
 	if (fd < 0) {
-		(void)snprintf(msg, size, "landlock-run: cannot set up the loopback: %s",
+		(void)snprintf(msg, size, "cannot set up the network namespace's loopback: %s",
 			       strerror(-fd));
 		return fd;
 	}
@@ -203,7 +203,7 @@ int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg,
 	int r = sock >= 0 ? fd_send(sock, fd) : -ENOTCONN;
 	(void)close(fd);
 	if (r < 0)
-		(void)snprintf(msg, size, "landlock-run: cannot hand the proxy its listener: %s",
+		(void)snprintf(msg, size, "cannot hand the proxy its listener: %s",
 			       strerror(-r));
 	return r;
 }
