@@ -203,8 +203,7 @@ int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg,
 	int r = sock >= 0 ? fd_send(sock, fd) : -ENOTCONN;
 	(void)close(fd);
 	if (r < 0)
-		(void)snprintf(msg, size, "cannot hand the proxy its listener: %s",
-			       strerror(-r));
+		(void)snprintf(msg, size, "cannot hand the proxy its listener: %s", strerror(-r));
 	return r;
 }
 
