@@ -371,6 +371,7 @@ void dsb_confined_done(dsb_confined *c)
 		confine_plan *plan = c->plan;
 		strv_free(plan->landlock.ro);
 		strv_free(plan->landlock.rw);
+		strv_free(plan->landlock.rw_in_place);
 		strv_free(plan->meta_roots);
 		strv_free(plan->meta_fixed);
 		strv_free(plan->net_roots);
@@ -448,6 +449,30 @@ bool provider_protects(dsb_provider *p)
 }
 
 /*
+ * A socket of the host's /tmp linked or moved into the workspace would pass as the command's
+ * own: /tmp keeps its rights but REFER, unless it is the workspace itself.
+ */
+static int keep_tmp_in_place(landlock_plan *ll, const char *workspace_root)
+{
+	_cleanup_free_ char *tmp = realpath("/tmp", NULL);
+	_cleanup_free_ char *ws = realpath(workspace_root, NULL);
+	if (tmp && ws && strcmp(tmp, ws) == 0)
+		return 0;
+	size_t i = 0, j = 0;
+	for (; ll->rw && ll->rw[i]; i++) {
+		if (strcmp(ll->rw[i], "/tmp") == 0)
+			free(ll->rw[i]);
+		else
+			ll->rw[j++] = ll->rw[i];
+	}
+	if (i == j)
+		return 0;
+	if (ll->rw)
+		ll->rw[j] = NULL;
+	return strv_push(&ll->rw_in_place, "/tmp");
+}
+
+/*
  * A network policy other than full, on either backend (docs/design/network.md): the child makes
  * a network namespace with a loopback alone, where the proxy's listener waits for the
  * allow-list; the command's connect and sendto calls go to the supervisor, which lets them
@@ -502,6 +527,8 @@ static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, ds
 			r = -ENOMEM;
 		if (r >= 0 && ws)
 			r = strv_push(&plan->net_roots, policy->workspace_root);
+		if (r >= 0 && ws)
+			r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
 	}
 	if (r >= 0 && allowlist) {
 		plan->proxy_port = p->network.proxy_port;

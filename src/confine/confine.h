@@ -56,10 +56,11 @@
 
 /* What to restrict a process to. Paths are opened when the plan is applied. */
 typedef struct landlock_plan {
-	char **ro;	/* NULL-terminated: EXECUTE | READ_FILE | READ_DIR */
-	char **rw;	/* NULL-terminated: every handled right (masked for non-directories) */
-	uint64_t scope; /* LL_SCOPE_* wanted; applied only as far as the ABI has them */
-	int abi_max;	/* 0, or the highest ABI to use (landlockAbiMax: an explicit degrade) */
+	char **ro;	    /* NULL-terminated: EXECUTE | READ_FILE | READ_DIR */
+	char **rw;	    /* NULL-terminated: every handled right (masked for non-directories) */
+	char **rw_in_place; /* NULL-terminated: as rw, but nothing linked or moved in or out */
+	uint64_t scope;	    /* LL_SCOPE_* wanted; applied only as far as the ABI has them */
+	int abi_max;	    /* 0, or the highest ABI to use (landlockAbiMax: an explicit degrade) */
 } landlock_plan;
 
 /* What DSH's launcher prints on stderr before exec when enforcement is partial (spec §5.6). */

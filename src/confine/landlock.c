@@ -249,6 +249,17 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 		if (r < 0)
 			goto fail;
 	}
+	/*
+	 * Without REFER nothing crosses into or out of these roots by link or rename: the kernel
+	 * answers EXDEV, and mv(1) copies instead: a copied socket is a new one, bound to nothing.
+	 */
+	for (char **p = plan ? plan->rw_in_place : NULL; p && *p; p++) {
+		r = add_path_rule(fd, *p,
+				  st.handled_fs & ~(LL_MAKE_CHAR | LL_MAKE_BLOCK | LL_REFER), msg,
+				  msg_size);
+		if (r < 0)
+			goto fail;
+	}
 
 	/* Unprivileged callers need no_new_privs to restrict themselves; root gets it too, so a
 	 * set-uid program started later can never shed the domain's intent. */

@@ -110,6 +110,7 @@ static int encode(strbuf *sb, const dsb_confined *c, dsb_mode mode, const dsb_sp
 	if (p) {
 		r = r < 0 ? r : put_strv(sb, p->landlock.ro);
 		r = r < 0 ? r : put_strv(sb, p->landlock.rw);
+		r = r < 0 ? r : put_strv(sb, p->landlock.rw_in_place);
 		r = r < 0 ? r : put_u64(sb, p->landlock.scope);
 		r = r < 0 ? r : put_u32(sb, (uint32_t)p->landlock.abi_max);
 		r = r < 0 ? r : put_u32(sb, p->harden);
@@ -222,6 +223,7 @@ static bool decode(reader *rd, dsb_confined *c, confine_plan *plan, dsb_mode *mo
 	if (get_u32(rd)) {
 		plan->landlock.ro = get_strv(rd);
 		plan->landlock.rw = get_strv(rd);
+		plan->landlock.rw_in_place = get_strv(rd);
 		plan->landlock.scope = get_u64(rd);
 		plan->landlock.abi_max = (int)get_u32(rd);
 		plan->harden = get_u32(rd) != 0;

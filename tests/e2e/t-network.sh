@@ -24,9 +24,11 @@ cp "$HERE/net-tool.py" "$PROBE_DIR/net-tool.py"
 NET_TOOL=$PROBE_DIR/net-tool.py
 NO_NET_LINE='[sandbox: network access is disabled under this policy]'
 
-# Starts the services (outside: $OUT; the workspace: $PWD/ws) and loads their addresses.
+# services [DIR]: starts the services (outside: $OUT, or DIR; the workspace: $PWD/ws) and loads
+# their addresses.
 services() {
 	setup
+	[ -z "${1:-}" ] || OUT=$1
 	chmod 0777 "$OUT" ws
 	"$PYTHON" "$NET_TOOL" serve "$OUT" "$PWD/ws" &
 	local pid=$!
@@ -123,6 +125,31 @@ case_inside() {
 		refused "connecting to the workspace's socket in read-only"
 		assert_streq "$(accepted in.sock)" 0
 	fi
+}
+
+# A host socket in /tmp (writable in workspace-write) moved or linked into the workspace is still
+# the host's: Landlock keeps /tmp's files in place (no REFER there), bwrap shows a /tmp of its own.
+# The workspace is outside /tmp here: one inside it is a mount of its own, which no rename crosses.
+case_moved_in() {
+	local tmp ws
+	tmp=$(mktemp -d /tmp/dsb-net.XXXXXX)
+	defer rm -rf "$tmp"
+	services "$tmp"
+	ws=$(mktemp -d /var/tmp/dsb-net-ws.XXXXXX)
+	defer rm -rf "$ws"
+	chmod 0777 "$ws"
+	local script="mv '$OUT_SOCK' '$ws/moved.sock' || ln '$OUT_SOCK' '$ws/moved.sock' || exit 3
+		exec '$PYTHON' '$NET_TOOL' connect unix '$ws/moved.sock'"
+	if [ "$1" = control ]; then
+		attempt control "$script"
+		assert_streq "$out" OK
+		[ "$(accepted out.sock)" -ge 1 ] || fail "out.sock saw no connection"
+		return
+	fi
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$ws" --network none -- \
+		bash -c "$script"
+	refused "connecting to a host socket moved into the workspace"
+	assert_streq "$(accepted out.sock)" 0
 }
 
 # The command's own loopback works in its namespace.
@@ -308,6 +335,8 @@ for c in "${cases[@]}"; do
 	each_confined "none: $name, and the service saw nothing" "$fn"
 done
 each_confined "none: the workspace's own socket is reached in workspace-write alone" case_inside
+t "control: a host socket in /tmp moved into the workspace connects" case_moved_in control
+each_confined "none: a host socket in /tmp moved into the workspace is refused" case_moved_in
 each_confined "none: the command's own loopback works" case_own_loopback
 each_confined "full: the host's services are reached, as in DSH" case_full
 each_confined "none: a failure after a refused connection is told so" case_bash_note
