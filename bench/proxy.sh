@@ -24,25 +24,6 @@ trap cleanup EXIT
 size_mb=${SIZE_MB:-100}
 head -c "$((size_mb * 1024 * 1024))" /dev/urandom >"$dir/file"
 
-# A small threaded HTTP/1.0 server from Python's standard library: one GET, the file by
-# sendfile(2), close. It prints its port once it listens.
-cat >"$dir/server.py" <<'PY'
-import os, socket, socketserver, sys
-path = sys.argv[1]
-class Handler(socketserver.StreamRequestHandler):
-    def handle(self):
-        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-            pass
-        size = os.path.getsize(path)
-        self.wfile.write(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
-        self.wfile.flush()
-        with open(path, "rb") as f:
-            self.connection.sendfile(f)
-socketserver.ThreadingTCPServer.daemon_threads = True
-with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler) as srv:
-    print(srv.server_address[1], flush=True)
-    srv.serve_forever()
-PY
 
 # Starts "$@" in the background (in this shell, so that cleanup knows its pid) with its stdout
 # in $dir/$name.out; first_line waits for the port it prints.
@@ -59,7 +40,7 @@ first_line() {
 	done
 	head -n1 "$dir/$1.out"
 }
-start server python3 "$dir/server.py" "$dir/file"
+start server python3 bench/sendfile-server.py "$dir/file"
 start proxy build-bench/bench/dsb-proxy --allow bench.test --host bench.test=127.0.0.1
 server_port=$(first_line server)
 proxy_port=$(first_line proxy)

@@ -208,16 +208,33 @@ static int read_msg(int fd, monitor_msg *m)
  * the caller closes @ctl (asked to, or gone).
  */
 /*
+ * The allow-list's proxy *@proxy starts serving at the command's first supervised call: every
+ * connect() is one, that to the proxy included (it waits in the listener's backlog meanwhile),
+ * and a command that never calls one costs no thread. A proxy that cannot start is closed, so
+ * connections to it are refused rather than left waiting.
+ */
+static void proxy_wanted(net_proxy **proxy)
+{
+	int r = *proxy ? net_proxy_start(*proxy) : 0;
+	if (r < 0 && r != -EBUSY) {
+		net_proxy_free(*proxy);
+		*proxy = NULL;
+	}
+}
+
+/*
  * What polling the metadata listener *@fd returned (the run loop's or the monitor's): at the
  * first call a worker thread (*@worker) takes it, this call included; without a thread the call
  * is answered here. Hung up (no process of the run left to call) or failed, it is closed: its
  * callers then get ENOSYS from the kernel, never a pass.
  */
-static void listener_ready(meta_supervisor *s, meta_worker **worker, int *fd, short revents)
+static void listener_ready(meta_supervisor *s, meta_worker **worker, net_proxy **proxy, int *fd,
+			   short revents)
 {
 	if (*fd < 0 || !revents)
 		return;
 	if (revents & POLLIN) {
+		proxy_wanted(proxy);
 		if (!*worker && meta_worker_start(worker, s, *fd) == 0) {
 			*fd = -1; /* the worker's now */
 			return;
@@ -230,11 +247,11 @@ static void listener_ready(meta_supervisor *s, meta_worker **worker, int *fd, sh
 }
 
 /*
- * Serves the proxy's listener @fd (taken) with @plan's rules, and tells the supervisor @s what
- * the command's network is. Without a proxy the listener is closed: the command's connections
- * to it are refused, never let through.
+ * A proxy for the listener @fd (taken) with @plan's rules, to start at the first supervised call
+ * (proxy_wanted()), and tells the supervisor @s what the command's network is. Without a proxy
+ * the listener is closed: the command's connections to it are refused, never let through.
  */
-static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, int fd)
+static net_proxy *network_prepare(const confine_plan *plan, meta_supervisor *s, int fd)
 {
 	if (!plan_net_restricted(plan))
 		return NULL;
@@ -250,7 +267,7 @@ static net_proxy *network_start(const confine_plan *plan, meta_supervisor *s, in
 		(void)close(fd);
 		return NULL;
 	}
-	if (net_proxy_listen(proxy, fd) < 0 || net_proxy_start(proxy) < 0)
+	if (net_proxy_listen(proxy, fd) < 0)
 		proxy = (net_proxy_free(proxy), NULL);
 	return proxy;
 }
@@ -334,8 +351,8 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 	const confine_plan *plan = confined_plan(c);
 	meta_supervisor sup;
 	meta_supervisor_init(&sup, plan ? plan->meta_roots : NULL, plan ? plan->meta_fixed : NULL);
-	net_proxy *proxy = network_start(plan, &sup, proxy_fd); /* ended with this process */
-	meta_worker *worker = NULL;				/* likewise */
+	net_proxy *proxy = network_prepare(plan, &sup, proxy_fd); /* ended with this process */
+	meta_worker *worker = NULL;				  /* likewise */
 	for (;;) {
 		/*
 		 * Woken by the leader's end, the caller, or the tree's first metadata call (a
@@ -345,7 +362,7 @@ _Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_
 				      {.fd = ended ? -1 : pidfd, .events = POLLIN},
 				      {.fd = meta_fd, .events = POLLIN}};
 		(void)poll(p, 3, 1000);
-		listener_ready(&sup, &worker, &meta_fd, p[2].revents);
+		listener_ready(&sup, &worker, &proxy, &meta_fd, p[2].revents);
 		int status;
 		pid_t w;
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -400,7 +417,7 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 			tree_done(t);
 			return r;
 		}
-		t->proxy = network_start(plan, &t->meta, proxy_fd);
+		t->proxy = network_prepare(plan, &t->meta, proxy_fd);
 		t->event_fd = pidfd_open_raw(t->leader); /* < 0: tree_check() polls instead */
 		return 0;
 	}
@@ -540,7 +557,7 @@ void tree_done(proc_tree *t)
 
 void tree_supervise(proc_tree *t, short revents)
 {
-	listener_ready(&t->meta, &t->meta_worker, &t->meta_fd, revents);
+	listener_ready(&t->meta, &t->meta_worker, &t->proxy, &t->meta_fd, revents);
 }
 
 unsigned tree_meta_refused(const proc_tree *t)
