@@ -18,26 +18,25 @@ CMOCKA_FAILED = re.compile(r"^\[  FAILED  \] (\d+) test", re.M)
 MAX_NOTES = 20  # a failed case's last diagnostic lines printed in the summary
 
 
-def print_failed_cases(stdout, stderr):
-    """The failed TAP cases and the diagnostics under each (or, where none failed, the end of
-    what the test wrote to stderr), so that the tail of a CI log, often all that is kept, says
-    what failed and why."""
+def print_failed_cases(stdout, output):
+    """The failed TAP cases and the diagnostics under each (or, where no case failed, the end of
+    the test's whole @output), so that the tail of a CI log, often all that is kept, says what
+    failed and why."""
     lines = stdout.splitlines()
-    if not any(line.startswith("not ok ") for line in lines):
-        for note in stderr.splitlines()[-MAX_NOTES:]:
-            print(f"    {note[:300]}")
-        return
-    for i, line in enumerate(lines):
-        if not line.startswith("not ok "):
-            continue
-        print(f"  {line}")
-        notes = []
-        for note in lines[i + 1:]:
-            if not note.startswith("#"):
-                break
-            notes.append(note)
-        for note in notes[-MAX_NOTES:]:
-            print(f"    {note[:300]}")
+    failed = [i for i, line in enumerate(lines) if line.startswith("not ok ")]
+    if not failed:
+        print_notes([line for line in output.splitlines() if line.strip()])
+    for i in failed:
+        print(f"  {lines[i]}")
+        end = i + 1
+        while end < len(lines) and lines[end].startswith("#"):
+            end += 1
+        print_notes(lines[i + 1:end])
+
+
+def print_notes(notes):
+    for note in notes[-MAX_NOTES:]:
+        print(f"    {note[:300]}")
 
 
 def count_meson(path):
@@ -74,7 +73,7 @@ def count_meson(path):
                 failed += 1
             if not ok_result and result != "SKIP":
                 print(f"FAILED: {entry['name']} ({result})")
-                print_failed_cases(entry.get("stdout") or "", entry.get("stderr") or "")
+                print_failed_cases(entry.get("stdout") or "", output)
     return passed, failed, skipped
 
 
