@@ -19,18 +19,17 @@ static double spawn_true(bool harden)
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/dev/null", NULL};
 	char *argv[] = {(char *)"/bin/true", NULL};
 	confine_plan plan = {
+		.steps = harden ? STEPS_SELF : STEP(STEP_LANDLOCK),
 		.landlock = {.ro = ro, .rw = rw, .scope = LL_SCOPE_SIGNAL},
-		.harden = harden,
 		.filter_flags = LANDLOCK_FILTER,
 		.filter_fd = -1,
 	};
-	dsb_confined c = {
-		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
+	dsb_confined c = {.argv = argv, .landlock = true, .plan = &plan};
 	dsb_error err;
 	pid_t pid;
 	int status;
 	double t = now();
-	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, NULL, NULL, 0, &pid, NULL, &err) < 0) {
+	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, 0, &pid, NULL, NULL, &err) < 0) {
 		fprintf(stderr, "harden-bench: %s\n", err.message);
 		exit(1);
 	}

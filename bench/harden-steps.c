@@ -23,24 +23,24 @@
 #include "src/confine/confine.h"
 #include "src/confine/seccomp.h"
 
-typedef enum step {
-	STEP_NAMESPACES,
-	STEP_LANDLOCK,
-	STEP_CAPABILITIES,
-	STEP_FILTER,
-	STEP_TINY_FILTER,
-	_STEP_MAX,
-} step;
+typedef enum part {
+	PART_NAMESPACES,
+	PART_LANDLOCK,
+	PART_CAPABILITIES,
+	PART_FILTER,
+	PART_TINY_FILTER,
+	_PART_MAX,
+} part;
 
-static const char *const step_names[_STEP_MAX] = {
-	[STEP_NAMESPACES] = "IPC and UTS namespaces",
-	[STEP_LANDLOCK] = "Landlock, DSH's read-only grants",
-	[STEP_CAPABILITIES] = "capabilities, bounding set included",
-	[STEP_FILTER] = "the system-call filter",
-	[STEP_TINY_FILTER] = "  (a one-instruction filter)",
+static const char *const part_names[_PART_MAX] = {
+	[PART_NAMESPACES] = "IPC and UTS namespaces",
+	[PART_LANDLOCK] = "Landlock, DSH's read-only grants",
+	[PART_CAPABILITIES] = "capabilities, bounding set included",
+	[PART_FILTER] = "the system-call filter",
+	[PART_TINY_FILTER] = "  (a one-instruction filter)",
 };
 
-static void take(step s)
+static void take(part s)
 {
 	char root[] = "/", devnull[] = "/dev/null";
 	char *ro[] = {root, NULL}, *rw[] = {devnull, NULL};
@@ -51,30 +51,30 @@ static void take(step s)
 	struct sock_fprog tiny = {.len = 1, .filter = allow};
 
 	switch (s) {
-	case STEP_NAMESPACES:
+	case PART_NAMESPACES:
 		(void)harden_namespaces(false, false);
 		break;
-	case STEP_LANDLOCK:
+	case PART_LANDLOCK:
 		(void)landlock_restrict(&plan, &st, msg, sizeof(msg));
 		break;
-	case STEP_CAPABILITIES:
+	case PART_CAPABILITIES:
 		(void)harden_drop_caps();
 		break;
-	case STEP_FILTER:
+	case PART_FILTER:
 		(void)prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
 		(void)seccomp_install(seccomp_program_for(LANDLOCK_FILTER));
 		break;
-	case STEP_TINY_FILTER:
+	case PART_TINY_FILTER:
 		(void)prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L);
 		(void)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &tiny);
 		break;
-	case _STEP_MAX:
+	case _PART_MAX:
 		break;
 	}
 }
 
 /* The step's time in one forked child, in seconds; < 0 when the child could not report. */
-static double time_step(step s)
+static double time_part(part s)
 {
 	int p[2];
 	double dt = -1;
@@ -101,20 +101,20 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 201;
 	if (rounds < 1)
 		rounds = 1;
-	double *t[_STEP_MAX];
-	for (int s = 0; s < _STEP_MAX; s++)
+	double *t[_PART_MAX];
+	for (int s = 0; s < _PART_MAX; s++)
 		if (!(t[s] = calloc((size_t)rounds, sizeof(double))))
 			return 1;
 	/* Interleaved, so that a drift of the machine's speed spreads over every step alike. */
 	for (int i = 0; i < rounds; i++)
-		for (int s = 0; s < _STEP_MAX; s++)
-			if ((t[s][i] = time_step((step)s)) < 0)
+		for (int s = 0; s < _PART_MAX; s++)
+			if ((t[s][i] = time_part((part)s)) < 0)
 				return 1;
 	printf("each step of a Landlock child's confinement, alone, %d children, medians:\n",
 	       rounds);
-	for (int s = 0; s < _STEP_MAX; s++)
-		printf("  %-38s %7.1f us\n", step_names[s], median(t[s], (size_t)rounds) * 1e6);
-	for (int s = 0; s < _STEP_MAX; s++)
+	for (int s = 0; s < _PART_MAX; s++)
+		printf("  %-38s %7.1f us\n", part_names[s], median(t[s], (size_t)rounds) * 1e6);
+	for (int s = 0; s < _PART_MAX; s++)
 		free(t[s]);
 	return 0;
 }

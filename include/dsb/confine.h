@@ -57,9 +57,9 @@ typedef struct dsb_confined {
 	char **denial_signatures; /* the selected backend's dialect, lower-case, NULL-terminated */
 	dsb_runner_rule *rules;
 	size_t n_rules;
-	bool landlock; /* restrict the child in-process before exec */
-	char *backend; /* "bwrap", "landlock" or "runner" */
-	void *plan;    /* the Landlock plan; internal */
+	bool landlock; /* the child restricts itself in-process before exec (informational) */
+	char *backend; /* the backend's name: dsb_backend_to_string(), or "runner" */
+	void *plan;    /* what the child does to itself before exec; internal */
 } dsb_confined;
 
 /*
@@ -146,7 +146,7 @@ typedef struct dsb_probe_backend {
 	char program[4096];	     /* the runner it executes ("" for an in-process backend) */
 	unsigned hardening;	     /* DSB_HARDEN_* in force (when usable) */
 	unsigned not_governed;	     /* DSB_UNGOVERNED_* */
-	int landlock_abi;	     /* landlock only: the kernel's ABI, or -errno */
+	int landlock_abi;	     /* landlock only: the kernel's ABI, or -errno; 0 elsewhere */
 	int landlock_abi_used;	     /* landlock only: the ABI used (landlockAbiMax may lower it) */
 	uint64_t handled_fs;	     /* landlock only: the filesystem rights governed */
 	uint64_t scoped; /* landlock only: the scopes applied (signal, abstract sockets) */
@@ -169,6 +169,18 @@ typedef struct dsb_probe_report {
  */
 DSB_API const char *dsb_probe_network_enforcement(const dsb_probe_backend *b,
 						  dsb_network_access access);
+
+/*
+ * How the backend of report @rep (a probe's outcome, or one with custom_runner) enforces the
+ * protected path @e of @policy: "read-only", "hidden" (denyRead), "private-tmp" (the backend
+ * shows its own /tmp, not the host's), "removed-after" (must stay absent: removed after the
+ * call if the command made it), "fails-closed" (a policy-bearing path nothing can protect:
+ * every call refuses), "not-enforced" (.git and listed paths where no mount namespace can be
+ * made), or "unavailable" (no usable backend; @rep NULL). Static strings.
+ */
+DSB_API const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
+						  const dsb_exec_policy *policy,
+						  const dsb_protected *e);
 
 /*
  * The provider's verdict, probing now when @fresh or when nothing is cached. With @fresh the

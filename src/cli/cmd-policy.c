@@ -7,12 +7,12 @@
 #include "cli.h"
 
 /*
- * How the backend a call would get enforces each protected path: from the provider's verdict
- * (cached, else probed now), so that `policy` tells what a run would do.
+ * How the backend a call would get enforces each protected path and the network: from the
+ * provider's verdict (cached, else probed now), so that `policy` tells what a run would do.
  */
 typedef struct enforcer {
-	const char *backend; /* "bwrap", "landlock", "runner", or NULL: none usable */
-	bool mount_ns;	     /* landlock: a mount namespace can be made */
+	bool known; /* @rep holds the verdict; else nothing is usable */
+	dsb_probe_report rep;
 	const char *network; /* dsb_probe_network_enforcement() of the configured access */
 } enforcer;
 
@@ -22,48 +22,21 @@ static void find_enforcer(const cli_global *global, const dsb_config *cfg, enfor
 	*ret = (enforcer){.network = dsb_probe_network_enforcement(NULL, access)};
 	dsb_error err = {0};
 	dsb_provider *provider = NULL;
-	dsb_probe_report rep;
 	_cleanup_free_ char *cache = cli_cache_dir(global);
 	if (dsb_provider_new(cfg, cache, &provider, &err) >= 0 &&
-	    dsb_provider_probe(provider, false, &rep, &err) >= 0) {
-		if (rep.custom_runner)
-			ret->backend = "runner";
-		else if (rep.selected >= 0) {
-			const dsb_probe_backend *b = &rep.backends[rep.selected];
-			ret->backend = dsb_backend_to_string(dsb_backend_from_string(b->name));
-			ret->mount_ns = b->hardening & DSB_HARDEN_MOUNT_NAMESPACE;
-			ret->network = dsb_probe_network_enforcement(b, access);
-		}
+	    dsb_provider_probe(provider, false, &ret->rep, &err) >= 0) {
+		ret->known = true;
+		if (ret->rep.selected >= 0)
+			ret->network = dsb_probe_network_enforcement(
+				&ret->rep.backends[ret->rep.selected], access);
 	}
 	dsb_provider_free(provider);
 }
 
-/*
- * "read-only", "hidden" (denyRead), "private-tmp" (bwrap shows its own /tmp, not the host's),
- * "removed-after" (must stay absent: removed after the call if the command made it),
- * "fails-closed" (a policy-bearing path nothing can protect: every call refuses), or
- * "not-enforced" (.git and listed paths where no mount namespace can be made).
- */
 static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected *e,
 				  const enforcer *en)
 {
-	bool hide = e->kind == DSB_PROTECT_DENY_READ;
-	const char *done = hide ? "hidden" : "read-only";
-	if (!en->backend)
-		return "unavailable";
-	if (e->absent)
-		return "removed-after";
-	if (strcmp(en->backend, "bwrap") == 0 || strcmp(en->backend, "runner") == 0) {
-		bool private_tmp = p->mode == DSB_MODE_WORKSPACE_WRITE &&
-				   !path_is_under(e->path, p->workspace_root) &&
-				   path_is_under(e->path, "/tmp");
-		if (private_tmp)
-			return "private-tmp";
-		if (strcmp(en->backend, "bwrap") == 0)
-			return done;
-	} else if (strcmp(en->backend, "landlock") == 0 && en->mount_ns)
-		return done;
-	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
+	return dsb_probe_protect_enforcement(en->known ? &en->rep : NULL, p, e);
 }
 
 static void protected_json(jw *w, const dsb_exec_policy *p, const enforcer *en)

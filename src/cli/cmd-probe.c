@@ -109,8 +109,8 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_acc
 			(void)strbuf_printf(sb, "%s: unusable: %s\n", b->name, b->reason);
 		if (b->program[0])
 			(void)strbuf_printf(sb, "  program: %s\n", b->program);
-		if (strcmp(b->name, "landlock") != 0)
-			;
+		if (b->landlock_abi == 0)
+			; /* not a Landlock backend */
 		else if (b->landlock_abi > 0) {
 			if (b->landlock_abi_used != b->landlock_abi)
 				(void)strbuf_printf(
@@ -177,7 +177,7 @@ static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access a
 		if (b->program[0]) {
 			jw_member_string(w, "program", b->program);
 		}
-		if (strcmp(b->name, "landlock") == 0) {
+		if (b->landlock_abi != 0) { /* a Landlock backend */
 			jw_member_int(w, "abi", b->landlock_abi > 0 ? b->landlock_abi : 0);
 			jw_member_int(w, "abiUsed",
 				      b->landlock_abi_used > 0 ? b->landlock_abi_used : 0);

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bubblewrap backend. DSH's profile (spec §5.5), byte for byte: the whole host read-only, a
- * fresh /dev (so /dev/null works), a private PID namespace with its own /proc (so procfs magic
- * links such as /proc/1/root cannot reach around the read-only bind, and every process ends
- * with the command), death with the parent; for workspace-write an ephemeral /tmp and the
- * workspace bound writable after it (so a workspace under /tmp still works). That profile
- * stays the contract of an operator's runnerCommand. The built-in backend adds user, IPC and
- * UTS namespaces, drops every capability and hands bwrap the system-call filter; and it runs
- * only a bwrap found where nobody but root or the user could have put it.
+ * The bubblewrap backend: DSH's profile (profile.c) and our hardening on top: user, IPC and UTS
+ * namespaces, every capability dropped, the system-call filter handed to bwrap. It runs only a
+ * bwrap found where nobody but root or the user could have put it. A restricted network gets
+ * the command a network namespace of its own, made by the child before it execs bwrap (the
+ * proxy's listener is made in there and sent out), with the connect/sendto listener installed
+ * below bwrap's filter; protected paths are binds after the writable ones, or, for root, mounts
+ * the child makes in a mount namespace of its own before bwrap starts.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,23 +18,6 @@
 
 #include "../policy/policy.h"
 #include "confine.h"
-
-int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv)
-{
-	static const char *const common[] = {
-		"--ro-bind",	     "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc",
-		"--die-with-parent",
-	};
-	int r = 0;
-	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(common); i++)
-		r = strv_push(io_argv, common[i]);
-	if (r >= 0 && mode == DSB_MODE_WORKSPACE_WRITE) {
-		const char *more[] = {"--tmpfs", "/tmp", "--bind", root, root};
-		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(more); i++)
-			r = strv_push(io_argv, more[i]);
-	}
-	return r;
-}
 
 int bwrap_find(char *out, size_t size, char *why, size_t why_size)
 {
@@ -93,7 +76,7 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 	}
 	(void)snprintf(out->program, sizeof(out->program), "%s", p->bwrap);
 	char **argv = NULL;
-	confine_plan plan = {.filter_fd = BWRAP_FILTER_FD, .contained = true};
+	confine_plan plan = {.filter_fd = BWRAP_FILTER_FD, .wraps = true, .contained = true};
 	int r = bwrap_argv(p, DSB_MODE_READ_ONLY, "/", &argv);
 	if (r >= 0)
 		r = strv_push(&argv, "--");
@@ -105,7 +88,7 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 		return;
 	}
 	dsb_confined c = {.argv = argv, .backend = (char *)"bwrap", .plan = &plan};
-	if (chain_run_probe(p, &c, NULL, out->reason, sizeof(out->reason)) == 0) {
+	if (spawn_probe(&c, p->probe_timeout_ms, NULL, out->reason, sizeof(out->reason)) == 0) {
 		out->usable = true;
 		out->enforcement = DSB_ENFORCEMENT_FULL;
 	}
@@ -117,14 +100,14 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
  * writable here; the host's /tmp is not even shown in workspace-write (a private tmpfs).
  */
 static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char ***io_argv,
-			 char *why, size_t why_size)
+			 confine_failure *why)
 {
 	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
 	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
 	_cleanup_(protect_ops_done) protect_ops o = {0};
 	int r = protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o);
 	if (r >= 0 && o.n > 0 && writable)
-		r = protect_make_missing(policy, ws, why, why_size);
+		r = protect_make_missing(policy, ws, why->detail, sizeof(why->detail));
 	if (r < 0 || o.n == 0)
 		return r;
 	/*
@@ -135,6 +118,7 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 	 * bwrap.
 	 */
 	if (harden_can_mount()) {
+		plan->steps |= STEP(STEP_MOUNT_NAMESPACE) | STEP(STEP_MOUNTS);
 		plan->mounts = o;
 		plan->mounts_required = true;
 		o = (protect_ops){0};
@@ -143,12 +127,37 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 	return protect_bwrap_args(&o, io_argv);
 }
 
+/*
+ * A network policy other than full (docs/design/network.md): a network namespace with a
+ * loopback alone, where the proxy's listener waits for the allow-list; the command's connect
+ * and sendto calls go to the supervisor, whose roots are where the command's own sockets lie as
+ * it sees them: the workspace, and its /tmp, a tmpfs of the sandbox's own. No metadata call
+ * comes to it here.
+ */
+static int bwrap_network(const dsb_provider *p, const dsb_exec_policy *policy, confine_plan *plan)
+{
+	if (p->network.access == DSB_NETWORK_FULL)
+		return 0;
+	plan->steps |= STEP(STEP_NET_NAMESPACE) | STEP(STEP_LOOPBACK) | STEP(STEP_NET_LISTENER);
+	int r = 0;
+	if (policy->mode == DSB_MODE_WORKSPACE_WRITE) {
+		r = strv_push(&plan->meta_roots, policy->workspace_root);
+		if (r >= 0)
+			r = strv_push(&plan->meta_roots, "/tmp");
+	}
+	if (r >= 0 && p->network.access == DSB_NETWORK_ALLOWLIST)
+		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
+				   p->network.hosts);
+	return r;
+}
+
 static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-			 dsb_confined *c, char *why, size_t why_size)
+			 dsb_confined *c, confine_failure *why)
 {
 	/* A bwrap the command could have replaced is no sandbox (the verdict may predate it). */
 	if (path_is_under(p->bwrap, policy->workspace_root)) {
-		(void)snprintf(why, why_size, "bwrap at %s lies in the workspace", p->bwrap);
+		(void)snprintf(why->detail, sizeof(why->detail),
+			       "bwrap at %s lies in the workspace", p->bwrap);
 		return -EPERM;
 	}
 	confine_plan *plan;
@@ -156,13 +165,49 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	if (r < 0)
 		return r;
 	plan->filter_fd = BWRAP_FILTER_FD;
+	plan->wraps = true;
 	plan->contained = true;
 	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
 	if (r >= 0)
-		r = bwrap_protect(policy, plan, &c->argv, why, why_size);
+		r = bwrap_protect(policy, plan, &c->argv, why);
 	if (r >= 0)
 		r = push_command(&c->argv, argv);
+	if (r >= 0)
+		r = bwrap_network(p, policy, plan);
 	return r;
+}
+
+static bool bwrap_protects(unsigned hardening)
+{
+	(void)hardening;
+	return true; /* its own mount namespace, always */
+}
+
+static const char *bwrap_network_enforcement(const dsb_probe_backend *b, dsb_network_access access)
+{
+	(void)b;
+	(void)access;
+	return "namespace";
+}
+
+#define BWRAP_EXECVP "bwrap: execvp "
+
+int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *argv0)
+{
+	/* bwrap's die_with_error("execvp %s", argv0): its whole stderr, then exit 1. */
+	size_t p = sizeof(BWRAP_EXECVP) - 1, a = strlen(argv0);
+	if (exit_code != 1 || !text || len < p + a + 4 || memcmp(text, BWRAP_EXECVP, p) != 0 ||
+	    memcmp(text + p, argv0, a) != 0 || memcmp(text + p + a, ": ", 2) != 0 ||
+	    text[len - 1] != '\n')
+		return 0;
+	const char *desc = text + p + a + 2;
+	size_t desc_len = len - 1 - (p + a + 2);
+	for (int e = 1; e < 4096; e++) {
+		const char *d = strerrordesc_np(e);
+		if (d && strlen(d) == desc_len && memcmp(d, desc, desc_len) == 0)
+			return e;
+	}
+	return 0;
 }
 
 const backend_ops backend_bwrap = {
@@ -173,6 +218,11 @@ const backend_ops backend_bwrap = {
 	.probe = bwrap_probe,
 	.report = bwrap_report,
 	.confine = bwrap_confine,
+	.protects = bwrap_protects,
+	.private_tmp = true,
+	.network = bwrap_network_enforcement,
+	.exec_prefix = BWRAP_EXECVP,
+	.exec_errno = bwrap_exec_errno,
 };
 
 int bwrap_hardening(int filter_fd, char ***io_argv)

@@ -5,7 +5,10 @@
  * command, and failures come back out of band. Read-only: `/` readable, `/dev/null` writable;
  * workspace-write adds the host's /tmp and the workspace. Beyond DSH the child also gets IPC and
  * UTS namespaces where the kernel allows, loses every capability and gets the system-call
- * filter (src/confine/spawn.c), and the call's subreaper ends whatever it leaves (tree.c).
+ * filter (the steps of STEPS_SELF), metadata calls go to the supervisor, and the call's
+ * subreaper ends whatever it leaves (tree.c). A restricted network is a network namespace the
+ * child makes, or, where none can be made, the filter's refusal of every socket family but
+ * AF_UNIX.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -90,12 +93,12 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	/* `--ro /` and the whole hardening of a real call: what fails here fails every call. */
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {NULL};
 	confine_plan plan = {
+		.steps = STEPS_SELF,
 		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
-		.harden = true,
 		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
 		.filter_fd = -1,
-		.mount_ns = true,  /* can protected paths be enforced here? */
-		.net_probe = true, /* can a network policy have its own namespace? */
+		.mount_ns = true, /* can protected paths be enforced here? */
+		.net_ns = true,	  /* can a network policy have its own namespace? */
 	};
 	landlock_status st;
 	landlock_negotiate(&plan.landlock, out->landlock_abi_used, &st);
@@ -104,7 +107,8 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	dsb_confined c = {
 		.argv = argv, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
 	unsigned achieved = 0;
-	if (chain_run_probe(p, &c, &achieved, out->reason, sizeof(out->reason)) == 0) {
+	if (spawn_probe(&c, p->probe_timeout_ms, &achieved, out->reason, sizeof(out->reason)) ==
+	    0) {
 		out->usable = true;
 		out->enforcement = st.partial ? DSB_ENFORCEMENT_PARTIAL : DSB_ENFORCEMENT_FULL;
 		out->hardening |= hardening_of(achieved);
@@ -117,7 +121,7 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
  * policy-bearing ones refuse the call and the rest go unprotected (reported by `policy`).
  */
 static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy,
-			    confine_plan *plan, char *why, size_t why_size)
+			    confine_plan *plan, confine_failure *why)
 {
 	_cleanup_strv_free_ char **roots = NULL;
 	if (dsb_policy_writable_roots(policy, &roots, NULL) < 0)
@@ -127,17 +131,102 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 		return r;
 	if (!(p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE)) {
 		r = protect_refuse(&plan->mounts,
-				   "no mount namespace can be made here to protect it", why,
-				   why_size);
+				   "no mount namespace can be made here to protect it", why->detail,
+				   sizeof(why->detail));
 		protect_ops_done(&plan->mounts);
 		return r;
 	}
+	plan->steps |= STEP(STEP_MOUNTS);
+	plan->mount_ns = true;
 	plan->mounts_required = protect_ops_required(&plan->mounts);
-	return protect_make_missing(policy, roots, why, why_size);
+	return protect_make_missing(policy, roots, why->detail, sizeof(why->detail));
+}
+
+/*
+ * A socket of the host's /tmp linked or moved into the workspace would pass as the command's
+ * own: /tmp keeps its rights but REFER, unless it is the workspace itself.
+ */
+static int keep_tmp_in_place(landlock_plan *ll, const char *workspace_root)
+{
+	_cleanup_free_ char *tmp = realpath("/tmp", NULL);
+	_cleanup_free_ char *ws = realpath(workspace_root, NULL);
+	if (tmp && ws && strcmp(tmp, ws) == 0)
+		return 0;
+	size_t i = 0, j = 0;
+	for (; ll->rw && ll->rw[i]; i++) {
+		if (strcmp(ll->rw[i], "/tmp") == 0)
+			free(ll->rw[i]);
+		else
+			ll->rw[j++] = ll->rw[i];
+	}
+	if (i == j)
+		return 0;
+	if (ll->rw)
+		ll->rw[j] = NULL;
+	return strv_push(&ll->rw_in_place, "/tmp");
+}
+
+/*
+ * A network policy other than full (docs/design/network.md): a network namespace of the
+ * command's own where the probe could make one, with the proxy's listener in it for the
+ * allow-list; where it could not, the filter refuses every socket family but AF_UNIX and
+ * abstract sockets are scoped, and the allow-list, which needs the namespace, refuses the call.
+ * Either way connect and sendto go to the supervisor, which lets them reach sockets beneath the
+ * workspace alone: the host's /tmp is every user's, its sockets (tmux's, X's) other programs'.
+ */
+static int landlock_network(const dsb_provider *p, const dsb_exec_policy *policy,
+			    confine_plan *plan, confine_failure *why)
+{
+	if (p->network.access == DSB_NETWORK_FULL)
+		return 0;
+	bool allowlist = p->network.access == DSB_NETWORK_ALLOWLIST;
+	if (p->v.hardening & DSB_HARDEN_NET_NAMESPACE) {
+		plan->steps |= STEP(STEP_LOOPBACK);
+		plan->net_ns = true;
+	} else if (allowlist) {
+		(void)snprintf(why->detail, sizeof(why->detail),
+			       "no network namespace can be made here for the allow-list's proxy");
+		return -EPERM;
+	} else if (landlock_effective_abi(p) < 6) { /* the abstract-socket scope */
+		(void)snprintf(why->detail, sizeof(why->detail),
+			       "no network namespace can be made here, and this kernel's Landlock "
+			       "cannot scope abstract unix sockets");
+		return -EPERM;
+	} else {
+		plan->filter_flags |= SECCOMP_DENY_SOCKETS;
+		plan->landlock.scope |= LL_SCOPE_ABSTRACT_UNIX_SOCKET;
+	}
+	plan->filter_flags |= SECCOMP_NET_NOTIFY;
+	const char *none[] = {NULL};
+	int r = (plan->net_roots = strv_of(none)) ? 0 : -ENOMEM;
+	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
+		r = strv_push(&plan->net_roots, policy->workspace_root);
+	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
+		r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
+	if (r >= 0 && allowlist)
+		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
+				   p->network.hosts);
+	return r;
+}
+
+static bool landlock_protects(unsigned hardening)
+{
+	return hardening & DSB_HARDEN_MOUNT_NAMESPACE;
+}
+
+static const char *landlock_network_enforcement(const dsb_probe_backend *b,
+						dsb_network_access access)
+{
+	/* As landlock_network() decides. */
+	if (b->hardening & DSB_HARDEN_NET_NAMESPACE)
+		return "namespace";
+	if (access == DSB_NETWORK_NONE && b->landlock_abi_used >= 6)
+		return "filter";
+	return "unavailable";
 }
 
 static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-			    dsb_confined *c, char *why, size_t why_size)
+			    dsb_confined *c, confine_failure *why)
 {
 	confine_plan *plan;
 	int r = plan_new(c, &plan);
@@ -145,7 +234,7 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 		return r;
 	landlock_plan *ll = &plan->landlock;
 	c->landlock = true;
-	plan->harden = true;
+	plan->steps = STEPS_SELF;
 	/* Landlock has no rights for metadata: the supervisor takes those calls (metadata.c). */
 	plan->filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY;
 	ll->scope = p->scope;
@@ -178,13 +267,15 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 			r = strv_push(&plan->meta_fixed, tmp);
 	}
 	if (r >= 0)
-		r = landlock_protect(p, policy, plan, why, why_size);
+		r = landlock_protect(p, policy, plan, why);
 	/* A protected path refuses with EROFS, as under bwrap: that is a denial here too. */
 	if (r >= 0 && plan->mounts.n > 0)
 		r = strv_push(&c->denial_signatures, "read-only file system");
 	if (r >= 0)
-		c->argv = strv_copy(argv);
-	return r < 0 ? r : c->argv ? 0 : -ENOMEM;
+		r = landlock_network(p, policy, plan, why);
+	if (r >= 0 && !(c->argv = strv_copy(argv)))
+		r = -ENOMEM;
+	return r;
 }
 
 const backend_ops backend_landlock = {
@@ -195,4 +286,7 @@ const backend_ops backend_landlock = {
 	.probe = landlock_probe,
 	.report = landlock_report,
 	.confine = landlock_confine,
+	.protects = landlock_protects,
+	.private_tmp = false, /* the host's /tmp, granted */
+	.network = landlock_network_enforcement,
 };

@@ -99,68 +99,6 @@ dsb_provider *dsb_provider_free(dsb_provider *p)
 
 /* --- probes --------------------------------------------------------------------------------- */
 
-/* Copies as much of @src as fits: a reason is for people, a cut one still says enough. */
-static void copy_truncated(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* The runner's first stderr line, when it said something, is the reason it failed. */
-int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_achieved,
-		    char *reason, size_t size)
-{
-	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int errpipe[2];
-	if (pipe2(errpipe, O_CLOEXEC) < 0) {
-		(void)snprintf(reason, size, "cannot create a pipe: %s", strerror(errno));
-		return -1;
-	}
-	_cleanup_close_ int err_read = errpipe[0];
-	dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
-	o.stdin_fd = o.stdout_fd = devnull;
-	o.stderr_fd = errpipe[1];
-	dsb_error err;
-	pid_t pid;
-	/* A listener taken is what a call gets (the probe's command changes no metadata). */
-	_cleanup_close_ int meta_fd = -1;
-	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, &meta_fd, NULL, 0, &pid, ret_achieved,
-			       &err);
-	close(errpipe[1]);
-	if (r < 0) {
-		/* The runner's own words: "Runner failure: DETAIL" ends the message. */
-		const char *detail = strstr(err.message, "Runner failure: ");
-		copy_truncated(reason, size, detail ? detail + 16 : err.message);
-		return -1;
-	}
-	int status;
-	r = spawn_wait(pid, p->probe_timeout_ms, &status);
-	if (r == -ETIMEDOUT) {
-		(void)snprintf(reason, size, "the probe did not finish within %llu ms",
-			       (unsigned long long)p->probe_timeout_ms);
-		return -1;
-	}
-	if (r < 0) {
-		(void)snprintf(reason, size, "cannot wait for the probe: %s", strerror(-r));
-		return -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-
-	/* Everyone who could write the pipe is gone: this read cannot block. */
-	char said[256] = "";
-	ssize_t n = read(err_read, said, sizeof(said) - 1);
-	said[n > 0 ? n : 0] = '\0';
-	said[strcspn(said, "\n")] = '\0';
-	if (WIFEXITED(status))
-		(void)snprintf(reason, size, "the probe exited with status %d%s%s",
-			       WEXITSTATUS(status), said[0] ? ": " : "", said);
-	else
-		(void)snprintf(reason, size, "the probe was killed by signal %d", WTERMSIG(status));
-	return -1;
-}
-
 /* Probes the chain in order; with @all, every backend (for the report), else up to the first
  * usable one (spec §5.3: each probed at most once, none after the selected). */
 static void probe_chain(dsb_provider *p, bool all)
@@ -341,276 +279,23 @@ int dsb_provider_probe(dsb_provider *p, bool fresh, dsb_probe_report *ret_report
 
 /* --- confine() ------------------------------------------------------------------------------ */
 
-char **strv_of(const char *const *words)
+/* The backend @p confines with: the runner when one is configured, else the chain's selected. */
+static const backend_ops *provider_backend(dsb_provider *p)
 {
-	char **v = calloc(1, sizeof(char *));
-	for (size_t i = 0; v && words[i]; i++)
-		if (strv_push(&v, words[i]) < 0)
-			return strv_free(v);
-	return v;
-}
-
-const confine_plan *confined_plan(const dsb_confined *c)
-{
-	return c->plan;
-}
-
-void dsb_confined_done(dsb_confined *c)
-{
-	if (!c)
-		return;
-	strv_free(c->argv);
-	strv_free(c->denial_signatures);
-	for (size_t i = 0; i < c->n_rules; i++) {
-		strv_free(c->rules[i].fatal_signatures);
-		strv_free(c->rules[i].informational_lines);
-	}
-	free(c->rules);
-	free(c->backend);
-	if (c->plan) {
-		confine_plan *plan = c->plan;
-		strv_free(plan->landlock.ro);
-		strv_free(plan->landlock.rw);
-		strv_free(plan->landlock.rw_in_place);
-		strv_free(plan->meta_roots);
-		strv_free(plan->meta_fixed);
-		strv_free(plan->net_roots);
-		strv_free(plan->net_allow);
-		strv_free(plan->net_deny);
-		strv_free(plan->net_hosts);
-		protect_ops_done(&plan->mounts);
-		free(plan);
-	}
-	*c = (dsb_confined){0};
-}
-
-int push_command(char ***io, char *const *argv)
-{
-	int r = strv_push(io, "--");
-	for (size_t i = 0; r >= 0 && argv[i]; i++)
-		r = strv_push(io, argv[i]);
-	return r;
-}
-
-static int add_rule(dsb_confined *c, const char *const *fatal, const char *const *info,
-		    const int *codes, size_t n_codes)
-{
-	dsb_runner_rule *rules = reallocarray(c->rules, c->n_rules + 1, sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	c->rules = rules;
-	dsb_runner_rule *rule = &rules[c->n_rules++];
-	*rule = (dsb_runner_rule){
-		.allowed_exit_codes = codes,
-		.n_allowed_exit_codes = n_codes,
-		.fatal_signatures = strv_of(fatal),
-		.informational_lines = strv_of(info),
-	};
-	return rule->fatal_signatures && rule->informational_lines ? 0 : -ENOMEM;
-}
-
-int plan_new(dsb_confined *c, confine_plan **ret)
-{
-	confine_plan *plan = calloc(1, sizeof(*plan));
-	if (!plan)
-		return -ENOMEM;
-	plan->filter_fd = -1;
-	c->plan = plan;
-	*ret = plan;
-	return 0;
-}
-
-/*
- * A runner gets DSH's bwrap profile and nothing else: it cannot be told to protect a path.
- * What it shows the command writable is the workspace (its /tmp is private): a policy-bearing
- * path in there refuses the call.
- */
-static int runner_refuse_protected(const dsb_exec_policy *policy, char *why, size_t why_size)
-{
-	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
-	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
-	protect_ops o = {0};
-	if (protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o) < 0)
-		return -ENOMEM;
-	int r = protect_refuse(&o, "runnerCommand cannot protect it", why, why_size);
-	protect_ops_done(&o);
-	return r;
+	if (p->runner_command[0])
+		return &backend_runner;
+	verdict_get(p);
+	return p->v.selected < 0 ? NULL : backends[p->chain[p->v.selected]];
 }
 
 bool provider_protects(dsb_provider *p)
 {
-	if (p->runner_command[0])
-		return false;
-	verdict_get(p);
-	if (p->v.selected < 0)
-		return false;
-	return p->chain[p->v.selected] != DSB_BACKEND_LANDLOCK ||
-	       (p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE);
+	const backend_ops *ops = provider_backend(p);
+	return ops && ops->protects(p->v.hardening);
 }
 
-/*
- * A socket of the host's /tmp linked or moved into the workspace would pass as the command's
- * own: /tmp keeps its rights but REFER, unless it is the workspace itself.
- */
-static int keep_tmp_in_place(landlock_plan *ll, const char *workspace_root)
-{
-	_cleanup_free_ char *tmp = realpath("/tmp", NULL);
-	_cleanup_free_ char *ws = realpath(workspace_root, NULL);
-	if (tmp && ws && strcmp(tmp, ws) == 0)
-		return 0;
-	size_t i = 0, j = 0;
-	for (; ll->rw && ll->rw[i]; i++) {
-		if (strcmp(ll->rw[i], "/tmp") == 0)
-			free(ll->rw[i]);
-		else
-			ll->rw[j++] = ll->rw[i];
-	}
-	if (i == j)
-		return 0;
-	if (ll->rw)
-		ll->rw[j] = NULL;
-	return strv_push(&ll->rw_in_place, "/tmp");
-}
-
-/*
- * A network policy other than full, on either backend (docs/design/network.md): the child makes
- * a network namespace with a loopback alone, where the proxy's listener waits for the
- * allow-list; the command's connect and sendto calls go to the supervisor, which lets them
- * reach the namespace's own addresses and sockets beneath the command's roots alone. Landlock
- * where no namespace can be made: the filter refuses every socket family but AF_UNIX, and
- * abstract sockets are scoped; the allow-list, which needs the namespace, refuses the call.
- */
-static int plan_network(const dsb_provider *p, const dsb_exec_policy *policy, dsb_confined *c,
-			char *why, size_t why_size)
-{
-	if (p->network.access == DSB_NETWORK_FULL)
-		return 0;
-	confine_plan *plan = c->plan;
-	bool allowlist = p->network.access == DSB_NETWORK_ALLOWLIST;
-	bool ws = policy->mode == DSB_MODE_WORKSPACE_WRITE;
-	int r = 0;
-	if (!c->landlock) {
-		/*
-		 * bwrap: the supervisor's roots, as the command sees them: the workspace, and its
-		 * /tmp, a tmpfs of the sandbox's own. No metadata call comes to it here.
-		 */
-		plan->net_ns = plan->net_notify = true;
-		if (ws)
-			r = strv_push(&plan->meta_roots, policy->workspace_root);
-		if (r >= 0 && ws)
-			r = strv_push(&plan->meta_roots, "/tmp");
-	} else {
-		if (p->v.hardening & DSB_HARDEN_NET_NAMESPACE)
-			plan->net_ns = true;
-		else if (allowlist) {
-			(void)snprintf(why, why_size,
-				       "no network namespace can be made here for the allow-list's "
-				       "proxy");
-			return -EPERM;
-		} else if (landlock_effective_abi(p) < 6) { /* the abstract-socket scope */
-			(void)snprintf(why, why_size,
-				       "no network namespace can be made here, and this kernel's "
-				       "Landlock cannot scope abstract unix sockets");
-			return -EPERM;
-		} else {
-			plan->filter_flags |= SECCOMP_DENY_SOCKETS;
-			plan->landlock.scope |= LL_SCOPE_ABSTRACT_UNIX_SOCKET;
-		}
-		plan->filter_flags |= SECCOMP_NET_NOTIFY;
-		/*
-		 * The host's /tmp is every user's: its sockets (tmux's, X's) are other programs'.
-		 * The workspace alone is the command's (net_roots, within the metadata roots).
-		 */
-		const char *none[] = {NULL};
-		plan->net_roots = strv_of(none);
-		if (!plan->net_roots)
-			r = -ENOMEM;
-		if (r >= 0 && ws)
-			r = strv_push(&plan->net_roots, policy->workspace_root);
-		if (r >= 0 && ws)
-			r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
-	}
-	if (r >= 0 && allowlist) {
-		plan->proxy_port = p->network.proxy_port;
-		plan->net_allow = strv_copy(p->network.allow);
-		plan->net_deny = strv_copy(p->network.deny);
-		plan->net_hosts = strv_copy(p->network.hosts);
-		if (!plan->net_allow || !plan->net_deny || !plan->net_hosts)
-			r = -ENOMEM;
-	}
-	return r;
-}
-
-static int confine_into(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-			dsb_confined *c, char *why, size_t why_size)
-{
-	static const char *const none[] = {NULL};
-	int r;
-
-	if (p->runner_command[0]) {
-		/* DSH's profile is the runner's contract: it has no network namespace. */
-		if (p->network.access != DSB_NETWORK_FULL) {
-			(void)snprintf(why, why_size,
-				       "runnerCommand cannot enforce network access %s",
-				       dsb_network_access_to_string(p->network.access));
-			return -EPERM;
-		}
-		/* runnerCommand: the operator's runner with DSH's exact profile, asserted full. */
-		static const char *const denial[] = {"read-only file system", "permission denied",
-						     NULL};
-		c->backend = strdup("runner");
-		c->argv = strv_copy(p->runner_command);
-		c->denial_signatures = strv_of(denial);
-		if (!c->backend || !c->argv || !c->denial_signatures)
-			return -ENOMEM;
-		/*
-		 * Only a runner the command cannot have replaced (trust.c), by its absolute path.
-		 * None at all reads as DSH's spawn failure would.
-		 */
-		char path[4096], untrusted[512];
-		r = trusted_program(c->argv[0], path, sizeof(path), untrusted, sizeof(untrusted));
-		if (r == -ENOENT)
-			(void)snprintf(why, why_size, "Error: spawn %s ENOENT", c->argv[0]);
-		else if (r < 0)
-			(void)snprintf(why, why_size, "%s", untrusted);
-		else if (path_is_under(path, policy->workspace_root))
-			(void)snprintf(why, why_size, "the runner %s lies in the workspace", path);
-		if (r < 0 || why[0])
-			return r == -ENOMEM ? r : -EPERM;
-		free(c->argv[0]);
-		if (!(c->argv[0] = strdup(path)))
-			return -ENOMEM;
-		/* DSH's profile is the runner's contract: it cannot be told what to protect. */
-		r = runner_refuse_protected(policy, why, why_size);
-		if (r < 0)
-			return r;
-		r = bwrap_profile(policy->mode, policy->workspace_root, &c->argv);
-		if (r >= 0)
-			r = push_command(&c->argv, argv);
-		if (r >= 0)
-			r = add_rule(c, (const char *const *)p->runner_failure_signatures, none,
-				     NULL, 0);
-		c->enforcement = DSB_ENFORCEMENT_FULL;
-		return r < 0 ? r : 0;
-	}
-
-	const backend_ops *ops = backends[p->chain[p->v.selected]];
-	c->enforcement = p->v.enforcement;
-	c->backend = strdup(ops->name);
-	c->denial_signatures = strv_of(ops->denials);
-	if (!c->backend || !c->denial_signatures)
-		return -ENOMEM;
-	r = ops->confine(p, policy, argv, c, why, why_size);
-	if (r >= 0)
-		r = plan_network(p, policy, c, why, why_size);
-	/* Failures of an in-process backend come back out of band: no stderr rule. */
-	if (r >= 0 && ops->fatal)
-		r = add_rule(c, ops->fatal, none, NULL, 0);
-	return r < 0 ? r : 0;
-}
-
-int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-			 dsb_confined *ret, dsb_error *reterr)
+int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+		     dsb_confined *ret, confine_failure *ret_failure, dsb_error *reterr)
 {
 	if (!p || !policy || !argv || !argv[0] || !ret)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
@@ -619,35 +304,88 @@ int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *c
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"only read-only and workspace-write are confined");
 
-	if (!p->runner_command[0]) {
-		verdict_get(p);
-		if (p->v.selected < 0)
-			return policy_fail_unavailable(reterr, policy->mode, NULL);
-	}
-	dsb_confined c = {0};
-	char why[8192] = "";
-	int r = confine_into(p, policy, argv, &c, why, sizeof(why));
+	const backend_ops *ops = provider_backend(p);
+	if (!ops)
+		return policy_fail_unavailable(reterr, policy->mode, NULL);
+	dsb_confined c = {.enforcement = p->v.enforcement};
+	confine_failure why = {0};
+	int r = 0;
+	if (!(c.backend = strdup(ops->name)) || !(c.denial_signatures = strv_of(ops->denials)))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = ops->confine(p, policy, argv, &c, &why);
+	if (r >= 0 && ops->fatal)
+		r = confined_add_rule(&c, ops->fatal);
 	if (r < 0) {
 		dsb_confined_done(&c);
-		if (r == -EPERM)
-			return policy_fail_unavailable(reterr, policy->mode, why);
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "confine: out of memory");
+		if (r != -EPERM)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "confine: out of memory");
+		if (!why.kind)
+			why.kind = CONFINE_SANDBOX_FAILED;
+		if (ret_failure)
+			*ret_failure = why;
+		return policy_fail_unavailable(reterr, policy->mode, why.detail);
 	}
 	*ret = c;
 	return 0;
+}
+
+int dsb_provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+			 dsb_confined *ret, dsb_error *reterr)
+{
+	return provider_confine(p, policy, argv, ret, NULL, reterr);
+}
+
+/* The ops of the backend named @name (the chain's, or the runner), or NULL. */
+static const backend_ops *backend_named(const char *name)
+{
+	dsb_backend b = name ? dsb_backend_from_string(name) : _DSB_BACKEND_INVALID;
+	if (b >= 0)
+		return backends[b];
+	return name && strcmp(name, backend_runner.name) == 0 ? &backend_runner : NULL;
+}
+
+const char *confined_exec_prefix(const dsb_confined *c)
+{
+	const backend_ops *ops = backend_named(c->backend);
+	return ops ? ops->exec_prefix : NULL;
+}
+
+int confined_exec_errno(const dsb_confined *c, int exit_code, const char *text, size_t len,
+			const char *argv0)
+{
+	const backend_ops *ops = backend_named(c->backend);
+	return ops && ops->exec_errno ? ops->exec_errno(exit_code, text, len, argv0) : 0;
 }
 
 const char *dsb_probe_network_enforcement(const dsb_probe_backend *b, dsb_network_access access)
 {
 	if (access == DSB_NETWORK_FULL)
 		return "unrestricted";
-	if (!b || !b->usable)
+	const backend_ops *ops = b && b->usable ? backend_named(b->name) : NULL;
+	return ops ? ops->network(b, access) : "unavailable";
+}
+
+const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
+					  const dsb_exec_policy *policy, const dsb_protected *e)
+{
+	const backend_ops *ops = NULL;
+	unsigned hardening = 0;
+	if (rep && rep->custom_runner) {
+		ops = &backend_runner;
+	} else if (rep && rep->selected >= 0) {
+		ops = backend_named(rep->backends[rep->selected].name);
+		hardening = rep->backends[rep->selected].hardening;
+	}
+	if (!ops || !policy || !e)
 		return "unavailable";
-	/* As plan_network() decides. */
-	if (strcmp(b->name, "bwrap") == 0 || (b->hardening & DSB_HARDEN_NET_NAMESPACE))
-		return "namespace";
-	if (access == DSB_NETWORK_NONE && strcmp(b->name, "landlock") == 0 &&
-	    b->landlock_abi_used >= 6)
-		return "filter";
-	return "unavailable";
+	if (e->absent)
+		return "removed-after";
+	/* Beside the workspace, /tmp is a tmpfs of the sandbox's own: the host's is unseen. */
+	if (ops->private_tmp && policy->mode == DSB_MODE_WORKSPACE_WRITE &&
+	    !path_is_under(e->path, policy->workspace_root) && path_is_under(e->path, "/tmp"))
+		return "private-tmp";
+	if (ops->protects(hardening))
+		return e->kind == DSB_PROTECT_DENY_READ ? "hidden" : "read-only";
+	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
 }

@@ -1,33 +1,154 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the confinement piece.
+ * Internals of the confinement piece, one section per file, lowest floor first: a file uses
+ * only the files above its section (docs/architecture.md draws the same map).
  *
- *   chain.c            the provider: the chain over the backends, verdict caches, confine()
- *   backend-*.c        one backend each: a backend_ops (probe, confine, dialect, report)
- *   landlock.c         the kernel interface: ABI negotiation, the rule set of spec §5.6
+ *   record.c           records declared once: encoded for another process, decoded, freed
+ *   landlock.c         the kernel's Landlock interface: ABI negotiation, the rule set (§5.6)
  *   harden.c           namespaces and capabilities of a confined child
- *   seccomp*.c         the system-call filter (generated at build time)
- *   self.c             confine_self(): what a child (or `landlock-run`) does to itself
- *   spawn.c            vfork, harden in the child, exec, with failures reported out of band
+ *   seccomp*.c         the system-call filter (generated at build time; seccomp.h)
+ *   trust.c            which programs may run outside the sandbox to build it
+ *   plan.c             what a backend hands the spawner: the plan, its steps, dsb_confined
+ *   protect.c          protected paths as mounts
+ *   steps.c            confine_self(): the plan's steps, in the only order that works
+ *   spawn.c            vfork, the steps in the child, exec; failures out of band
+ *   notify.c           the supervisor's core: notifications in, answers out, handlers by call
+ *   handler-*.c        what the supervisor answers: metadata calls, network calls
+ *   supervise.c        one run's supervision: the handlers its plan needs, a worker thread
+ *   reap.c             a process's children: listed, killed, reaped
+ *   monitor.c          a call's monitor process, and what it reports
+ *   spawner.c          the process that forks a threaded caller's monitors
  *   tree.c             no process a call starts outlives it (subreaper or monitor)
+ *   profile.c          DSH's bwrap profile (a runner's contract, bwrap's base)
+ *   backend-*.c        one backend each: a backend_ops (bwrap, landlock, runner)
+ *   chain.c            the provider: the chain over the backends, verdict caches, confine()
  *
  * DSH's `landlock-run` launcher contract lives in src/launcher/: linked into the CLI, and built
- * on its own, statically, from self.c, landlock.c, harden.c and seccomp.c alone.
+ * on its own, statically, from landlock.c, harden.c, seccomp.c, steps.c, notify.c and
+ * handler-metadata.c alone (meson.build's launcher_src).
  */
 #ifndef DSB_CONFINE_CONFINE_H
 #define DSB_CONFINE_CONFINE_H
 
+#include <linux/seccomp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <dsb/confine.h>
 
 #include "../core/core.h"
-#include "metadata.h"
 #include "seccomp.h"
 
-/* --- landlock.c ----------------------------------------------------------------------------- */
+/* --- record.c: records declared once ------------------------------------------------------ */
+
+/*
+ * A record that crosses a process boundary (a plan to the spawner, a monitor's report) is
+ * declared once, as a list of its fields X(KIND, name). The struct is made from the list
+ * (RECORD_MEMBERS), and so is a table of its fields (RECORD_FIELD, in the file that owns the
+ * type), from which record.c encodes, decodes and frees any record: a new field is one line.
+ *
+ * Each KIND has a C type (FIELD_C_KIND), a coding (FIELD_K_KIND) and, for a nested record, its
+ * type (FIELD_T_KIND). The scalar and string kinds:
+ */
+#define FIELD_C_BOOL bool
+#define FIELD_C_U16  uint16_t
+#define FIELD_C_U32  unsigned
+#define FIELD_C_I32  int
+#define FIELD_C_U64  uint64_t
+#define FIELD_C_STR  char *  /* owned; NULL travels as NULL */
+#define FIELD_C_STRV char ** /* owned, NULL-terminated; NULL travels as NULL */
+#define FIELD_K_BOOL FIELD_BOOL
+#define FIELD_K_U16  FIELD_U16
+#define FIELD_K_U32  FIELD_U32
+#define FIELD_K_I32  FIELD_I32
+#define FIELD_K_U64  FIELD_U64
+#define FIELD_K_STR  FIELD_STR
+#define FIELD_K_STRV FIELD_STRV
+#define FIELD_T_BOOL NULL
+#define FIELD_T_U16  NULL
+#define FIELD_T_U32  NULL
+#define FIELD_T_I32  NULL
+#define FIELD_T_U64  NULL
+#define FIELD_T_STR  NULL
+#define FIELD_T_STRV NULL
+
+typedef enum field_kind {
+	FIELD_BOOL,
+	FIELD_U16,
+	FIELD_U32,
+	FIELD_I32, /* an int, or an enum (the same size: checked where the table is made) */
+	FIELD_U64,
+	FIELD_STR,
+	FIELD_STRV,
+	FIELD_BLOB,   /* plain bytes of the field's size: a struct without pointers */
+	FIELD_RECORD, /* an embedded record of the field's type */
+	FIELD_VEC,    /* a record_vec of records of the field's type */
+	FIELD_PTR,    /* a pointer to a record of the field's type, or NULL */
+} field_kind;
+
+typedef struct record_type record_type;
+
+typedef struct record_field {
+	field_kind kind;
+	size_t offset;
+	size_t size;		 /* of the field itself */
+	const record_type *type; /* FIELD_RECORD, FIELD_VEC, FIELD_PTR: the record's */
+} record_field;
+
+struct record_type {
+	size_t size;
+	const record_field *fields;
+	size_t n_fields;
+};
+
+/* A FIELD_VEC: @n records at @v (the layout its users' own vector structs must have). */
+typedef struct record_vec {
+	void *v;
+	size_t n;
+} record_vec;
+
+#define RECORD_MEMBER_(K, name) FIELD_C_##K name;
+#define RECORD_MEMBERS(FIELDS)	FIELDS(RECORD_MEMBER_)
+/* With RECORD defined as the struct's type: one entry of its table. */
+#define RECORD_FIELD(K, name) \
+	{FIELD_K_##K, offsetof(RECORD, name), sizeof(((RECORD *)0)->name), FIELD_T_##K},
+#define RECORD_TYPE(table)                                 \
+	{                                                  \
+		sizeof(RECORD), (table), ELEMENTSOF(table) \
+	}
+
+/*
+ * Appends the encoding of @rec (of type @t) to @sb: -ENOMEM, -E2BIG (a string or vector
+ * beyond what the encoding counts).
+ */
+int record_encode(strbuf *sb, const record_type *t, const void *rec);
+
+/*
+ * Fills the zeroed @rec from the @len bytes at @buf, which must be exactly one encoding of
+ * @t: every length is checked against what is left, and a string with a NUL inside is
+ * refused. -EBADMSG (or -ENOMEM); release @rec with record_free() either way.
+ */
+int record_decode(const record_type *t, const void *buf, size_t len, void *rec);
+
+/* Frees what @rec owns (strings, vectors, nested records), not @rec itself; zeroes it. */
+void record_free(const record_type *t, void *rec);
+
+/* The largest framed record record_receive() takes. */
+#define RECORD_FRAME_MAX ((size_t)64 << 20)
+
+/*
+ * One record on a stream (a pipe, a socket): its length, then its encoding, in one write.
+ * No SIGPIPE: a reader gone is -EPIPE. record_receive() fills the zeroed @rec; -EPIPE at the
+ * end of the stream before a record, -EBADMSG for a malformed one, -errno.
+ */
+int record_send(int fd, const record_type *t, const void *rec);
+int record_receive(int fd, const record_type *t, void *rec);
+
+/* --- landlock.c ------------------------------------------------------------------------------ */
 
 /* Filesystem rights (spec §5.6 table; the kernel's LANDLOCK_ACCESS_FS_*). */
 #define LL_EXECUTE     (1ULL << 0)
@@ -55,12 +176,15 @@
 #define LL_FULL_ABI 5
 
 /* What to restrict a process to. Paths are opened when the plan is applied. */
+#define LANDLOCK_PLAN_FIELDS(X)                                                               \
+	X(STRV, ro)	     /* EXECUTE | READ_FILE | READ_DIR */                             \
+	X(STRV, rw)	     /* every handled right (masked for non-directories) */           \
+	X(STRV, rw_in_place) /* as rw, but nothing linked or moved in or out */               \
+	X(U64, scope)	     /* LL_SCOPE_* wanted; applied only as far as the ABI has them */ \
+	X(I32, abi_max) /* 0, or the highest ABI to use (landlockAbiMax: an explicit degrade) */
+
 typedef struct landlock_plan {
-	char **ro;	    /* NULL-terminated: EXECUTE | READ_FILE | READ_DIR */
-	char **rw;	    /* NULL-terminated: every handled right (masked for non-directories) */
-	char **rw_in_place; /* NULL-terminated: as rw, but nothing linked or moved in or out */
-	uint64_t scope;	    /* LL_SCOPE_* wanted; applied only as far as the ABI has them */
-	int abi_max;	    /* 0, or the highest ABI to use (landlockAbiMax: an explicit degrade) */
+	RECORD_MEMBERS(LANDLOCK_PLAN_FIELDS)
 } landlock_plan;
 
 /* What DSH's launcher prints on stderr before exec when enforcement is partial (spec §5.6). */
@@ -91,8 +215,6 @@ void landlock_negotiate(const landlock_plan *plan, int abi, landlock_status *ret
 int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, char *msg,
 		      size_t msg_size);
 
-/* The filter a Landlock child gets: no new namespaces, and, without a PID namespace, no
- * reconfiguring processes outside by their pid. */
 /*
  * What a backend's probe runs inside the sandbox: a program that exits 0 found by no PATH
  * lookup (DSH probes with `true`, which a caller's PATH may not reach, and then a typo'd PATH
@@ -103,11 +225,13 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
  */
 #define PROBE_COMMAND "/bin/sh", "-c", ":"
 
+/* The filter a process that confines itself gets: no new namespaces, and, without a PID
+ * namespace, no reconfiguring processes outside by their pid. */
 #define LANDLOCK_FILTER (SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS)
 
-/* --- harden.c ------------------------------------------------------------------------------- */
+/* --- harden.c -------------------------------------------------------------------------------- */
 
-/* What a child achieved, reported by harden_*() and the spawner (a bit set). */
+/* What a child achieved, reported by harden_*() and the steps (a bit set). */
 #define HARDEN_CAPS	       (1u << 0) /* effective, permitted, inheritable and ambient sets empty */
 #define HARDEN_BOUNDING	       (1u << 1)  /* the bounding set empty too */
 #define HARDEN_FILTER	       (1u << 2)  /* the seccomp filter installed */
@@ -115,7 +239,7 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 #define HARDEN_UTS_NS	       (1u << 4)  /* a new UTS namespace */
 #define HARDEN_USER_NS	       (1u << 5)  /* a user namespace (what made the two above possible) */
 #define HARDEN_MNT_NS	       (1u << 6)  /* a mount namespace (for protected paths) */
-#define HARDEN_META_SUPERVISED (1u << 7)  /* metadata calls go to the supervisor (metadata.c) */
+#define HARDEN_META_SUPERVISED (1u << 7)  /* metadata calls go to the supervisor */
 #define HARDEN_META_REFUSED    (1u << 8)  /* no supervisor could be had: they fail with EPERM */
 #define HARDEN_NET_NS	       (1u << 9)  /* a network namespace with a loopback alone */
 #define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and sendto go to the supervisor */
@@ -124,17 +248,16 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 /*
  * New IPC and UTS namespaces for the calling thread where the kernel allows them: directly when
  * privileged, else inside a new user namespace that maps the caller's uid and gid to
- * themselves; with @mounts a mount namespace too where possible (HARDEN_MNT_NS says whether).
- * Returns the HARDEN_*_NS bits made (0: none; the caller falls back to the filter),
- * or HARDEN_FAILED when a user namespace was made but could not be mapped. No allocation.
+ * themselves; with @mounts a mount namespace too where possible (HARDEN_MNT_NS says whether),
+ * with @net a network namespace where possible (HARDEN_NET_NS). Returns the HARDEN_*_NS bits
+ * made (0: none; the caller falls back to the filter), or HARDEN_FAILED when a user namespace
+ * was made but could not be mapped. No allocation.
  */
 unsigned harden_namespaces(bool mounts, bool net);
 
 /*
- * With @net, harden_namespaces() also tries a network namespace (HARDEN_NET_NS when made; the
- * caller fails where it needed one). harden_net_namespace() makes that one alone, in a user
- * namespace of its own where the caller is not privileged: for a child that execs bwrap, which
- * then stays in it. No allocation.
+ * A network namespace alone, in a user namespace of its own where the caller is not
+ * privileged: for a child that execs bwrap, which then stays in it. No allocation.
  */
 unsigned harden_net_namespace(void);
 
@@ -154,7 +277,46 @@ unsigned harden_drop_caps(void);
 /* Whether the caller holds CAP_SYS_ADMIN (may make a mount namespace without a user one). */
 bool harden_can_mount(void);
 
-/* --- protect.c: protected paths as mounts ----------------------------------------------------- */
+/* --- trust.c -----------------------------------------------------------------------------------
+ */
+
+/*
+ * Finds the program @name (absolute, or searched on PATH) that is safe to run outside the
+ * sandbox: see trust.c. Fills @out with its canonical path. -ENOENT: there is none; -EPERM:
+ * there are only untrusted ones; both with the reason in @why.
+ */
+int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
+
+/* --- plan.c: what a backend hands the spawner ------------------------------------------------ */
+
+/*
+ * What a confined child does to itself before exec, in the only order that works: namespaces
+ * while every capability is still held (a user namespace maps us and makes the others
+ * possible); in a new network namespace, its loopback and the proxy's listener, then the
+ * connect listener, while they can still be made; protected paths mounted before Landlock
+ * forbids mounting; the Landlock domain before the capabilities go; the system-call filter
+ * last, since it refuses what the steps before it use. A plan names the steps it takes
+ * (STEP() bits); steps.c runs them in this order and no other.
+ */
+typedef enum confine_step {
+	STEP_NAMESPACES,      /* user where needed, IPC, UTS; mount_ns and net_ns where possible */
+	STEP_NET_NAMESPACE,   /* a network namespace alone (a runner then stays in it) */
+	STEP_LOOPBACK,	      /* needs the network namespace: lo up, the proxy's listener sent */
+	STEP_NET_LISTENER,    /* the connect/sendto rules alone, their listener sent (a runner
+			       * installs the main filter, with no listener for us) */
+	STEP_MOUNT_NAMESPACE, /* a mount namespace alone (root: a runner's protected paths) */
+	STEP_MOUNTS,	      /* the protected paths mounted, in a mount namespace made before */
+	STEP_LANDLOCK,	      /* the Landlock domain */
+	STEP_DROP_CAPS,	      /* every capability */
+	STEP_FILTER,	      /* the system-call filter; its listener sent to a supervisor */
+	_STEP_MAX,
+} confine_step;
+
+#define STEP(s) (1u << (s))
+
+/* A process that confines itself (the Landlock backend, its probe, landlock-run). */
+#define STEPS_SELF \
+	(STEP(STEP_NAMESPACES) | STEP(STEP_LANDLOCK) | STEP(STEP_DROP_CAPS) | STEP(STEP_FILTER))
 
 typedef enum protect_op {
 	PROTECT_PIN,	   /* bound onto itself, writable: cannot be renamed or replaced */
@@ -163,16 +325,102 @@ typedef enum protect_op {
 	PROTECT_HIDE_FILE, /* /dev/null over it */
 } protect_op;
 
+#define FIELD_C_PROTECT_OP   protect_op
+#define FIELD_K_PROTECT_OP   FIELD_I32
+#define FIELD_T_PROTECT_OP   NULL
+#define FIELD_C_PROTECT_KIND dsb_protect_kind
+#define FIELD_K_PROTECT_KIND FIELD_I32
+#define FIELD_T_PROTECT_KIND NULL
+
+#define PROTECT_MOUNT_FIELDS(X) \
+	X(PROTECT_OP, op)       \
+	X(STR, path)            \
+	X(PROTECT_KIND, kind) /* of the protected path (pins: meaningless) */
+
 typedef struct protect_mount {
-	protect_op op;
-	char *path;
-	dsb_protect_kind kind; /* of the protected path (pins: meaningless) */
+	RECORD_MEMBERS(PROTECT_MOUNT_FIELDS)
 } protect_mount;
 
+/* A record_vec of mounts: pins first, then the rest; parents first in each. */
 typedef struct protect_ops {
-	protect_mount *v; /* pins first, then the rest; parents first in each */
+	protect_mount *v;
 	size_t n;
 } protect_ops;
+
+extern const record_type protect_mount_record, landlock_plan_record, confine_plan_record;
+
+#define FIELD_C_MOUNTS	 protect_ops
+#define FIELD_K_MOUNTS	 FIELD_VEC
+#define FIELD_T_MOUNTS	 (&protect_mount_record)
+#define FIELD_C_LANDLOCK landlock_plan
+#define FIELD_K_LANDLOCK FIELD_RECORD
+#define FIELD_T_LANDLOCK (&landlock_plan_record)
+
+/*
+ * The plan: what the spawner does in the child beyond exec'ing c->argv (dsb_confined.plan),
+ * and what the supervisor of the run is told.
+ */
+#define CONFINE_PLAN_FIELDS(X)                                                                     \
+	X(U32, steps)	   /* STEP() bits */                                                       \
+	X(BOOL, mount_ns)  /* STEP_NAMESPACES: a mount namespace too, where one can be made */     \
+	X(BOOL, net_ns)	   /* STEP_NAMESPACES: a network namespace too, where one can be made */   \
+	X(U16, proxy_port) /* STEP_LOOPBACK: the proxy's listener on 127.0.0.1:PORT, sent */       \
+	X(MOUNTS, mounts)  /* STEP_MOUNTS */                                                       \
+	/* STEP_MOUNTS: they hold a policy-bearing path, so no mount namespace is no run. */       \
+	X(BOOL, mounts_required)                                                                   \
+	X(LANDLOCK, landlock) /* STEP_LANDLOCK */                                                  \
+	X(U32, filter_flags)  /* STEP_FILTER's variant, or the runner's: SECCOMP_* */              \
+	X(I32, filter_fd)     /* >= 0: the runner reads the filter from this descriptor */         \
+	X(BOOL, wraps)	      /* argv[0] is a runner: its failed exec is the sandbox's */          \
+	X(BOOL, contained)    /* the runner ends every process when the command ends */            \
+	/* The supervisor's roots, canonical: where metadata changes land (the writable grants but \
+	 * /dev/null), where pathname sockets may be reached (NULL: nowhere) ... */                \
+	X(STRV, meta_roots)                                                                        \
+	/* ... and of those, the ones whose own directory stays as it is (the host's /tmp). */     \
+	X(STRV, meta_fixed)                                                                        \
+	/* Of the roots, where the command's own pathname sockets lie when not in all of them      \
+	 * (Landlock: never the host's /tmp, every user's); NULL: all of them. */                  \
+	X(STRV, net_roots)                                                                         \
+	X(STRV, net_allow) /* the allow-list's proxy: its rules */                                 \
+	X(STRV, net_deny)                                                                          \
+	X(STRV, net_hosts)
+
+typedef struct confine_plan {
+	RECORD_MEMBERS(CONFINE_PLAN_FIELDS)
+} confine_plan;
+
+/* A new plan for @c, zeroed but for no filter descriptor (-1). -ENOMEM. */
+int plan_new(dsb_confined *c, confine_plan **ret);
+
+/* The plan of @c, or NULL (danger-full-access, or a caller's own dsb_confined). */
+const confine_plan *confined_plan(const dsb_confined *c);
+
+/* Whether @plan (may be NULL) restricts the network: connect and sendto supervised. */
+bool plan_net_restricted(const confine_plan *plan);
+
+/* Whether the command has a network namespace of its own (its loopback is brought up). */
+bool plan_own_network(const confine_plan *plan);
+
+/* What the child of @plan sends its supervisor before exec: the proxy's listener, then its
+ * listener for the supervised calls (in that order). */
+bool plan_sends_proxy(const confine_plan *plan);
+bool plan_sends_listener(const confine_plan *plan);
+
+/* Sets the allow-list's proxy of @plan: its port and its rules (copied). -ENOMEM. */
+int plan_allowlist(confine_plan *plan, uint16_t port, char *const *allow, char *const *deny,
+		   char *const *hosts);
+
+/* A new NULL-terminated copy of @words; NULL on OOM. */
+char **strv_of(const char *const *words);
+
+/* Appends "--" and @argv to *@io. -ENOMEM. */
+int push_command(char ***io, char *const *argv);
+
+/* Adds a runner-failure rule to @c: any non-zero exit whose stderr holds one of @fatal. */
+int confined_add_rule(dsb_confined *c, const char *const *fatal);
+
+/* --- protect.c: protected paths as mounts ------------------------------------------------------
+ */
 
 /*
  * The mounts that enforce @policy's protected paths for a backend whose writable roots are
@@ -208,70 +456,479 @@ void protect_remove_absent(const dsb_exec_policy *policy);
 /* Appends @o as bwrap arguments. -ENOMEM. */
 int protect_bwrap_args(const protect_ops *o, char ***io_argv);
 
-/*
- * In a child in its own mount namespace: makes every mount a slave (nothing propagates back
- * to the host), then applies @v. -errno with the launcher-style line in @msg. No allocation
- * (self.c).
+/* --- steps.c ------------------------------------------------------------------------------------
  */
-int protect_apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size);
 
-/* --- the plan a backend hands the spawner ---------------------------------------------------- */
+/*
+ * Confines the calling thread to @plan, irreversibly: its steps, in confine_step order. Fills
+ * *@ret_achieved (HARDEN_*) and *@ret_partial (an older Landlock ABI). On failure returns
+ * -errno with the launcher's line in @msg. Allocates nothing: runs in vfork'ed children and
+ * in `landlock-run`.
+ *
+ * What the steps hand the supervisor goes over @sock: the proxy's listener (STEP_LOOPBACK with
+ * a proxy port), then the supervised calls' listener. With @sock -1, or where the kernel gives
+ * no listener, the filter refuses the metadata calls instead (HARDEN_META_REFUSED): never
+ * lets them through.
+ */
+int confine_self(const confine_plan *plan, int sock, unsigned *ret_achieved, bool *ret_partial,
+		 char *msg, size_t size);
 
-/* What the spawner does in the child beyond exec'ing c->argv (dsb_confined.plan). */
-typedef struct confine_plan {
-	landlock_plan landlock; /* applied when dsb_confined.landlock */
-	bool harden;		/* namespaces, capabilities and the filter in the child */
-	unsigned filter_flags;	/* SECCOMP_DENY_*: the filter's variant */
-	int filter_fd;		/* >= 0: the runner reads the filter from this descriptor */
-	bool contained;		/* the backend ends every process when the command ends */
-	protect_ops mounts;	/* Landlock: applied in a new mount namespace before restricting */
-	bool mounts_required;	/* mounts hold a policy-bearing path: no namespace, no run */
-	bool mount_ns;		/* make a mount namespace even without mounts (the probe) */
+/*
+ * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
+ * sent: the descriptor (close-on-exec), or -1 when none came (@flags: MSG_DONTWAIT, 0). No
+ * allocation: the child side runs vfork'ed.
+ */
+int fd_send(int sock, int fd);
+int fd_receive(int sock, int flags);
+
+/* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
+void confine_cloexec_from(int from);
+
+/* --- spawn.c ------------------------------------------------------------------------------------
+ */
+
+/* Why a spawn (or, for a runner that cannot be found, the confinement) failed. */
+typedef enum confine_failure_kind {
+	CONFINE_SETUP_FAILED = 1, /* the spawn itself: streams, session, working directory */
+	CONFINE_SANDBOX_FAILED,	  /* the sandbox could not be set up (a runner failure) */
+	CONFINE_RUNNER_SPAWN,	  /* the runner program could not be started (DSH's spawn error) */
+	CONFINE_EXEC_FAILED,	  /* the command's own exec, the confinement in place (126/127) */
+} confine_failure_kind;
+
+typedef struct confine_failure {
+	int kind; /* confine_failure_kind, 0 for none */
+	int sys_errno;
+	char detail[8192]; /* DSH's runner-failure detail, Node's spawn error, ... */
+} confine_failure;
+
+/* How confined_spawn() treats the child beyond dsb_spawn_options. */
+#define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */
+
+/* What the child of a plan hands its supervisor before exec (plan_sends_*()). */
+typedef struct spawn_handoff {
+	int listener; /* the supervised calls' listener, or -1 (none: the child refuses them) */
+	int proxy;    /* the proxy's listener in the command's network namespace, or -1 */
+	unsigned achieved; /* the HARDEN_* bits the child achieved before exec */
+} spawn_handoff;
+
+#define SPAWN_HANDOFF_INIT                  \
+	{                                   \
+		.listener = -1, .proxy = -1 \
+	}
+
+/*
+ * dsb_confined_spawn() that hands the caller, in *@ret_handoff (NULL: it cannot supervise),
+ * what the child sent for the supervisor; the caller owns those descriptors. A plan whose
+ * network policy needs a supervisor is SANDBOX_UNAVAILABLE without one. On failure
+ * *@ret_failure (may be NULL) says why, as the error does.
+ */
+int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
+		   unsigned flags, pid_t *ret_pid, spawn_handoff *ret_handoff,
+		   confine_failure *ret_failure, dsb_error *reterr);
+
+/*
+ * Waits for @pid up to @timeout_ms (0: forever); kills and reaps it on timeout. Returns 0 with
+ * the wait status, -ETIMEDOUT, or -errno.
+ */
+int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status);
+
+/*
+ * A backend's probe: runs @c within @timeout_ms, stdin and stdout on /dev/null and stderr
+ * kept: 0 when it exited 0, else -1 with why not in @reason (the runner's failure detail, or
+ * its first stderr line). *@ret_achieved (may be NULL) gets the child's HARDEN_* bits.
+ */
+int spawn_probe(const dsb_confined *c, uint64_t timeout_ms, unsigned *ret_achieved, char *reason,
+		size_t size);
+
+/* --- notify.c: the supervisor's core ------------------------------------------------------------
+ */
+
+/*
+ * The supervisor (docs/design/metadata.md) answers the calls a confined command's filter hands
+ * over (SECCOMP_RET_USER_NOTIF): each is routed by its system call to the handler that
+ * registered it, which answers it from one reading of the caller (its memory and /proc/TID
+ * read once, its objects opened once) and never lets it through. A call no handler takes is
+ * refused with EPERM.
+ */
+typedef struct supervisor supervisor;
+
+/* One notification being answered. */
+typedef struct sup_call {
+	supervisor *sup;
+	int listener;
+	const struct seccomp_notif *n;
+	bool gone; /* the caller left before the answer (sup_call_valid() said so) */
+} sup_call;
+
+/* What a handler's answer() returns besides -errno. */
+#define SUP_ANSWERED 0 /* the answer is in the response */
+#define SUP_REFUSED  1 /* refused: a denial the model is told of (counted before the answer) */
+#define SUP_PASS     2 /* not this handler's after all: the next handler of the call is asked */
+
+/* The most handlers one supervisor takes, and the most calls they register in all. */
+#define SUP_HANDLERS_MAX 4
+#define SUP_ROUTES_MAX	 64
+
+/* What a run's supervisor refused, for the classification (exec) and its report (monitor). */
+#define CONFINE_REFUSALS_FIELDS(X)                                                           \
+	X(U32, metadata) /* metadata changes refused outside the roots */                    \
+	X(U32, network)	 /* network calls refused (by the proxy and the supervisor) */       \
+	/* What the network refusals named, each once: the hosts the proxy refused, then the \
+	 * addresses and paths the supervisor refused (NULL: none). */                       \
+	X(STRV, named)
+
+typedef struct confine_refusals {
+	RECORD_MEMBERS(CONFINE_REFUSALS_FIELDS)
+} confine_refusals;
+
+extern const record_type confine_refusals_record;
+
+#define FIELD_C_REFUSALS confine_refusals
+#define FIELD_K_REFUSALS FIELD_RECORD
+#define FIELD_T_REFUSALS (&confine_refusals_record)
+
+typedef struct sup_handler {
+	const char *name;
+	const int *calls; /* the system calls it answers (native numbers), -1 at the end */
 	/*
-	 * With SECCOMP_METADATA_NOTIFY in filter_flags: where the supervisor lets metadata
-	 * changes land (Landlock's writable grants but /dev/null, canonical; NULL-terminated,
-	 * NULL: nowhere).
+	 * Answers @c into @resp, whose error is -EPERM until it says otherwise. Reads what it
+	 * needs of the caller, checks sup_call_valid(), then acts.
 	 */
-	char **meta_roots;
-	/*
-	 * Of those, the ones whose own directory stays as it is (the host's /tmp, shared with
-	 * every user, unless it is the workspace): changes beneath land, on the root refused.
-	 */
-	char **meta_fixed;
-	/*
-	 * A network policy other than full (docs/design/network.md): a network namespace of the
-	 * command's own with a loopback alone, made by the child (both backends); with
-	 * @proxy_port the proxy's listener on 127.0.0.1:@proxy_port in there, sent to the
-	 * supervisor before anything else. Without a namespace (Landlock where none can be made)
-	 * the filter refuses every socket family but AF_UNIX instead.
-	 */
-	bool net_ns;
-	bool net_probe; /* try to make one, as net_ns, but run without it too (the probe) */
-	uint16_t proxy_port;
-	/* bwrap: the child installs the connect/sendto listener (seccomp_net_only_program())
-	 * before it execs bwrap, which installs the main filter itself. */
-	bool net_notify;
-	/*
-	 * Where the command's own pathname sockets lie, as it sees them (the workspace, bwrap's
-	 * private /tmp; never the host's /tmp, every user's): connect and sendto reach sockets
-	 * beneath these alone (NULL-terminated, owned; NULL: none).
-	 */
-	char **net_roots;
-	/* What the proxy lets through (allowlist): NULL-terminated, owned. */
-	char **net_allow, **net_deny, **net_hosts;
-} confine_plan;
+	int (*answer)(void *state, sup_call *c, struct seccomp_notif_resp *resp);
+	void (*start)(void *state); /* the run's first call has come (NULL: nothing to do) */
+	/* Adds what it refused so far to @io (NULL: it keeps no count). -ENOMEM. */
+	int (*refusals)(void *state, confine_refusals *io);
+	void (*free)(void *state);
+	/* For a run (supervise.c): whether @plan's calls come to it, and its state for them,
+	 * taking what it needs of @in (the proxy's listener). -ENOMEM. */
+	bool (*wanted)(const confine_plan *plan);
+	int (*new)(const confine_plan *plan, spawn_handoff *in, void **ret_state);
+} sup_handler;
 
-/* The plan of @c, or NULL (danger-full-access, or a configured runner). */
-const confine_plan *confined_plan(const dsb_confined *c);
+typedef struct sup_route {
+	int nr;
+	unsigned slot;
+} sup_route;
 
-/* Whether @plan (may be NULL) restricts the network: a namespace, or the supervised calls. */
-static inline bool plan_net_restricted(const confine_plan *plan)
-{
-	return plan &&
-	       (plan->net_ns || plan->net_notify || (plan->filter_flags & SECCOMP_NET_NOTIFY));
-}
+struct supervisor {
+	/* The run's roots (borrowed, canonical, NULL-terminated; NULL: none), of which @fixed
+	 * keep their own directory as it is. */
+	char *const *roots;
+	char *const *fixed;
+	/* Opened at the first call and kept for the run: the callers' root, and each root as
+	 * they see it (-1 where it could not be opened). */
+	bool opened;
+	int caller_root;
+	int *root_fds;
+	struct stat *fixed_ids; /* the fixed roots' own inodes */
+	size_t n_fixed;
+	bool started; /* the first call has come */
+	struct {
+		const sup_handler *h;
+		void *state;
+	} slots[SUP_HANDLERS_MAX];
+	size_t n_slots;
+	sup_route routes[SUP_ROUTES_MAX];
+	size_t n_routes;
+};
 
-/* --- chain.c: the provider and the backends' interface ---------------------------------------- */
+/* Readies @s for a run whose roots are @roots, of which @fixed keep their own directory (both
+ * borrowed, NULL-terminated; NULL: none). */
+void supervisor_init(supervisor *s, char *const *roots, char *const *fixed);
+
+/* Registers @h with its @state (taken: freed with @s, or here on failure). -ENOSPC, -EEXIST
+ * for a call another handler has. */
+int supervisor_add(supervisor *s, const sup_handler *h, void *state);
+
+/* The state @h was registered with in @s, or NULL. */
+void *supervisor_state(const supervisor *s, const sup_handler *h);
+
+/*
+ * Receives one notification from @listener and answers it. Blocks until one comes: call it
+ * when @listener is readable. Returns 1 when it was refused (a denial), 0 for any other
+ * answer, or -errno when the listener itself failed (stop polling it). Runs each operation
+ * with the calling thread's effective capabilities cleared.
+ */
+int supervisor_handle(supervisor *s, int listener);
+
+/* Tells each handler the run's first call has come, once. */
+void supervisor_start(supervisor *s);
+
+/* Adds every handler's refusals to @io. -ENOMEM. */
+int supervisor_refusals(supervisor *s, confine_refusals *io);
+
+/* Frees the handlers' states and closes what @s opened. */
+void supervisor_done(supervisor *s);
+
+/*
+ * Asks the kernel to hand each call of @listener's filter to the supervisor on the caller's own
+ * CPU, and the answer back likewise (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6).
+ */
+void sup_listener_tune(int listener);
+
+/*
+ * Clears the calling thread's effective capabilities for good (its permitted ones stay), so
+ * that each call runs as the caller without clearing them around it. Whether they are clear.
+ */
+bool sup_clear_caps(void);
+
+/*
+ * A thread that answers @listener's calls with @s (borrowed) until sup_worker_stop(), or until
+ * no process of the run is left to call. It takes @listener once started (on failure the
+ * caller keeps it and may answer inline with supervisor_handle()). 0 or -errno.
+ */
+typedef struct sup_worker sup_worker;
+int sup_worker_start(sup_worker **ret, supervisor *s, int listener);
+
+/* Ends the worker (its listener closed: later calls fail ENOSYS) and frees it; NULL: none. */
+void sup_worker_stop(sup_worker *w);
+
+/* What the handlers use: */
+
+/* Whether the caller of @c still waits in its call (SECCOMP_IOCTL_NOTIF_ID_VALID): what was
+ * read of /proc/TID and its memory was its own. Sets c->gone when not. */
+bool sup_call_valid(sup_call *c);
+
+/* Copies @len bytes at @addr of process @pid into @buf; -errno (-EFAULT when short). */
+int sup_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* The NUL-terminated string at @addr of @pid into @buf (@size with its NUL): -ENAMETOOLONG
+ * when it does not fit, -EFAULT when it cannot be read. */
+int sup_peek_string(pid_t pid, uint64_t addr, char *buf, size_t size);
+
+/* sup_open_*()'s answer for an object outside every root. */
+#define SUP_OUTSIDE (-4096)
+
+/*
+ * The object @path names (relative to the caller's @dirfd, AT_FDCWD: its working directory),
+ * resolved once in the caller's view (of thread @tid) and found beneath a root of @s. Returns
+ * it O_PATH, SUP_OUTSIDE when it lies outside every root, or the caller's -errno.
+ */
+int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow);
+
+/* The object of the caller's descriptor @fd found beneath a root: O_PATH, SUP_OUTSIDE, or
+ * -errno (EBADF: no such descriptor). */
+int sup_open_fd(const supervisor *s, pid_t tid, int fd);
+
+/* Whether @obj is the very directory of a root that keeps its own metadata. */
+bool sup_is_fixed_root(const supervisor *s, int obj);
+
+/* Our own copy of the caller's (thread @tid's) descriptor @fd; -errno. */
+int sup_caller_fd(pid_t tid, int fd);
+
+/* The thread-group leader of thread @tid, or -errno. */
+pid_t sup_tgid(pid_t tid);
+
+/* Runs @op(@obj, @arg) with this thread's effective capabilities cleared; what @op returns. */
+int sup_as_caller(int (*op)(int obj, const void *arg), int obj, const void *arg);
+
+/* The AUDIT_ARCH_* value of this build's own system calls, 0 when none is decoded. */
+uint32_t sup_native_arch(void);
+
+/* --- handler-metadata.c, handler-network.c -------------------------------------------------------
+ */
+
+/*
+ * Metadata calls (chmod, chown, times, xattrs, inode flags; SECCOMP_METADATA_NOTIFY): performed
+ * on their object when it lies beneath a root, refused (EPERM) elsewhere. Its state counts the
+ * refusals; metadata_handler_new() makes one outside a run (landlock-run).
+ */
+extern const sup_handler handler_metadata;
+int metadata_handler_new(void **ret_state);
+
+/*
+ * connect() and sendto() with an address (SECCOMP_NET_NOTIFY), performed by us on the caller's
+ * own socket when the destination is allowed, refused with EACCES and recorded otherwise: a
+ * pathname unix socket beneath the network roots; sockets of the command's own network
+ * namespace; and of IP destinations, as below.
+ */
+typedef struct net_supervision {
+	bool supervised;     /* rules were given: without them nothing is let through */
+	uint16_t proxy_port; /* 0: the command has a network namespace of its own: any loopback
+			      * address is its own and allowed. Else (no namespace): only
+			      * 127.0.0.1:proxy_port is. */
+	bool host_network;   /* no namespace and no proxy: no IP address, no abstract socket */
+	char *const *roots;  /* borrowed; as the plan's net_roots (NULL: the supervisor's) */
+} net_supervision;
+
+extern const sup_handler handler_network;
+
+/* A network handler's state for @rules (copied; the roots borrowed), with no proxy. */
+int network_handler_new(const net_supervision *rules, void **ret_state);
+
+/* The distinct destinations refused so far, in order ("10.1.2.3:443", "/run/x.sock",
+ * "@abstract", "vsock:2:1234"), at most NETWORK_NAMED_MAX, a new vector; the count of every
+ * refusal in *@ret_count. NULL on OOM. */
+#define NETWORK_NAMED_MAX 64
+char **network_refused(void *state, unsigned *ret_count);
+
+/* --- supervise.c: one run's supervision ----------------------------------------------------------
+ */
+
+typedef struct supervision {
+	supervisor sup;
+	sup_worker *worker; /* the thread answering from the first call on, or NULL */
+	int listener;	    /* polled by the caller until the worker takes it; -1 */
+} supervision;
+
+#define SUPERVISION_INIT       \
+	{                      \
+		.listener = -1 \
+	}
+
+/*
+ * Readies @sv to supervise a run of @plan (borrowed for the run): each handler of the build
+ * that @plan needs, given what it takes of @in; @sv takes @in's listener. A handler that cannot
+ * be made is left out: its calls are refused. Release with supervision_done(), always.
+ */
+void supervision_start(supervision *sv, const confine_plan *plan, spawn_handoff *in);
+
+/*
+ * Call it with what polling sv->listener returned. Readable: at the first call every handler
+ * is told and a worker thread takes the listener, so sv->listener is -1 afterwards; without a
+ * thread, this call is answered here. Hung up (no process of the run left to call): it is
+ * closed, and the calls of any process left get ENOSYS, never a pass.
+ */
+void supervision_ready(supervision *sv, short revents);
+
+/* What the run's handlers refused so far, into the zeroed @ret (record_free()). -ENOMEM. */
+int supervision_refusals(supervision *sv, confine_refusals *ret);
+
+void supervision_done(supervision *sv);
+
+/* --- reap.c: a process's children ----------------------------------------------------------------
+ */
+
+/* Whether this process has one thread (/proc/self/stat). */
+bool reap_single_threaded(void);
+
+/* Whether nothing but a command it spawns can become this process's child meanwhile: it has
+ * one thread and no child. */
+bool reap_alone(void);
+
+/*
+ * Kills every child of this process (first @leader's process group, when > 0) and every
+ * process that becomes one as their parents die, until none is left; reaps them all.
+ */
+void reap_kill_children(pid_t leader);
+
+/* --- monitor.c
+ * ------------------------------------------------------------------------------------ */
+
+/* What a monitor tells its caller: its command started, failed to, or ended. */
+enum {
+	MONITOR_STARTED = 1,
+	MONITOR_FAILED,
+	MONITOR_ENDED
+};
+
+#define FIELD_C_ERROR	dsb_error
+#define FIELD_K_ERROR	FIELD_BLOB
+#define FIELD_T_ERROR	NULL
+#define FIELD_C_FAILURE confine_failure
+#define FIELD_K_FAILURE FIELD_BLOB
+#define FIELD_T_FAILURE NULL
+
+#define MONITOR_REPORT_FIELDS(X)                                             \
+	X(I32, kind)	      /* MONITOR_* */                                \
+	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */ \
+	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */   \
+	X(ERROR, err)	      /* FAILED */                                   \
+	X(FAILURE, failure)   /* FAILED */                                   \
+	X(I32, status)	      /* ENDED: its wait status */                   \
+	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */
+
+typedef struct monitor_report {
+	RECORD_MEMBERS(MONITOR_REPORT_FIELDS)
+} monitor_report;
+
+extern const record_type monitor_report_record;
+
+/*
+ * The monitor (in a child of this process or of the spawner): keeps only @status_w, @ctl_r
+ * and @o's descriptors, spawns @c, reports its start and end on @status_w, supervises its
+ * calls, reaps orphans, and kills what is left when @ctl_r ends.
+ */
+_Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
+			   int status_w, int ctl_r);
+
+/* --- spawner.c
+ * ------------------------------------------------------------------------------------ */
+
+/*
+ * Forks the spawner, which forks every later monitor of this process (tree.c) instead of this
+ * process. Only while this process is small and single-threaded: a server at its start. 0, or
+ * -errno (monitors are then forked here, as without it). Process-wide; idempotent.
+ */
+int spawner_start(void);
+
+/* Ends the spawner (its monitors run on until their trees are gone). */
+void spawner_stop(void);
+
+/*
+ * Asks the spawner for a monitor of @c (monitor_run() with these arguments; the descriptors
+ * are passed, the caller keeps its own). 0 when sent; -ENOTCONN with no spawner, -errno when
+ * it is gone (then none is asked again).
+ */
+int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
+		    int ctl_r);
+
+/* --- tree.c -------------------------------------------------------------------------------------
+ */
+
+/* The processes of one call: the command (the leader) and whatever it starts. */
+typedef struct proc_tree {
+	pid_t leader;
+	pid_t monitor; /* the monitor process, -1 the spawner's, 0 when this process reaps (or
+			  nobody must) */
+	int event_fd;  /* polls readable when the leader may have ended; -1: poll tree_check() */
+	int ctl_fd;    /* to the monitor: closed means "kill what is left" */
+	bool reaping;  /* this process is the call's subreaper */
+	bool was_subreaper; /* it was one before the call: leave it so */
+	bool ended;
+	int status;		  /* the leader's wait status, once ended */
+	unsigned achieved;	  /* the HARDEN_* bits the command started with */
+	supervision sv;		  /* this process supervises the run (sv.listener: poll it) */
+	confine_refusals refused; /* what a monitor reported with the end */
+} proc_tree;
+
+#define PROC_TREE_INIT                                               \
+	{                                                            \
+		.event_fd = -1, .ctl_fd = -1, .sv = SUPERVISION_INIT \
+	}
+
+/*
+ * Spawns @c like confined_spawn(). With @reap, no process the command starts may outlive the
+ * call: this process becomes a subreaper when nothing else can become its child meanwhile,
+ * else a monitor process does. Release with tree_done(), always.
+ */
+int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
+	       proc_tree *t, dsb_error *reterr);
+
+/* Call it with what polling t->sv.listener returned (supervision_ready()). */
+void tree_supervise(proc_tree *t, short revents);
+
+/* What the run's supervisor refused so far, into the zeroed @ret (record_free()). -ENOMEM. */
+int tree_refusals(proc_tree *t, confine_refusals *ret);
+
+/* 1 with the leader's wait status once it has ended (reaping ended orphans meanwhile), 0 while
+ * it runs, -errno. */
+int tree_check(proc_tree *t, int *ret_status);
+
+/* Signals the leader's process group (else the leader) while the leader runs. */
+void tree_signal(const proc_tree *t, int sig);
+
+/* Kills every process left (with @reap), reaps them and the leader, releases @t. */
+void tree_done(proc_tree *t);
+
+/* --- profile.c -----------------------------------------------------------------------------------
+ */
+
+/* Appends DSH's bwrap profile arguments for @mode (and @root) to *@io_argv (spec §5.5). -ENOMEM. */
+int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
+
+/* --- backend-*.c, chain.c: the provider and the backends' interface -----------------------------
+ */
 
 /*
  * The port of the proxy's listener inside the command's network namespace, where every port
@@ -305,13 +962,14 @@ struct dsb_provider {
 };
 
 /*
- * One backend: everything the chain needs from it. The chain only iterates over these; the
- * registry is generated from the build's backend list (backends.h).
+ * One backend: everything the provider needs from it. The provider only calls these; the chain's
+ * registry is generated from the build's backend list (backends.h), and a configured
+ * runnerCommand is backend_runner.
  */
 typedef struct backend_ops {
 	const char *name;
 	const char *const *denials; /* the dialect (spec §5.7): lower-case stderr signatures */
-	const char *const *fatal;   /* runner-failure signatures (§5.8); NULL: out of band */
+	const char *const *fatal;   /* runner-failure signatures (§5.8); NULL: none of its own */
 	/*
 	 * What identifies the backend's own parts for the verdict cache (its runner's path and
 	 * identity); may resolve them into @p. Returns -errno, or 0 with @sb appended to.
@@ -322,28 +980,33 @@ typedef struct backend_ops {
 	/* The facts `probe` reports without running anything: program, rights, what is not
 	 * governed, the hardening to expect. */
 	void (*report)(const dsb_provider *p, dsb_probe_backend *out);
-	/* What a call under @policy runs: c->argv and c->plan. -errno; a refusal (an untrusted
-	 * runner) returns -EPERM with the reason in @why. */
+	/*
+	 * What a call under @policy runs: c->argv, c->plan, more denials or rules; the network
+	 * policy and the protected paths enforced. -errno; a refusal (an untrusted runner, what it
+	 * cannot enforce) returns -EPERM with the reason in @why (its kind CONFINE_RUNNER_SPAWN
+	 * when the runner is nowhere to be found).
+	 */
 	int (*confine)(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
-		       dsb_confined *c, char *why, size_t why_size);
+		       dsb_confined *c, confine_failure *why);
+	/* Whether it can mount protected paths for a command, with the probe's DSB_HARDEN_*. */
+	bool (*protects)(unsigned hardening);
+	/* In workspace-write the command's /tmp is one of its own, not the host's. */
+	bool private_tmp;
+	/* How a network policy of @access (not full) is enforced here, as @b probed: a
+	 * dsb_probe_network_enforcement() answer. */
+	const char *(*network)(const dsb_probe_backend *b, dsb_network_access access);
+	/*
+	 * The runner's own line when it could not execute the command (exit 1, the line alone on
+	 * stderr), which starts with @exec_prefix: the errno it names, else 0.
+	 */
+	const char *exec_prefix;
+	int (*exec_errno)(int exit_code, const char *text, size_t len, const char *argv0);
 } backend_ops;
 
 #define BACKEND_DECLARE_(name, NAME) extern const backend_ops backend_##name;
 DSB_BACKENDS(BACKEND_DECLARE_)
 #undef BACKEND_DECLARE_
-
-/*
- * Runs @c within the probe timeout, stdin and stdout on /dev/null and stderr kept: 0 when it
- * exited 0, else -1 with why not in @reason. *@ret_achieved gets the child's HARDEN_* bits.
- */
-int chain_run_probe(const dsb_provider *p, const dsb_confined *c, unsigned *ret_achieved,
-		    char *reason, size_t size);
-
-/* A new NULL-terminated copy of @words; NULL on OOM. */
-char **strv_of(const char *const *words);
-
-/* Appends "--" and @argv to *@io. -ENOMEM. */
-int push_command(char ***io, char *const *argv);
+extern const backend_ops backend_runner;
 
 /*
  * Whether the backend @p confines with can enforce protected paths (a mount namespace): bwrap,
@@ -351,30 +1014,30 @@ int push_command(char ***io, char *const *argv);
  */
 bool provider_protects(dsb_provider *p);
 
-/* A new plan for @c (zeroed, no filter descriptor). -ENOMEM. */
-int plan_new(dsb_confined *c, confine_plan **ret);
-
-/* --- trust.c ------------------------------------------------------------------------------- */
-
 /*
- * Finds the program @name (absolute, or searched on PATH) that is safe to run outside the
- * sandbox: see trust.c. Fills @out with its canonical path. -ENOENT: there is none; -EPERM:
- * there are only untrusted ones; both with the reason in @why.
+ * dsb_provider_confine() that says, in *@ret_failure (may be NULL), why a confinement it
+ * refused was refused (CONFINE_RUNNER_SPAWN: a runner nowhere to be found).
  */
-int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
+int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
+		     dsb_confined *ret, confine_failure *ret_failure, dsb_error *reterr);
 
-/* --- backend-landlock.c --------------------------------------------------------------------- */
+/* The line @c's runner starts with when it could not execute the command, or NULL. */
+const char *confined_exec_prefix(const dsb_confined *c);
 
-/* The Landlock ABI @p confines with: the kernel's, capped by landlockAbiMax; -errno: none. */
+/* With @text (@len bytes) as the whole stderr of @c's runner and @exit_code its status: the
+ * errno the command's exec failed with when it is the runner's own line saying so, else 0. */
+int confined_exec_errno(const dsb_confined *c, int exit_code, const char *text, size_t len,
+			const char *argv0);
+
+/* backend-landlock.c: the Landlock ABI @p confines with: the kernel's, capped by
+ * landlockAbiMax; -errno: none. */
 int landlock_effective_abi(const dsb_provider *p);
 
-/* --- backend-bwrap.c ------------------------------------------------------------------------ */
-
-/* Appends DSH's profile arguments for @mode (and @root) to *@io_argv. -ENOMEM. */
-int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
-
-/* Where bwrap reads the system-call filter from (`--seccomp 3`). */
+/* backend-bwrap.c: where bwrap reads the system-call filter from (`--seccomp 3`). */
 #define BWRAP_FILTER_FD 3
+
+/* The bwrap to trust (trusted_program() of -Dbwrap_path, "bwrap" by default): 0 or -ENOENT. */
+int bwrap_find(char *out, size_t size, char *why, size_t why_size);
 
 /*
  * Appends our hardening to DSH's profile: user, IPC and UTS namespaces, every capability
@@ -382,156 +1045,12 @@ int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
  */
 int bwrap_hardening(int filter_fd, char ***io_argv);
 
-/* The bwrap to trust (trusted_program() of -Dbwrap_path, "bwrap" by default): 0 or -ENOENT. */
-int bwrap_find(char *out, size_t size, char *why, size_t why_size);
-
-/* --- self.c --------------------------------------------------------------------------------- */
-
 /*
- * Confines the calling thread to @plan, irreversibly, in the only order that works: namespaces
- * while capabilities remain (plan->harden), the Landlock domain, every capability gone and the
- * filter last. Fills *@ret_achieved (HARDEN_*) and *@ret_partial (an older Landlock ABI). On
- * failure returns -errno with the launcher's line in @msg. Allocates nothing: runs in vfork'ed
- * children and in `landlock-run`.
- *
- * With SECCOMP_METADATA_NOTIFY in the plan's filter, the listener is sent over @meta_sock to the
- * supervisor (HARDEN_META_SUPERVISED); with @meta_sock -1, or where the kernel gives no listener,
- * the metadata calls are refused instead (HARDEN_META_REFUSED): never let through.
+ * The errno of bwrap's own "bwrap: execvp ARGV0: STRERROR" line when it is the whole of
+ * @text and bwrap exited 1 (it had set the sandbox up and the command could not be executed),
+ * else 0. bwrap prints it in the C locale's words, unless the command's locale translates it:
+ * then nothing matches and it stays a runner failure (fail closed).
  */
-int confine_self(const confine_plan *plan, int meta_sock, unsigned *ret_achieved, bool *ret_partial,
-		 char *msg, size_t size);
-
-/*
- * In a child whose namespaces @achieved (HARDEN_*) should hold a network namespace: fails
- * without one, brings its loopback up and, with @proxy_port, sends the proxy's listener over
- * @sock. -errno with the reason in @msg. No allocation.
- */
-int confine_network(unsigned achieved, uint16_t proxy_port, int sock, char *msg, size_t size);
-
-/*
- * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
- * sent: the descriptor (close-on-exec), or -1 when none came (@flags: MSG_DONTWAIT, 0). No
- * allocation: the child side runs vfork'ed.
- */
-int fd_send(int sock, int fd);
-int fd_receive(int sock, int flags);
-
-/* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
-void confine_cloexec_from(int from);
-
-/* --- spawn.c -------------------------------------------------------------------------------- */
-
-/* How confined_spawn() treats the child beyond dsb_spawn_options. */
-#define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */
-
-/*
- * dsb_confined_spawn() that also reports, in *@ret_achieved (may be NULL), the HARDEN_* bits
- * the child achieved before exec, and hands the child's metadata listener to *@ret_meta_fd
- * (-1 when none): the caller supervises it with meta_handle() until it closes it. With
- * @ret_meta_fd NULL the caller cannot supervise, and the child refuses the metadata calls.
- * A plan with a network policy also needs a supervisor, and with a proxy port the proxy's
- * listener goes to *@ret_proxy_fd (inside the command's network namespace; the caller serves
- * it with net_proxy): without them the call is SANDBOX_UNAVAILABLE.
- */
-int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   int *ret_meta_fd, int *ret_proxy_fd, unsigned flags, pid_t *ret_pid,
-		   unsigned *ret_achieved, dsb_error *reterr);
-
-/* --- spawner.c ------------------------------------------------------------------------------ */
-
-/*
- * Forks the spawner, which forks every later monitor of this process (tree.c) instead of this
- * process. Only while this process is small and single-threaded: a server at its start. 0, or
- * -errno (monitors are then forked here, as without it). Process-wide; idempotent.
- */
-int spawner_start(void);
-
-/* Ends the spawner (its monitors run on until their trees are gone). */
-void spawner_stop(void);
-
-/*
- * Asks the spawner for a monitor of @c (tree_monitor_run() with these arguments; the
- * descriptors are passed, the caller keeps its own). 0 when sent; -ENOTCONN with no spawner,
- * -errno when it is gone (then none is asked again).
- */
-int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
-		    int ctl_r);
-
-/* --- tree.c --------------------------------------------------------------------------------- */
-
-/* The processes of one call: the command (the leader) and whatever it starts. */
-typedef struct proc_tree {
-	pid_t leader;
-	pid_t monitor; /* the monitor process, -1 the spawner's, 0 when this process reaps (or
-			  nobody must) */
-	int event_fd;  /* polls readable when the leader may have ended; -1: poll tree_check() */
-	int ctl_fd;    /* to the monitor: closed means "kill what is left" */
-	bool reaping;  /* this process is the call's subreaper */
-	bool was_subreaper; /* it was one before the call: leave it so */
-	bool ended;
-	int status; /* the leader's wait status, once ended */
-	unsigned achieved;
-	int meta_fd;		  /* the metadata listener this process supervises, or -1 */
-	meta_supervisor meta;	  /* its supervisor, over the plan's roots */
-	meta_worker *meta_worker; /* the thread answering them from the first call on */
-	unsigned meta_refused;	  /* refusals a monitor reported (tree_meta_refused()) */
-	struct net_proxy *proxy;  /* the allow-list's proxy this process serves, or NULL */
-	unsigned net_refused;	  /* network refusals a monitor reported */
-	char *net_refused_hosts;  /* and what they named, one a line (NULL: none) */
-} proc_tree;
-
-/*
- * Spawns @c like confined_spawn(). With @reap, no process the command starts may outlive the
- * call: this process becomes a subreaper when nothing else can become its child meanwhile,
- * else a monitor process does (bwrap needs neither: its PID namespace ends them). Release with
- * tree_done(), always.
- */
-int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
-	       proc_tree *t, dsb_error *reterr);
-
-/*
- * Call it with what polling t->meta_fd returned. Readable: a worker thread takes the listener
- * and answers this and every later metadata call of @t's commands (performed beneath the
- * plan's roots, refused elsewhere), so t->meta_fd is -1 afterwards; without a thread, it
- * answers this one call. Hung up (no process of the run left to call): it is closed.
- */
-void tree_supervise(proc_tree *t, short revents);
-
-/* The metadata changes refused outside the roots so far, in @t's run. */
-unsigned tree_meta_refused(const proc_tree *t);
-
-/*
- * The network calls refused so far in @t's run (*@ret_count: by the proxy and the supervisor)
- * and what they named, each once (*@ret_named, NULL-terminated, strv_free(); NULL when none):
- * hosts the proxy refused, then addresses ("192.0.2.1:443", a socket's path). -ENOMEM.
- */
-int tree_net_refused(proc_tree *t, unsigned *ret_count, char ***ret_named);
-
-/* Whether this process has one thread (/proc/self/stat). */
-bool tree_single_threaded(void);
-
-/*
- * The monitor (in a child of this process or of the spawner): keeps only @status_w, @ctl_r
- * and @o's descriptors, spawns @c, reports its start and end on @status_w, reaps orphans, and
- * kills what is left when @ctl_r ends.
- */
-_Noreturn void tree_monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o,
-				int status_w, int ctl_r);
-
-/* 1 with the leader's wait status once it has ended (reaping ended orphans meanwhile), 0 while
- * it runs, -errno. */
-int tree_check(proc_tree *t, int *ret_status);
-
-/* Signals the leader's process group (else the leader) while the leader runs. */
-void tree_signal(const proc_tree *t, int sig);
-
-/* Kills every process left (with @reap), reaps them and the leader, releases @t. */
-void tree_done(proc_tree *t);
-
-/*
- * Waits for @pid up to @timeout_ms (0: forever); kills and reaps it on timeout. Returns 0 with
- * the wait status, -ETIMEDOUT, or -errno.
- */
-int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status);
+int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *argv0);
 
 #endif

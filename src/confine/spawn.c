@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Spawning under a confinement. The child (vfork'ed) resets every signal disposition, takes its
- * standard streams, marks every other descriptor close-on-exec, and for Landlock makes its
- * namespaces, restricts itself, drops every capability and installs the system-call filter, in
- * that order; then it execs. Whatever goes wrong before exec is reported through the parent's
- * memory, never through the command's output, so a confined command can neither fake a runner
- * failure nor hide one.
+ * standard streams, marks every other descriptor close-on-exec, takes its plan's steps
+ * (steps.c) and execs. Whatever goes wrong before exec is reported through the parent's memory,
+ * never through the command's output, so a confined command can neither fake a runner failure
+ * nor hide one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +22,6 @@
 
 #include "../policy/policy.h"
 #include "confine.h"
-#include "metadata.h"
 
 /*
  * What the child reports. It lives in the parent's stack frame: a vfork'ed child shares the
@@ -32,23 +30,22 @@
  * it, so it can neither fake a runner failure nor hide one.
  */
 typedef struct child_report {
-	int failed; /* 0: exec'd; 1: setup failed; 2: the runner (sandbox) failed; 3: the
-		     * command's own exec failed (the confinement was in place) */
-	int sys_errno;
-	unsigned achieved; /* HARDEN_* */
-	char detail[1024];
+	confine_failure failure; /* kind 0: exec'd */
+	unsigned achieved;	 /* HARDEN_* */
 } child_report;
 
 /* In the child: report and die. */
-static _Noreturn void child_fail(child_report *rep, int how, int errnum, const char *detail)
+static _Noreturn void child_fail(child_report *rep, confine_failure_kind kind, int errnum,
+				 const char *detail)
 {
+	confine_failure *f = &rep->failure;
 	size_t n = strlen(detail);
-	if (n >= sizeof(rep->detail))
-		n = sizeof(rep->detail) - 1;
-	memcpy(rep->detail, detail, n);
-	rep->detail[n] = '\0';
-	rep->sys_errno = errnum;
-	rep->failed = how;
+	if (n >= sizeof(f->detail))
+		n = sizeof(f->detail) - 1;
+	memcpy(f->detail, detail, n);
+	f->detail[n] = '\0';
+	f->sys_errno = errnum;
+	f->kind = kind;
 	_exit(125);
 }
 
@@ -72,7 +69,7 @@ static void reset_signals(void)
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
-				int filter_read, int meta_sock, pid_t parent, child_report *rep)
+				int filter_read, int sock, pid_t parent, child_report *rep)
 {
 	char msg[1024];
 	sigset_t none;
@@ -89,10 +86,10 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 			_exit(1);
 	}
 	if (o->new_session && setsid() < 0)
-		child_fail(rep, 1, errno, "cannot start a new session");
+		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a new session");
 	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
 	    move_fd(o->stderr_fd, 2) < 0)
-		child_fail(rep, 1, errno, "cannot set up the standard streams");
+		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot set up the standard streams");
 
 	/* The runner's filter descriptor survives exec; nothing else above stdio does. */
 	const confine_plan *plan = confined_plan(c);
@@ -100,54 +97,17 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	if (filter_read >= 0) {
 		if (filter_read == plan->filter_fd ? fcntl(filter_read, F_SETFD, 0) < 0
 						   : dup2(filter_read, plan->filter_fd) < 0)
-			child_fail(rep, 2, errno, "cannot pass the system-call filter");
+			child_fail(rep, CONFINE_SANDBOX_FAILED, errno,
+				   "cannot pass the system-call filter");
 		keep = plan->filter_fd + 1;
 	}
 	confine_cloexec_from(keep);
 
-	/*
-	 * A runner's network namespace, made here because bwrap would give the proxy no door
-	 * into its own (the listener is made in there and sent out), and the listener for the
-	 * command's connect and sendto calls: bwrap installs our main filter itself, with no
-	 * listener for us, so this one goes first, below it (backend-bwrap.c).
-	 */
-	if (plan && !c->landlock && plan->net_ns) {
-		if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
-			(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
-		unsigned ns = harden_net_namespace();
-		if (ns & HARDEN_FAILED)
-			child_fail(rep, 2, EPERM, "cannot map the user namespace");
-		int r = confine_network(ns, plan->proxy_port, meta_sock, msg, sizeof(msg));
-		if (r < 0)
-			child_fail(rep, 2, -r, msg);
-		rep->achieved |= ns;
-	}
-	if (plan && !c->landlock && plan->net_notify) {
-		int listener = seccomp_install_listener(seccomp_net_only_program());
-		int r = listener < 0 ? listener : fd_send(meta_sock, listener);
-		if (listener >= 0)
-			(void)close(listener);
-		if (r < 0)
-			child_fail(rep, 2, -r,
-				   "cannot hand over the connect supervisor's listener");
-		rep->achieved |= HARDEN_NET_SUPERVISED;
-	}
-
-	/* A runner's protected paths, mounted before it starts (backend-bwrap.c). */
-	if (plan && !c->landlock && plan->mounts.n > 0) {
-		if (unshare(CLONE_NEWNS) < 0)
-			child_fail(rep, 2, errno,
-				   "cannot make a mount namespace for protected paths");
-		int r = protect_apply_mounts(plan->mounts.v, plan->mounts.n, msg, sizeof(msg));
-		if (r < 0)
-			child_fail(rep, 2, -r, msg);
-	}
-
-	if (plan && c->landlock) {
+	if (plan) {
 		bool partial = false;
-		int r = confine_self(plan, meta_sock, &rep->achieved, &partial, msg, sizeof(msg));
+		int r = confine_self(plan, sock, &rep->achieved, &partial, msg, sizeof(msg));
 		if (r < 0)
-			child_fail(rep, 2, -r, msg);
+			child_fail(rep, CONFINE_SANDBOX_FAILED, -r, msg);
 		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
 		if (partial) {
 			ssize_t ignored =
@@ -160,7 +120,7 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	if (o->cwd && chdir(o->cwd) < 0) {
 		/* The errno text is the error's own (dsb_fail_errno): not twice. */
 		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s'", o->cwd);
-		child_fail(rep, 1, errno, msg);
+		child_fail(rep, CONFINE_SETUP_FAILED, errno, msg);
 	}
 
 	(void)sigemptyset(&none);
@@ -175,13 +135,15 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	 * in-process under Landlock, whose restrictions were all in place, that is the command's
 	 * failure (126/127, as env(1) reports it), never the sandbox's. Its text is Node's spawn
 	 * error, what DSH reports for a command it could not start. A runner's own spawn
-	 * failure (bwrap or a runnerCommand missing) stays a runner failure (spec §5.8).
+	 * failure (bwrap or a runnerCommand missing) stays a runner failure (spec §5.8); so does
+	 * that of a caller's own dsb_confined that names a backend but has no plan of ours.
 	 */
 	int e = errno;
 	const char *name = strerrorname_np(e);
 	(void)snprintf(msg, sizeof(msg), "Error: spawn %s %s", c->argv[0],
 		       name ? name : "EUNKNOWN");
-	child_fail(rep, c->backend != NULL && !c->landlock ? 2 : 3, e, msg);
+	bool runner = plan ? plan->wraps : c->backend != NULL;
+	child_fail(rep, runner ? CONFINE_RUNNER_SPAWN : CONFINE_EXEC_FAILED, e, msg);
 }
 
 /* The filter program for the runner to read, on a descriptor at 3 or above; -errno. */
@@ -204,18 +166,50 @@ static int filter_fd_for(const confine_plan *plan)
  */
 static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 						   const dsb_spawn_options *o, unsigned flags,
-						   int filter_fd, int meta_sock, child_report *rep)
+						   int filter_fd, int sock, child_report *rep)
 {
 	pid_t parent = getpid();
 	pid_t pid = vfork();
 	if (pid == 0)
-		child_run(c, o, flags, filter_fd, meta_sock, parent, rep);
+		child_run(c, o, flags, filter_fd, sock, parent, rep);
 	return pid;
 }
 
+/* @f as the error the caller gets (@mode names the requested mode). */
+static int failure_error(const dsb_confined *c, dsb_mode mode, const confine_failure *f,
+			 dsb_error *reterr)
+{
+	switch ((confine_failure_kind)f->kind) {
+	case CONFINE_SANDBOX_FAILED:
+	case CONFINE_RUNNER_SPAWN:
+		return policy_fail_unavailable(reterr, mode, f->detail);
+	case CONFINE_EXEC_FAILED: {
+		/*
+		 * Node's spawn error is named Error with the message "spawn X ENOENT"; DSH's
+		 * renderers add the "Error: " themselves. The detail carries String(error), as a
+		 * runner failure quotes it: without the name here, a tool result never says "Error:
+		 * Error: ...".
+		 */
+		static const char node_name[] = "Error: ";
+		const char *message = f->detail;
+		if (strncmp(message, node_name, sizeof(node_name) - 1) == 0)
+			message += sizeof(node_name) - 1;
+		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "%s", message);
+		if (reterr) {
+			reterr->sys_errno = f->sys_errno;
+			(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s", c->argv[0]);
+		}
+		return r;
+	}
+	case CONFINE_SETUP_FAILED:
+		break;
+	}
+	return dsb_fail_errno(reterr, DSB_E_IO, f->sys_errno, "%s", f->detail);
+}
+
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   int *ret_meta_fd, int *ret_proxy_fd, unsigned flags, pid_t *ret_pid,
-		   unsigned *ret_achieved, dsb_error *reterr)
+		   unsigned flags, pid_t *ret_pid, spawn_handoff *ret_handoff,
+		   confine_failure *ret_failure, dsb_error *reterr)
 {
 	static const dsb_spawn_options defaults = DSB_SPAWN_OPTIONS_INIT;
 	if (!c || !c->argv || !c->argv[0] || !ret_pid)
@@ -224,31 +218,24 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 		opts = &defaults;
 
 	const confine_plan *plan = confined_plan(c);
-	if (ret_meta_fd)
-		*ret_meta_fd = -1;
-	if (ret_proxy_fd)
-		*ret_proxy_fd = -1;
+	if (ret_handoff)
+		*ret_handoff = (spawn_handoff)SPAWN_HANDOFF_INIT;
 	/*
 	 * A network policy is enforced by a supervisor (the connect calls) and, for the
 	 * allow-list, by the proxy it runs: with nobody to do either, nothing runs.
 	 */
-	bool net = plan_net_restricted(plan);
-	if (net && (!ret_meta_fd || (plan->proxy_port && !ret_proxy_fd)))
+	if (plan_net_restricted(plan) && !ret_handoff)
 		return policy_fail_unavailable(reterr, mode,
 					       "a network policy needs a supervising parent");
-	/*
-	 * The child sends here, before it execs, the proxy's listener (net_ns with a
-	 * proxy_port), then its supervisor's listener (self.c).
-	 */
-	_cleanup_close_ int meta_ours = -1, meta_theirs = -1;
-	if (net || (ret_meta_fd && plan && c->landlock &&
-		    (plan->filter_flags & SECCOMP_METADATA_NOTIFY))) {
+	/* The child sends here, before it execs, what its steps hand the supervisor. */
+	_cleanup_close_ int ours = -1, theirs = -1;
+	if (ret_handoff && (plan_sends_proxy(plan) || plan_sends_listener(plan))) {
 		int sp[2];
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 			return policy_fail_unavailable(
 				reterr, mode, "cannot make the metadata supervisor's socket");
-		meta_ours = sp[0];
-		meta_theirs = sp[1];
+		ours = sp[0];
+		theirs = sp[1];
 	}
 	_cleanup_close_ int filter_read = -1;
 	if (plan && plan->filter_fd >= 0) {
@@ -269,7 +256,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	sigset_t all, old;
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = vfork_child(c, opts, flags, filter_read, meta_theirs, &rep);
+	pid_t pid = vfork_child(c, opts, flags, filter_read, theirs, &rep);
 	int fork_errno = errno;
 	if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != dumpable)
 		(void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0L, 0L, 0L);
@@ -277,49 +264,31 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	if (pid < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, fork_errno, "cannot fork");
 
-	if (!rep.failed) {
+	if (!rep.failure.kind) {
 		*ret_pid = pid;
-		if (meta_ours >= 0 && plan->proxy_port)
-			*ret_proxy_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* the child checked */
-		if (meta_ours >= 0) {
-			*ret_meta_fd = fd_receive(meta_ours, MSG_DONTWAIT); /* none: it refuses */
-			meta_listener_tune(*ret_meta_fd);
+		if (ret_handoff) {
+			/* The child sent them before it exec'd: nothing to wait for. */
+			if (ours >= 0 && plan_sends_proxy(plan))
+				ret_handoff->proxy = fd_receive(ours, MSG_DONTWAIT);
+			if (ours >= 0) /* none: it refuses the calls */
+				ret_handoff->listener = fd_receive(ours, MSG_DONTWAIT);
+			ret_handoff->achieved = rep.achieved;
 		}
-		if (ret_achieved)
-			*ret_achieved = rep.achieved;
 		return 0;
 	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	rep.detail[sizeof(rep.detail) - 1] = '\0';
-	if (rep.failed == 2)
-		return policy_fail_unavailable(reterr, mode, rep.detail);
-	if (rep.failed == 3) {
-		/*
-		 * Node's spawn error is named Error with the message "spawn X ENOENT"; DSH's
-		 * renderers add the "Error: " themselves. The detail carries String(error), as a
-		 * runner failure quotes it: without the name here, a tool result never says "Error:
-		 * Error: ...".
-		 */
-		static const char node_name[] = "Error: ";
-		const char *message = rep.detail;
-		if (strncmp(message, node_name, sizeof(node_name) - 1) == 0)
-			message += sizeof(node_name) - 1;
-		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "%s", message);
-		if (reterr) {
-			reterr->sys_errno = rep.sys_errno;
-			(void)snprintf(reterr->subject, sizeof(reterr->subject), "%s", c->argv[0]);
-		}
-		return r;
-	}
-	return dsb_fail_errno(reterr, DSB_E_IO, rep.sys_errno, "%s", rep.detail);
+	rep.failure.detail[sizeof(rep.failure.detail) - 1] = '\0';
+	if (ret_failure)
+		*ret_failure = rep.failure;
+	return failure_error(c, mode, &rep.failure, reterr);
 }
 
 int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		       pid_t *ret_pid, dsb_error *reterr)
 {
-	return confined_spawn(c, mode, opts, NULL, NULL, 0, ret_pid, NULL, reterr);
+	return confined_spawn(c, mode, opts, 0, ret_pid, NULL, NULL, reterr);
 }
 
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)
@@ -358,4 +327,74 @@ int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
+}
+
+/* Copies as much of @src as fits: a reason is for people, a cut one still says enough. */
+static void copy_truncated(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The runner's first stderr line, when it said something, is the reason it failed. */
+int spawn_probe(const dsb_confined *c, uint64_t timeout_ms, unsigned *ret_achieved, char *reason,
+		size_t size)
+{
+	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int errpipe[2];
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		(void)snprintf(reason, size, "cannot create a pipe: %s", strerror(errno));
+		return -1;
+	}
+	_cleanup_close_ int err_read = errpipe[0];
+	dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
+	o.stdin_fd = o.stdout_fd = devnull;
+	o.stderr_fd = errpipe[1];
+	dsb_error err;
+	confine_failure failure = {0};
+	pid_t pid;
+	/* A listener taken is what a call gets (the probe's command changes no metadata). */
+	spawn_handoff h = SPAWN_HANDOFF_INIT;
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, 0, &pid, &h, &failure, &err);
+	close(errpipe[1]);
+	if (h.listener >= 0)
+		(void)close(h.listener);
+	if (h.proxy >= 0)
+		(void)close(h.proxy);
+	if (r < 0) {
+		/* The sandbox's own words when it failed ("Runner failure: DETAIL"), else the
+		 * spawn's. */
+		bool sandbox = failure.kind == CONFINE_SANDBOX_FAILED ||
+			       failure.kind == CONFINE_RUNNER_SPAWN;
+		copy_truncated(reason, size, sandbox ? failure.detail : err.message);
+		return -1;
+	}
+	if (ret_achieved)
+		*ret_achieved = h.achieved;
+	int status;
+	r = spawn_wait(pid, timeout_ms, &status);
+	if (r == -ETIMEDOUT) {
+		(void)snprintf(reason, size, "the probe did not finish within %llu ms",
+			       (unsigned long long)timeout_ms);
+		return -1;
+	}
+	if (r < 0) {
+		(void)snprintf(reason, size, "cannot wait for the probe: %s", strerror(-r));
+		return -1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+
+	/* Everyone who could write the pipe is gone: this read cannot block. */
+	char said[256] = "";
+	ssize_t n = read(err_read, said, sizeof(said) - 1);
+	said[n > 0 ? n : 0] = '\0';
+	said[strcspn(said, "\n")] = '\0';
+	if (WIFEXITED(status))
+		(void)snprintf(reason, size, "the probe exited with status %d%s%s",
+			       WEXITSTATUS(status), said[0] ? ": " : "", said);
+	else
+		(void)snprintf(reason, size, "the probe was killed by signal %d", WTERMSIG(status));
+	return -1;
 }

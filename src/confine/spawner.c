@@ -8,11 +8,12 @@
  * small VM: the copy of a threaded process's page tables, copy-on-write faults on both sides
  * while the server's threads keep writing, the teardown (docs/design/server.md). A fork of the
  * spawner costs a fraction: it is a copy of the parent from before the threads and the heap.
- * The monitor is the same code with the same guarantees; only its parent changes.
+ * The monitor is the same code with the same guarantees (monitor.c); only its parent changes.
  *
  * A request is one header message, carrying the monitor's descriptors (SCM_RIGHTS: its status
  * pipe's write end, its control pipe's read end, then the command's stdin, stdout and stderr
- * when given), followed by the encoded spawn (the dsb_confined, the mode, the options). The
+ * when given), followed by the spawn as a record (spawn_request: the dsb_confined with its
+ * plan, the mode, the options; record.c). The
  * caller then reads the monitor's first message from the status pipe, as with a monitor it
  * forked; a request the spawner cannot serve closes that pipe unanswered, which the caller reads
  * as a failed monitor. Senders take a lock, so requests never interleave.
@@ -56,211 +57,31 @@ static struct {
 	pid_t pid; /* 0: none */
 } spawner = {PTHREAD_MUTEX_INITIALIZER, -1, 0};
 
-/* --- the encoding ---------------------------------------------------------------------------- */
+/* --- the request ------------------------------------------------------------------------------ */
 
-static int put(strbuf *sb, const void *p, size_t n)
-{
-	return strbuf_append(sb, p, n);
-}
+#define FIELD_C_PLAN confine_plan *
+#define FIELD_K_PLAN FIELD_PTR
+#define FIELD_T_PLAN (&confine_plan_record)
 
-static int put_u32(strbuf *sb, uint32_t v)
-{
-	return put(sb, &v, sizeof(v));
-}
+/* What a monitor is asked to spawn: monitor_run()'s arguments but the descriptors. */
+#define SPAWN_REQUEST_FIELDS(X) \
+	X(I32, mode)            \
+	X(STRV, argv)           \
+	X(BOOL, landlock)       \
+	X(STR, backend)         \
+	X(PLAN, plan)           \
+	X(STR, cwd)             \
+	X(STRV, envp)           \
+	X(BOOL, new_session)
 
-static int put_u64(strbuf *sb, uint64_t v)
-{
-	return put(sb, &v, sizeof(v));
-}
+typedef struct spawn_request {
+	RECORD_MEMBERS(SPAWN_REQUEST_FIELDS)
+} spawn_request;
 
-#define NONE UINT32_MAX /* a NULL string or vector */
-
-static int put_str(strbuf *sb, const char *s)
-{
-	if (!s)
-		return put_u32(sb, NONE);
-	size_t n = strlen(s);
-	if (n >= NONE)
-		return -E2BIG;
-	int r = put_u32(sb, (uint32_t)n);
-	return r < 0 ? r : put(sb, s, n);
-}
-
-static int put_strv(strbuf *sb, char *const *v)
-{
-	if (!v)
-		return put_u32(sb, NONE);
-	size_t n = 0;
-	while (v[n])
-		n++;
-	int r = put_u32(sb, (uint32_t)n);
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = put_str(sb, v[i]);
-	return r;
-}
-
-static int encode(strbuf *sb, const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o)
-{
-	const confine_plan *p = confined_plan(c);
-	int r = put_u32(sb, (uint32_t)mode);
-	r = r < 0 ? r : put_strv(sb, c->argv);
-	r = r < 0 ? r : put_u32(sb, c->landlock);
-	r = r < 0 ? r : put_str(sb, c->backend);
-	r = r < 0 ? r : put_u32(sb, p != NULL);
-	if (p) {
-		r = r < 0 ? r : put_strv(sb, p->landlock.ro);
-		r = r < 0 ? r : put_strv(sb, p->landlock.rw);
-		r = r < 0 ? r : put_strv(sb, p->landlock.rw_in_place);
-		r = r < 0 ? r : put_u64(sb, p->landlock.scope);
-		r = r < 0 ? r : put_u32(sb, (uint32_t)p->landlock.abi_max);
-		r = r < 0 ? r : put_u32(sb, p->harden);
-		r = r < 0 ? r : put_u32(sb, p->filter_flags);
-		r = r < 0 ? r : put_u32(sb, (uint32_t)p->filter_fd);
-		r = r < 0 ? r : put_u32(sb, p->contained);
-		r = r < 0 ? r : put_u32(sb, p->mounts_required);
-		r = r < 0 ? r : put_u32(sb, p->mount_ns);
-		r = r < 0 ? r : put_u64(sb, p->mounts.n);
-		for (size_t i = 0; r >= 0 && i < p->mounts.n; i++) {
-			r = put_u32(sb, (uint32_t)p->mounts.v[i].op);
-			r = r < 0 ? r : put_str(sb, p->mounts.v[i].path);
-			r = r < 0 ? r : put_u32(sb, (uint32_t)p->mounts.v[i].kind);
-		}
-		r = r < 0 ? r : put_strv(sb, p->meta_roots);
-		r = r < 0 ? r : put_strv(sb, p->meta_fixed);
-		r = r < 0 ? r : put_u32(sb, p->net_ns);
-		r = r < 0 ? r : put_u32(sb, p->net_probe);
-		r = r < 0 ? r : put_u32(sb, p->proxy_port);
-		r = r < 0 ? r : put_u32(sb, p->net_notify);
-		r = r < 0 ? r : put_strv(sb, p->net_roots);
-		r = r < 0 ? r : put_strv(sb, p->net_allow);
-		r = r < 0 ? r : put_strv(sb, p->net_deny);
-		r = r < 0 ? r : put_strv(sb, p->net_hosts);
-	}
-	r = r < 0 ? r : put_str(sb, o->cwd);
-	r = r < 0 ? r : put_strv(sb, o->envp);
-	return r < 0 ? r : put_u32(sb, o->new_session);
-}
-
-/* Reading it back, in the monitor: every length checked against what is left. */
-typedef struct reader {
-	const char *p;
-	size_t left;
-	bool bad;
-} reader;
-
-static void get(reader *rd, void *out, size_t n)
-{
-	if (rd->bad || rd->left < n) {
-		rd->bad = true;
-		memset(out, 0, n);
-		return;
-	}
-	memcpy(out, rd->p, n);
-	rd->p += n;
-	rd->left -= n;
-}
-
-static uint32_t get_u32(reader *rd)
-{
-	uint32_t v;
-	get(rd, &v, sizeof(v));
-	return v;
-}
-
-static uint64_t get_u64(reader *rd)
-{
-	uint64_t v;
-	get(rd, &v, sizeof(v));
-	return v;
-}
-
-/* Strings and vectors are allocated: the monitor is single-threaded and exits soon. */
-static char *get_str(reader *rd)
-{
-	uint32_t n = get_u32(rd);
-	if (rd->bad || n == NONE)
-		return NULL;
-	if (n > rd->left) {
-		rd->bad = true;
-		return NULL;
-	}
-	char *s = strndup(rd->p, n);
-	if (!s || strlen(s) != n)
-		rd->bad = true; /* no memory, or a NUL inside */
-	rd->p += n;
-	rd->left -= n;
-	return s;
-}
-
-static char **get_strv(reader *rd)
-{
-	uint32_t n = get_u32(rd);
-	if (rd->bad || n == NONE)
-		return NULL;
-	if (n > rd->left / sizeof(uint32_t)) {
-		rd->bad = true;
-		return NULL;
-	}
-	char **v = calloc((size_t)n + 1, sizeof(*v));
-	if (!v) {
-		rd->bad = true;
-		return NULL;
-	}
-	for (uint32_t i = 0; i < n && !rd->bad; i++)
-		if (!(v[i] = get_str(rd)))
-			rd->bad = true;
-	return v;
-}
-
-/* Fills @c (with *@plan as its plan), *@mode and @o. false: the request is malformed. */
-static bool decode(reader *rd, dsb_confined *c, confine_plan *plan, dsb_mode *mode,
-		   dsb_spawn_options *o)
-{
-	*mode = (dsb_mode)get_u32(rd);
-	c->argv = get_strv(rd);
-	c->landlock = get_u32(rd) != 0;
-	c->backend = get_str(rd);
-	if (get_u32(rd)) {
-		plan->landlock.ro = get_strv(rd);
-		plan->landlock.rw = get_strv(rd);
-		plan->landlock.rw_in_place = get_strv(rd);
-		plan->landlock.scope = get_u64(rd);
-		plan->landlock.abi_max = (int)get_u32(rd);
-		plan->harden = get_u32(rd) != 0;
-		plan->filter_flags = get_u32(rd);
-		plan->filter_fd = (int)get_u32(rd);
-		plan->contained = get_u32(rd) != 0;
-		plan->mounts_required = get_u32(rd) != 0;
-		plan->mount_ns = get_u32(rd) != 0;
-		uint64_t n = get_u64(rd);
-		if (n > rd->left / (3 * sizeof(uint32_t)))
-			return false;
-		plan->mounts.v = calloc(n ? (size_t)n : 1, sizeof(*plan->mounts.v));
-		if (!plan->mounts.v)
-			return false;
-		plan->mounts.n = (size_t)n;
-		for (size_t i = 0; i < plan->mounts.n && !rd->bad; i++) {
-			plan->mounts.v[i].op = (protect_op)get_u32(rd);
-			plan->mounts.v[i].path = get_str(rd);
-			plan->mounts.v[i].kind = (dsb_protect_kind)get_u32(rd);
-		}
-		plan->meta_roots = get_strv(rd);
-		plan->meta_fixed = get_strv(rd);
-		plan->net_ns = get_u32(rd) != 0;
-		plan->net_probe = get_u32(rd) != 0;
-		plan->proxy_port = (uint16_t)get_u32(rd);
-		plan->net_notify = get_u32(rd) != 0;
-		plan->net_roots = get_strv(rd);
-		plan->net_allow = get_strv(rd);
-		plan->net_deny = get_strv(rd);
-		plan->net_hosts = get_strv(rd);
-		c->plan = plan;
-	}
-	o->cwd = get_str(rd);
-	o->envp = get_strv(rd);
-	o->new_session = get_u32(rd) != 0;
-	return !rd->bad && rd->left == 0 && c->argv && c->argv[0];
-}
+#define RECORD spawn_request
+static const record_field spawn_request_fields[] = {SPAWN_REQUEST_FIELDS(RECORD_FIELD)};
+static const record_type spawn_request_record = RECORD_TYPE(spawn_request_fields);
+#undef RECORD
 
 /* --- the spawner process --------------------------------------------------------------------- */
 
@@ -366,17 +187,21 @@ static _Noreturn void spawner_main(int sock, pid_t parent)
 			pid_t pid = fork();
 			if (pid == 0) {
 				(void)close(sock);
-				dsb_confined c = {0};
-				confine_plan plan = {0};
-				dsb_mode mode;
-				dsb_spawn_options o = DSB_SPAWN_OPTIONS_INIT;
-				reader rd = {.p = buf, .left = len};
-				if (!decode(&rd, &c, &plan, &mode, &o))
+				spawn_request q = {0};
+				if (record_decode(&spawn_request_record, buf, len, &q) < 0 ||
+				    !q.argv || !q.argv[0])
 					_exit(125); /* the caller reads a failed monitor */
-				o.stdin_fd = fds[2];
-				o.stdout_fd = fds[3];
-				o.stderr_fd = fds[4];
-				tree_monitor_run(&c, mode, &o, fds[0], fds[1]);
+				dsb_confined c = {.argv = q.argv,
+						  .landlock = q.landlock,
+						  .backend = q.backend,
+						  .plan = q.plan};
+				dsb_spawn_options o = {.stdin_fd = fds[2],
+						       .stdout_fd = fds[3],
+						       .stderr_fd = fds[4],
+						       .cwd = q.cwd,
+						       .envp = q.envp,
+						       .new_session = q.new_session};
+				monitor_run(&c, (dsb_mode)q.mode, &o, fds[0], fds[1]);
 			}
 			free(buf);
 			for (int i = 0; i < REQUEST_FDS; i++)
@@ -395,7 +220,7 @@ static _Noreturn void spawner_main(int sock, pid_t parent)
 int spawner_start(void)
 {
 	/* A fork of a threaded process may only exec: the spawner's loop allocates. */
-	if (!tree_single_threaded())
+	if (!reap_single_threaded())
 		return -EBUSY;
 	(void)pthread_mutex_lock(&spawner.lock);
 	int r = 0;
@@ -457,8 +282,17 @@ static int write_all(int fd, const char *buf, size_t n)
 int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
 		    int ctl_r)
 {
+	/* Borrowed for the encoding: nothing here is freed. */
+	spawn_request q = {.mode = (int)mode,
+			   .argv = c->argv,
+			   .landlock = c->landlock,
+			   .backend = c->backend,
+			   .plan = c->plan,
+			   .cwd = (char *)o->cwd,
+			   .envp = (char **)o->envp,
+			   .new_session = o->new_session};
 	strbuf sb = STRBUF_INIT;
-	int r = encode(&sb, c, mode, o);
+	int r = record_encode(&sb, &spawn_request_record, &q);
 	if (r < 0) {
 		strbuf_done(&sb);
 		return r;

@@ -206,14 +206,6 @@ int collector_snapshot(const collector *c, dsb_output *ret);
  * classifyRunnerFailure (spec §5.8): NULL, or a new string with the first stderr line matching a
  * rule's fatal signature (the original line). @exit_code < 0 means "no exit code" (a signal).
  */
-/*
- * The errno of bwrap's own "bwrap: execvp ARGV0: STRERROR" line when it is the whole of
- * @text and bwrap exited 1 (it had set the sandbox up and the command could not be executed),
- * else 0. bwrap prints it in the C locale's words, unless the command's locale translates it:
- * then nothing matches and it stays a runner failure (fail closed).
- */
-int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *argv0);
-
 char *classify_runner_failure(int exit_code, const char *stderr_text, size_t stderr_len,
 			      const dsb_runner_rule *rules, size_t n_rules);
 

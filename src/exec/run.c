@@ -51,12 +51,15 @@ typedef struct run {
 	char **env;
 	dsb_confined confined;
 	char *bash_argv[4];
-	exec_live *live; /* owns out and err once they are made (a background run) */
+	char *const *argv; /* what runs: the request's, or bash_argv */
+	exec_live *live;   /* owns out and err once they are made (a background run) */
+	bool aborted;	   /* cancelled (a background run's end says so) */
 	/*
-	 * Under bwrap, a person's stderr is held back while it could still be bwrap's own
-	 * "bwrap: execvp ARGV0: ERROR" line: that line means the command could not be executed
-	 * (bwrap_exec_errno()), which we then report in env(1)'s words instead.
+	 * A person's stderr is held back while it could still be the runner's own line saying it
+	 * could not execute the command (bwrap's "bwrap: execvp ARGV0: ERROR",
+	 * confined_exec_errno()), which we then report in env(1)'s words instead.
 	 */
+	const char *exec_prefix; /* that line's start, or NULL: nothing is held */
 	bool holding;
 	size_t held;
 	char hold[4096];
@@ -67,13 +70,24 @@ typedef struct run {
 	 * (-fstack-clash-protection), which costs a server 64 KiB of resident stack per call.
 	 */
 	char *buf;
-	unsigned meta_refused; /* the tree's, kept past tree_done() for the classification */
-	unsigned net_refused;  /* likewise: network calls refused, */
-	char **net_named;      /* and the hosts and addresses they named */
+	confine_refusals refused; /* the tree's, kept past tree_done() for the classification */
 } run;
 
+/* A person watching sees stderr as it comes; a closed stderr is their choice. */
+static void tee_write(int tee, const char *buf, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t k = write(tee, buf + off, n - off);
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+}
+
+/* Also lets out a person's stderr still held back (unless it was the runner's exec line). */
 static void run_done(run *r)
 {
+	tee_write(STDERR_FILENO, r->hold, r->held);
 	const int fds[] = {r->out_fd, r->err_fd, r->in_fd};
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
 		if (fds[i] >= 0)
@@ -88,41 +102,29 @@ static void run_done(run *r)
 	}
 	spill_dir_done(&r->spill);
 	strv_free(r->env);
-	strv_free(r->net_named);
+	record_free(&confine_refusals_record, &r->refused);
 	dsb_confined_done(&r->confined);
 	free(r->buf);
 }
 
-/* A person watching sees stderr as it comes; a closed stderr is their choice. */
-static void tee_write(int tee, const char *buf, size_t n)
+/* Whether @h (@n bytes) can still be the start of the runner's one line @prefix, and nothing
+ * more. */
+static bool may_be_exec_line(const char *prefix, const char *h, size_t n)
 {
-	for (size_t off = 0; off < n;) {
-		ssize_t k = write(tee, buf + off, n - off);
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
-}
-
-#define BWRAP_EXECVP "bwrap: execvp "
-
-/* Whether @h (@n bytes) can still be the start of bwrap's one execvp line, and nothing more. */
-static bool may_be_execvp_line(const char *h, size_t n)
-{
-	size_t p = sizeof(BWRAP_EXECVP) - 1;
-	if (memcmp(h, BWRAP_EXECVP, n < p ? n : p) != 0)
+	size_t p = strlen(prefix);
+	if (memcmp(h, prefix, n < p ? n : p) != 0)
 		return false;
 	const char *nl = memchr(h, '\n', n);
 	return !nl || nl == h + n - 1;
 }
 
-/* Holds @buf back in @r while it may be bwrap's execvp line; else lets it (and the held) out. */
+/* Holds @buf back in @r while it may be the runner's exec line; else lets it (and the held) out. */
 static void tee_hold(run *r, int tee, const char *buf, size_t n)
 {
 	if (r->holding && n <= sizeof(r->hold) - r->held) {
 		memcpy(r->hold + r->held, buf, n);
 		r->held += n;
-		if (may_be_execvp_line(r->hold, r->held))
+		if (may_be_exec_line(r->exec_prefix, r->hold, r->held))
 			return;
 		n = 0; /* now in the hold */
 	}
@@ -132,24 +134,6 @@ static void tee_hold(run *r, int tee, const char *buf, size_t n)
 		r->held = 0;
 	}
 	tee_write(tee, buf, n);
-}
-
-int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *argv0)
-{
-	/* bwrap's die_with_error("execvp %s", argv0): its whole stderr, then exit 1. */
-	size_t p = sizeof(BWRAP_EXECVP) - 1, a = strlen(argv0);
-	if (exit_code != 1 || !text || len < p + a + 4 || memcmp(text, BWRAP_EXECVP, p) != 0 ||
-	    memcmp(text + p, argv0, a) != 0 || memcmp(text + p + a, ": ", 2) != 0 ||
-	    text[len - 1] != '\n')
-		return 0;
-	const char *desc = text + p + a + 2;
-	size_t desc_len = len - 1 - (p + a + 2);
-	for (int e = 1; e < 4096; e++) {
-		const char *d = strerrordesc_np(e);
-		if (d && strlen(d) == desc_len && memcmp(d, desc, desc_len) == 0)
-			return e;
-	}
-	return 0;
 }
 
 /* Reads what is there from *@fd into @c (and @tee); closes it at EOF. -errno, -ENOMEM. */
@@ -228,8 +212,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 		if (!exited && !timed_out && !aborted && cancel_fd >= 0)
 			p[i_cancel = n++] = (struct pollfd){.fd = cancel_fd, .events = POLLIN};
 		/* Metadata calls of the command and of what it left behind, until the tree ends. */
-		if (r->tree.meta_fd >= 0)
-			p[i_meta = n++] = (struct pollfd){.fd = r->tree.meta_fd, .events = POLLIN};
+		if (r->tree.sv.listener >= 0)
+			p[i_meta = n++] =
+				(struct pollfd){.fd = r->tree.sv.listener, .events = POLLIN};
 
 		bool stopping = timed_out || aborted;
 		uint64_t wake = exited	   ? drain_until
@@ -276,8 +261,7 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 			exited = true;
 			/* The leader's refusals: tree_done() below clears them (a monitor tells
 			 * them with the end). */
-			r->meta_refused = tree_meta_refused(&r->tree);
-			(void)tree_net_refused(&r->tree, &r->net_refused, &r->net_named);
+			(void)tree_refusals(&r->tree, &r->refused);
 			drain_until = monotonic_ms() + grace_ms;
 			/* After a timeout nothing it left behind gets to print: end it all now. */
 			if ((timed_out || aborted) && !kill_at)
@@ -348,91 +332,78 @@ static void report_spawn(const exec_opts *opts, int r, const dsb_error *err)
 		opts->on_spawn(opts->userdata, r, err);
 }
 
-int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
-	     const dsb_run_request *req, exec_opts *opts, dsb_run_result *ret, dsb_error *reterr)
+/*
+ * The command and its confinement: the argv (bash -c COMMAND), the sandbox (none for
+ * danger-full-access, which never reaches the provider: spec §1.1, §6.5), with the spill
+ * directory protected, and the environment and collectors it will run with.
+ */
+static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
+		       const dsb_exec_policy *policy, const dsb_run_request *req, exec_opts *opts,
+		       dsb_error *reterr)
 {
-	static const exec_opts no_opts = EXEC_OPTS_INIT;
-	int cancel_fd = opts ? opts->cancel_fd : no_opts.cancel_fd;
 	exec_live *live = opts ? opts->live : NULL;
-	if (!cfg || !policy || !req || !ret ||
-	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
-	uint64_t timeout_ms = 0;
-	int r = check_request(cfg, req, &timeout_ms, reterr);
-	if (r < 0)
-		return r;
-	/* Background processes have no timeout (spec §6.4): a kill or the registry's end stops
-	 * them. */
-	if (live)
-		timeout_ms = UINT64_MAX;
-
-	run x = {.out_fd = -1,
-		 .err_fd = -1,
-		 .in_fd = -1,
-		 .tree = {.event_fd = -1, .ctl_fd = -1, .meta_fd = -1},
-		 .on_output = opts ? opts->on_output : NULL,
-		 .userdata = opts ? opts->userdata : NULL};
-	char *const *argv = req->argv;
+	x->argv = req->argv;
 	if (req->command) {
-		x.bash_argv[0] = (char *)"bash";
-		x.bash_argv[1] = (char *)"-c";
-		x.bash_argv[2] = (char *)req->command;
-		argv = x.bash_argv;
+		x->bash_argv[0] = (char *)"bash";
+		x->bash_argv[1] = (char *)"-c";
+		x->bash_argv[2] = (char *)req->command;
+		x->argv = x->bash_argv;
 	}
-
 	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
 
-	/* danger-full-access never reaches the provider (spec §1.1, §6.5). */
+	int r = 0;
 	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS) {
-		x.confined.argv = strv_copy(argv);
-		if (!x.confined.argv)
-			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		if (!(x->confined.argv = strv_copy(x->argv)))
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	} else {
 		_cleanup_free_ dsb_protected *more = NULL;
 		dsb_exec_policy local = *policy;
-		if (spill_cap > 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
-			r = spill_protect(provider, &x.spill, &local, &more);
-		if (r >= 0)
-			r = dsb_provider_confine(provider, &local, argv, &x.confined, reterr);
-		else
-			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		if (spill_cap > 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE &&
+		    spill_protect(provider, &x->spill, &local, &more) < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		confine_failure failure = {0};
+		r = provider_confine(provider, &local, x->argv, &x->confined, &failure, reterr);
 		/*
 		 * A runnerCommand that is missing is found here, in DSH's words for its failed
-		 * spawn (chain.c). DSH only finds it when spawning, which in the background is a
-		 * job that started and failed (spec §6.5 start()): so is ours.
+		 * spawn (backend-runner.c). DSH only finds it when spawning, which in the
+		 * background is a job that started and failed (spec §6.5 start()): so is ours.
 		 */
-		if (r < 0 && live && reterr && reterr->code == DSB_E_SANDBOX_UNAVAILABLE &&
-		    strstr(reterr->message, " Runner failure: Error: spawn "))
+		if (r < 0 && live && failure.kind == CONFINE_RUNNER_SPAWN)
 			report_spawn(opts, r, reterr);
+		if (r < 0)
+			return r;
 	}
 
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;
-	if (r >= 0) {
-		x.env = env_build(environ, cfg->scrub_env, cfg->n_scrub_env, req->env,
-				  req->dsh_env);
-		/* The allow-list's proxy, inside the command's network namespace. */
-		const confine_plan *plan = confined_plan(&x.confined);
-		if (x.env && plan && plan->proxy_port && env_proxy(&x.env, plan->proxy_port) < 0)
-			x.env = strv_free(x.env);
-		if (!req->passthrough)
-			x.out = collector_new("stdout", out_cap, spill_cap, &x.spill);
-		x.err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x.spill);
-		if (!x.env || (!req->passthrough && !x.out) || !x.err)
-			r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-		else if (live) {
-			/* Readable from now on; a reader before the first byte gets nothing. */
-			live_attach(live, x.out, x.err);
-			x.live = live;
-		}
+	x->env = env_build(environ, cfg->scrub_env, cfg->n_scrub_env, req->env, req->dsh_env);
+	/* The allow-list's proxy, inside the command's network namespace. */
+	const confine_plan *plan = confined_plan(&x->confined);
+	if (x->env && plan && plan->proxy_port && env_proxy(&x->env, plan->proxy_port) < 0)
+		x->env = strv_free(x->env);
+	if (!req->passthrough)
+		x->out = collector_new("stdout", out_cap, spill_cap, &x->spill);
+	x->err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x->spill);
+	if (!x->env || (!req->passthrough && !x->out) || !x->err)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	if (live) {
+		/* Readable from now on; a reader before the first byte gets nothing. */
+		live_attach(live, x->out, x->err);
+		x->live = live;
 	}
+	return 0;
+}
 
+/* The pipes, then the command spawned in its own tree (tree.c), our ends kept in @x. */
+static int run_spawn(run *x, const dsb_exec_policy *policy, const dsb_run_request *req,
+		     exec_opts *opts, dsb_error *reterr)
+{
 	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
 	_cleanup_close_ int devnull = -1;
-	if (r >= 0 &&
-	    ((!req->passthrough && pipe2(out_pipe, O_CLOEXEC) < 0) ||
-	     pipe2(err_pipe, O_CLOEXEC) < 0 || (req->stdin_text && pipe2(in_pipe, O_CLOEXEC) < 0) ||
-	     (!req->stdin_text && !req->passthrough &&
-	      (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)))
+	int r = 0;
+	if ((!req->passthrough && pipe2(out_pipe, O_CLOEXEC) < 0) ||
+	    pipe2(err_pipe, O_CLOEXEC) < 0 || (req->stdin_text && pipe2(in_pipe, O_CLOEXEC) < 0) ||
+	    (!req->stdin_text && !req->passthrough &&
+	     (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0))
 		r = dsb_fail_errno(reterr, DSB_E_IO, errno, "cannot create pipes");
 
 	if (r >= 0) {
@@ -441,7 +412,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		o.stdout_fd = out_pipe[1];
 		o.stderr_fd = err_pipe[1];
 		o.cwd = req->workdir;
-		o.envp = x.env;
+		o.envp = x->env;
 		/*
 		 * Its own session, so the timeout reaches every descendant (DSH's detached spawn).
 		 * A person's command stays in our process group instead, where the terminal's
@@ -451,7 +422,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		/* Nothing the command starts outlives the call, except what a person's own
 		 * unconfined command leaves behind on purpose. */
 		bool reap = !req->passthrough || policy->mode != DSB_MODE_DANGER_FULL_ACCESS;
-		r = tree_spawn(&x.confined, policy->mode, &o, reap, &x.tree, reterr);
+		r = tree_spawn(&x->confined, policy->mode, &o, reap, &x->tree, reterr);
 		report_spawn(opts, r, reterr);
 	}
 	/* Our copies of the child's ends go, so EOF means the child's side is closed. */
@@ -459,43 +430,46 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	for (size_t i = 0; i < ELEMENTSOF(child_ends); i++)
 		if (child_ends[i] >= 0)
 			close(child_ends[i]);
-	x.out_fd = out_pipe[0];
-	x.err_fd = err_pipe[0];
-	x.in_fd = in_pipe[1];
-	if (r < 0) {
-		run_done(&x);
-		return r;
-	}
+	x->out_fd = out_pipe[0];
+	x->err_fd = err_pipe[0];
+	x->in_fd = in_pipe[1];
+	if (r >= 0 && x->in_fd >= 0)
+		(void)fcntl(x->in_fd, F_SETFL, O_NONBLOCK);
+	return r;
+}
 
-	if (x.in_fd >= 0)
-		(void)fcntl(x.in_fd, F_SETFL, O_NONBLOCK);
-	bool bwrap = policy->mode != DSB_MODE_DANGER_FULL_ACCESS && x.confined.backend &&
-		     strcmp(x.confined.backend, "bwrap") == 0;
-	x.holding = bwrap && req->passthrough;
+/*
+ * The run to its end (run_loop()), everything it left killed, and what it said collected into
+ * @res: exit status, signal, timeout, the streams. A cancellation (not a background run's) is
+ * the call's failure: DSB_E_ABORTED.
+ */
+static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *policy,
+		       const dsb_run_request *req, uint64_t timeout_ms, int cancel_fd,
+		       dsb_run_result *res, dsb_error *reterr)
+{
+	x->exec_prefix = policy->mode != DSB_MODE_DANGER_FULL_ACCESS
+				 ? confined_exec_prefix(&x->confined)
+				 : NULL;
+	x->holding = x->exec_prefix && req->passthrough;
 	int status = 0;
 	bool timed_out = false, aborted = false;
-	r = run_loop(&x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
-		     req->passthrough ? STDERR_FILENO : -1, cancel_fd, &status, &timed_out,
-		     &aborted);
+	int r = run_loop(x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
+			 req->passthrough ? STDERR_FILENO : -1, cancel_fd, &status, &timed_out,
+			 &aborted);
 	/* Once nothing the command started runs any more, undo what no mount could forbid. */
 	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
-		tree_done(&x.tree);
+		tree_done(&x->tree);
 		protect_remove_absent(policy);
 	}
-	if (r < 0) {
-		tee_write(STDERR_FILENO, x.hold, x.held);
-		run_done(&x);
+	if (r < 0)
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
-	}
-	if (aborted && !live) {
-		/* Cancellation wins over whatever the killed command left (spec §6.5, §6.7). */
-		tee_write(STDERR_FILENO, x.hold, x.held);
-		run_done(&x);
+	x->aborted = aborted;
+	/* Cancellation wins over whatever the killed command left (spec §6.5, §6.7). */
+	if (aborted && !x->live)
 		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
-	}
 
-	dsb_run_result res = {
+	*res = (dsb_run_result){
 		.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 		.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
 		.timed_out = timed_out,
@@ -504,84 +478,116 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		.mode = policy->mode,
 	};
 	/* A background run's collectors stay readable: its result gets copies. */
-	if (live)
-		r = live_seal(live, &res.out, &res.err);
-	else if (x.out)
-		r = collector_finish(x.out, &res.out);
-	if (r >= 0 && !live)
-		r = collector_finish(x.err, &res.err);
-	if (r >= 0 && !res.out.text && !(res.out.text = strdup("")))
+	if (x->live)
+		r = live_seal(x->live, &res->out, &res->err);
+	else if (x->out)
+		r = collector_finish(x->out, &res->out);
+	if (r >= 0 && !x->live)
+		r = collector_finish(x->err, &res->err);
+	if (r >= 0 && !res->out.text && !(res->out.text = strdup("")))
 		r = -ENOMEM;
-	if (r < 0) {
-		run_done(&x);
-		dsb_run_result_done(&res);
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	}
+	return r < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory") : 0;
+}
 
+/*
+ * What the run was, from its outcome and what the sandbox saw: the command could not be
+ * executed (EXEC_FAILED), the runner failed (SANDBOX_UNAVAILABLE: it outranks a denial, the
+ * command did not really run, §6.5), a denial (with the protected path it touched), the
+ * network refusals.
+ */
+static int run_classify(run *x, const dsb_exec_policy *policy, const dsb_run_request *req,
+			exec_opts *opts, dsb_run_result *res, dsb_error *reterr)
+{
 	/*
-	 * bwrap set everything up, then could not execute the command: the command's failure
-	 * (126/127), not the runner's. Only bwrap's whole stderr, exactly its execvp line.
+	 * The runner set everything up, then could not execute the command: the command's
+	 * failure (126/127), not the runner's. Only the runner's whole stderr, exactly its line.
 	 */
 	int exec_errno = 0;
-	if (bwrap && !live && !timed_out && !res.err.truncated && (!req->passthrough || x.holding))
-		exec_errno = bwrap_exec_errno(res.exit_code, res.err.text, res.err.len, argv[0]);
-	if (!exec_errno)
-		tee_write(STDERR_FILENO, x.hold, x.held);
+	if (x->exec_prefix && !x->live && !res->timed_out && !res->err.truncated &&
+	    (!req->passthrough || x->holding))
+		exec_errno = confined_exec_errno(&x->confined, res->exit_code, res->err.text,
+						 res->err.len, x->argv[0]);
 	if (exec_errno) {
 		const char *name = strerrorname_np(exec_errno);
-		run_done(&x);
-		dsb_run_result_done(&res);
-		r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "spawn %s %s", argv[0],
-			     name ? name : "EUNKNOWN");
+		x->held = 0; /* the line said so: reported in env(1)'s words instead */
+		int r = dsb_fail(reterr, DSB_E_EXEC_FAILED, "spawn %s %s", x->argv[0],
+				 name ? name : "EUNKNOWN");
 		if (reterr) {
 			reterr->sys_errno = exec_errno;
-			dsb_error_set_subject(reterr, argv[0]);
+			dsb_error_set_subject(reterr, x->argv[0]);
 		}
 		return r;
 	}
+	if (x->live)
+		opts->aborted = x->aborted;
+	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS)
+		return 0;
 
-	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
-		/* A runner failure outranks a denial: the command did not really run (§6.5). */
-		_cleanup_free_ char *detail =
-			classify_runner_failure(res.exit_code, res.err.text, res.err.len,
-						x.confined.rules, x.confined.n_rules);
-		if (detail && !live) {
-			run_done(&x);
-			dsb_run_result_done(&res);
-			return policy_fail_unavailable(reterr, policy->mode, detail);
-		}
-		/* A background run's runner failure is a fact of its result (§6.5 start()). */
-		if (detail)
-			opts->runner_failed = true;
-		else
-			/*
-			 * A metadata change the supervisor refused outside the roots is a denial
-			 * as bwrap's read-only mounts make it one ("Read-only file system"),
-			 * whatever the command printed of it.
-			 */
-			res.denied = classify_denial(res.exit_code, res.err.text, res.err.len,
-						     x.confined.denial_signatures) ||
-				     (res.exit_code > 0 && x.meta_refused > 0);
-		if (res.denied && classify_protected(res.err.text, res.err.len, policy,
-						     req->workdir, &res.protected_note) < 0) {
-			run_done(&x);
-			dsb_run_result_done(&res);
-			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-		}
-		res.has_enforcement = true;
-		res.enforcement = x.confined.enforcement;
-		const confine_plan *plan = confined_plan(&x.confined);
-		if (plan_net_restricted(plan) &&
-		    network_note(plan->proxy_port != 0, res.exit_code != 0, x.net_refused,
-				 x.net_named, &res.network_note) < 0) {
-			run_done(&x);
-			dsb_run_result_done(&res);
-			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-		}
-	}
-	if (live)
-		opts->aborted = aborted;
+	_cleanup_free_ char *detail =
+		classify_runner_failure(res->exit_code, res->err.text, res->err.len,
+					x->confined.rules, x->confined.n_rules);
+	if (detail && !x->live)
+		return policy_fail_unavailable(reterr, policy->mode, detail);
+	/* A background run's runner failure is a fact of its result (§6.5 start()). */
+	if (detail)
+		opts->runner_failed = true;
+	else
+		/*
+		 * A metadata change the supervisor refused outside the roots is a denial as
+		 * bwrap's read-only mounts make it one ("Read-only file system"), whatever the
+		 * command printed of it.
+		 */
+		res->denied = classify_denial(res->exit_code, res->err.text, res->err.len,
+					      x->confined.denial_signatures) ||
+			      (res->exit_code > 0 && x->refused.metadata > 0);
+	if (res->denied && classify_protected(res->err.text, res->err.len, policy, req->workdir,
+					      &res->protected_note) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	res->has_enforcement = true;
+	res->enforcement = x->confined.enforcement;
+	const confine_plan *plan = confined_plan(&x->confined);
+	if (plan_net_restricted(plan) &&
+	    network_note(plan->proxy_port != 0, res->exit_code != 0, x->refused.network,
+			 x->refused.named, &res->network_note) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	return 0;
+}
+
+int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_policy *policy,
+	     const dsb_run_request *req, exec_opts *opts, dsb_run_result *ret, dsb_error *reterr)
+{
+	if (!cfg || !policy || !req || !ret ||
+	    (!provider && policy->mode != DSB_MODE_DANGER_FULL_ACCESS))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_exec_run: missing argument");
+	uint64_t timeout_ms = 0;
+	int r = check_request(cfg, req, &timeout_ms, reterr);
+	if (r < 0)
+		return r;
+	/* Background processes have no timeout (spec §6.4): a kill or the registry's end stops
+	 * them. */
+	if (opts && opts->live)
+		timeout_ms = UINT64_MAX;
+
+	run x = {.out_fd = -1,
+		 .err_fd = -1,
+		 .in_fd = -1,
+		 .tree = PROC_TREE_INIT,
+		 .on_output = opts ? opts->on_output : NULL,
+		 .userdata = opts ? opts->userdata : NULL};
+	dsb_run_result res = {0};
+	r = run_prepare(&x, provider, cfg, policy, req, opts, reterr);
+	if (r >= 0)
+		r = run_spawn(&x, policy, req, opts, reterr);
+	if (r >= 0)
+		r = run_collect(&x, cfg, policy, req, timeout_ms, opts ? opts->cancel_fd : -1, &res,
+				reterr);
+	if (r >= 0)
+		r = run_classify(&x, policy, req, opts, &res, reterr);
 	run_done(&x);
+	if (r < 0) {
+		dsb_run_result_done(&res);
+		return r;
+	}
 	*ret = res;
 	return 0;
 }

@@ -11,7 +11,8 @@
  * a byte DSH sees.
  *
  * Landlock has no rights for metadata (chmod, chown, times, xattrs): with --rw grants the
- * launcher stays behind as the command's parent and supervises those calls (metadata.c),
+ * launcher stays behind as the command's parent and supervises those calls
+ * (handler-metadata.c),
  * performing them beneath the grants and refusing them elsewhere; without any, or where it
  * cannot stay, the filter refuses them everywhere. The parent passes the command's status on
  * as its own, dying of the same signal, and forwards what signals it is sent.
@@ -33,7 +34,6 @@
 #include <unistd.h>
 
 #include "../confine/confine.h"
-#include "../confine/metadata.h"
 #include "launcher.h"
 
 /* LAUNCHER_FAILURE_EXIT: usage errors, kernel refusals, exec failures. */
@@ -217,9 +217,13 @@ static _Noreturn void supervise(pid_t child, int sock, int sigfd, char *const *r
 	/* The host's /tmp (DSH grants it beside the workspace) keeps its own mode and owner. */
 	char *tmp = realpath("/tmp", NULL);
 	char *fixed[] = {tmp, NULL};
-	meta_supervisor s;
-	meta_supervisor_init(&s, roots, fixed);
-	(void)meta_clear_caps();
+	supervisor s;
+	supervisor_init(&s, roots, fixed);
+	/* Without a handler (no memory) every call is refused: EPERM, never a pass. */
+	void *state = NULL;
+	if (metadata_handler_new(&state) >= 0)
+		(void)supervisor_add(&s, &handler_metadata, state);
+	(void)sup_clear_caps();
 	for (;;) {
 		int status;
 		pid_t w = waitpid(child, &status, WNOHANG);
@@ -232,7 +236,7 @@ static _Noreturn void supervise(pid_t child, int sock, int sigfd, char *const *r
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			p[1].revents = POLLIN; /* cannot wait: look at the child again */
 		if (listener >= 0 && p[0].revents &&
-		    (!(p[0].revents & POLLIN) || meta_handle(&s, listener) < 0)) {
+		    (!(p[0].revents & POLLIN) || supervisor_handle(&s, listener) < 0)) {
 			(void)close(listener); /* no caller left, or failed: ENOSYS for any */
 			listener = -1;
 		}
@@ -331,8 +335,8 @@ static int run_exec(const landlock_run_args *a)
 	 * metadata calls go to this process, or are refused where it cannot take them.
 	 */
 	confine_plan plan = {
+		.steps = STEPS_SELF,
 		.landlock = {.ro = a->ro, .rw = a->rw, .scope = 0},
-		.harden = true,
 		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
 		.filter_fd = -1,
 	};

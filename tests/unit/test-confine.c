@@ -95,7 +95,7 @@ static void test_bwrap_dialect(void **state)
 	assert_strv(c.argv, expected);
 	assert_int_equal(confined_plan(&c)->filter_fd, 3);
 	assert_true(confined_plan(&c)->contained);
-	assert_false(confined_plan(&c)->harden);
+	assert_int_equal(confined_plan(&c)->steps & STEPS_SELF, 0); /* bwrap hardens it */
 	assert_int_equal(c.enforcement, DSB_ENFORCEMENT_FULL);
 	assert_strv(c.denial_signatures, "read-only file system");
 	assert_int_equal(c.n_rules, 1);
@@ -118,7 +118,7 @@ static void test_landlock_grants_per_mode(void **state)
 	assert_int_equal(dsb_provider_confine(p, &ro, command, &c, NULL), 0);
 	assert_true(c.landlock);
 	const landlock_plan *plan = &confined_plan(&c)->landlock;
-	assert_true(confined_plan(&c)->harden);
+	assert_int_equal(confined_plan(&c)->steps & STEPS_SELF, STEPS_SELF);
 	/* Metadata calls go to the supervisor, which has no root in read-only. */
 	assert_int_equal(confined_plan(&c)->filter_flags,
 			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY);
@@ -258,7 +258,8 @@ static void test_spawn_failures_come_back_out_of_band(void **state)
 
 	/* In-process Landlock: the launcher's own lines. */
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/no/such/grant/root", NULL};
-	confine_plan plan = {.landlock = {.ro = ro, .rw = rw}, .filter_fd = -1};
+	confine_plan plan = {
+		.steps = STEP(STEP_LANDLOCK), .landlock = {.ro = ro, .rw = rw}, .filter_fd = -1};
 	char *touch[] = {(char *)"touch", (char *)"/tmp/dsb-never-created", NULL};
 	dsb_confined ll = {
 		.argv = touch, .landlock = true, .backend = (char *)"landlock", .plan = &plan};
@@ -332,7 +333,8 @@ static void test_a_command_cannot_fake_a_runner_failure(void **state)
 {
 	(void)state;
 	char *ro[] = {(char *)"/", NULL}, *rw[] = {(char *)"/dev/null", NULL};
-	confine_plan plan = {.landlock = {.ro = ro, .rw = rw}, .harden = true, .filter_fd = -1};
+	confine_plan plan = {
+		.steps = STEPS_SELF, .landlock = {.ro = ro, .rw = rw}, .filter_fd = -1};
 	char *liar[] = {(char *)"sh", (char *)"-c",
 			(char *)"echo 'landlock-run: landlock is not enforced by this kernel' >&2; "
 				"exit 125",
@@ -870,10 +872,104 @@ static void test_protect_make_missing_fails_closed(void **state)
 	free(file);
 }
 
+/* --- the plan as it travels to a monitor (src/confine/record.c) ------------------------------ */
+
+/* A plan with a field of every kind, owned. */
+static confine_plan *full_plan(void)
+{
+	dsb_confined c = {0};
+	confine_plan *plan;
+	assert_int_equal(plan_new(&c, &plan), 0);
+	plan->steps = STEPS_SELF | STEP(STEP_MOUNTS) | STEP(STEP_LOOPBACK);
+	plan->mount_ns = plan->net_ns = plan->mounts_required = true;
+	plan->proxy_port = 3128;
+	plan->filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY | SECCOMP_NET_NOTIFY;
+	assert_int_equal(strv_push(&plan->landlock.ro, "/"), 0);
+	assert_int_equal(strv_push(&plan->landlock.rw, "/ws"), 0);
+	assert_int_equal(strv_push(&plan->landlock.rw_in_place, "/tmp"), 0);
+	plan->landlock.scope = LL_SCOPE_SIGNAL;
+	plan->landlock.abi_max = 4;
+	assert_non_null(plan->mounts.v = calloc(2, sizeof(*plan->mounts.v)));
+	plan->mounts.n = 2;
+	plan->mounts.v[0] = (protect_mount){PROTECT_PIN, strdup("/ws/.git"), DSB_PROTECT_GIT};
+	plan->mounts.v[1] =
+		(protect_mount){PROTECT_HIDE_DIR, strdup("/ws/.ssh"), DSB_PROTECT_DENY_READ};
+	assert_int_equal(strv_push(&plan->meta_roots, "/ws"), 0);
+	assert_int_equal(strv_push(&plan->net_allow, "*.debian.org"), 0);
+	plan->net_roots = strv_of((const char *const[]){NULL}); /* empty, not NULL */
+	return plan;
+}
+
+static void test_plan_travels_whole(void **state)
+{
+	(void)state;
+	confine_plan *plan = full_plan();
+	strbuf sb = STRBUF_INIT;
+	assert_int_equal(record_encode(&sb, &confine_plan_record, plan), 0);
+	confine_plan back = {0};
+	assert_int_equal(record_decode(&confine_plan_record, sb.buf, sb.len, &back), 0);
+	/* Encoded again, the copy is the same bytes: every field came through. */
+	strbuf again = STRBUF_INIT;
+	assert_int_equal(record_encode(&again, &confine_plan_record, &back), 0);
+	assert_int_equal(again.len, sb.len);
+	assert_memory_equal(again.buf, sb.buf, sb.len);
+	assert_int_equal(back.steps, plan->steps);
+	assert_int_equal(back.proxy_port, 3128);
+	assert_int_equal(back.filter_fd, -1);
+	assert_strv(back.landlock.rw_in_place, "/tmp");
+	assert_int_equal(back.landlock.abi_max, 4);
+	assert_int_equal(back.mounts.n, 2);
+	assert_int_equal(back.mounts.v[1].op, PROTECT_HIDE_DIR);
+	assert_string_equal(back.mounts.v[1].path, "/ws/.ssh");
+	assert_int_equal(back.mounts.v[1].kind, DSB_PROTECT_DENY_READ);
+	assert_non_null(back.net_roots); /* empty stays empty ... */
+	assert_null(back.net_roots[0]);
+	assert_null(back.net_deny); /* ... and NULL stays NULL */
+	record_free(&confine_plan_record, &back);
+	record_free(&confine_plan_record, plan);
+	free(plan);
+	strbuf_done(&sb);
+	strbuf_done(&again);
+}
+
+/* A message cut anywhere, or with a NUL inside a string, or with bytes left over, is refused. */
+static void test_plan_decode_refuses_forgeries(void **state)
+{
+	(void)state;
+	confine_plan *plan = full_plan();
+	strbuf sb = STRBUF_INIT;
+	assert_int_equal(record_encode(&sb, &confine_plan_record, plan), 0);
+	for (size_t n = 0; n < sb.len; n++) {
+		confine_plan back = {0};
+		assert_int_equal(record_decode(&confine_plan_record, sb.buf, n, &back), -EBADMSG);
+		record_free(&confine_plan_record, &back); /* what was decoded is freed */
+	}
+	/* The control: the whole message is taken. */
+	confine_plan back = {0};
+	assert_int_equal(record_decode(&confine_plan_record, sb.buf, sb.len, &back), 0);
+	record_free(&confine_plan_record, &back);
+	/* One byte more. */
+	assert_int_equal(strbuf_putc(&sb, 'x'), 0);
+	assert_int_equal(record_decode(&confine_plan_record, sb.buf, sb.len, &back), -EBADMSG);
+	record_free(&confine_plan_record, &back);
+	sb.buf[--sb.len] = '\0';
+	/* A NUL inside the first mount's path. */
+	char *at = memmem(sb.buf, sb.len, "/ws/.git", 8);
+	assert_non_null(at);
+	at[3] = '\0';
+	assert_int_equal(record_decode(&confine_plan_record, sb.buf, sb.len, &back), -EBADMSG);
+	record_free(&confine_plan_record, &back);
+	record_free(&confine_plan_record, plan);
+	free(plan);
+	strbuf_done(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bwrap_profiles_exact),
+		cmocka_unit_test(test_plan_travels_whole),
+		cmocka_unit_test(test_plan_decode_refuses_forgeries),
 		cmocka_unit_test(test_bwrap_dialect),
 		cmocka_unit_test(test_bwrap_is_found_only_where_it_can_be_trusted),
 		cmocka_unit_test(test_bwrap_in_the_workspace_is_refused),

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the metadata supervisor (src/confine/metadata.c). A forked child installs the
- * filter that hands its metadata calls over (SECCOMP_METADATA_NOTIFY), sends the listener to
- * this process, and attacks: changes inside the writable root must land, changes outside it, by
- * any path (a symlink out, `..`, a descriptor opened outside), must fail with EPERM and change
- * nothing, and the supervisor's own capabilities must never stand in for the caller's. This
- * process runs the supervisor until the child ends, then checks the files themselves.
+ * Unit tests of the metadata supervisor (src/confine/handler-metadata.c, src/confine/notify.c). A
+ * forked child installs the filter that hands its metadata calls over (SECCOMP_METADATA_NOTIFY),
+ * sends the listener to this process, and attacks: changes inside the writable root must land,
+ * changes outside it, by any path (a symlink out, `..`, a descriptor opened outside), must fail
+ * with EPERM and change nothing, and the supervisor's own capabilities must never stand in for the
+ * caller's. This process runs the supervisor until the child ends, then checks the files
+ * themselves.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,6 @@
 #include <cmocka.h>
 
 #include "src/confine/confine.h"
-#include "src/confine/metadata.h"
 #include "src/confine/seccomp.h"
 #include "helpers.h"
 
@@ -162,7 +162,7 @@ static void attack(const void *arg)
  * Runs the supervisor on @listener until @pid ends; returns its exit status, and in *@refused
  * how many changes it refused outside the roots (what makes a run a denial).
  */
-static int supervise(meta_supervisor *s, int sock, pid_t pid, int *refused)
+static int supervise(supervisor *s, int sock, pid_t pid, int *refused)
 {
 	*refused = 0;
 	int listener = fd_receive(sock, 0);
@@ -173,7 +173,7 @@ static int supervise(meta_supervisor *s, int sock, pid_t pid, int *refused)
 				      {.fd = pidfd, .events = POLLIN}};
 		assert_true(poll(p, listener >= 0 ? 2 : 1, 10000) > 0 || listener < 0);
 		if (listener >= 0 && (p[0].revents & POLLIN)) {
-			int r = meta_handle(s, listener);
+			int r = supervisor_handle(s, listener);
 			assert_true(r >= 0);
 			*refused += r;
 		} else if (p[listener >= 0 ? 1 : 0].revents & POLLIN)
@@ -197,8 +197,11 @@ static int supervise(meta_supervisor *s, int sock, pid_t pid, int *refused)
 static int run_supervised(char *const *roots, char *const *fixed, void (*child)(const void *),
 			  const void *arg)
 {
-	meta_supervisor s;
-	meta_supervisor_init(&s, roots, fixed);
+	supervisor s;
+	supervisor_init(&s, roots, fixed);
+	void *state = NULL;
+	assert_int_equal(metadata_handler_new(&state), 0);
+	assert_int_equal(supervisor_add(&s, &handler_metadata, state), 0);
 	int sp[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	(void)fflush(NULL);
@@ -216,7 +219,7 @@ static int run_supervised(char *const *roots, char *const *fixed, void (*child)(
 	close(sp[1]);
 	int refused;
 	assert_int_equal(supervise(&s, sp[0], pid, &refused), 0);
-	meta_supervisor_done(&s);
+	supervisor_done(&s);
 	close(sp[0]);
 	return refused;
 }

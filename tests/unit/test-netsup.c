@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the network half of the supervisor (src/confine/netsup.c). A forked child
+ * Unit tests of the network half of the supervisor (src/confine/handler-network.c). A forked child
  * installs a filter that hands connect() and sendto() with an address over
  * (SECCOMP_NET_NOTIFY), sends the listener to this process, and tries: a pathname socket
  * beneath the writable root is reached and data flows, one outside (by its path, by a symlink
@@ -34,7 +34,6 @@
 #include <cmocka.h>
 
 #include "src/confine/confine.h"
-#include "src/confine/metadata.h"
 #include "src/confine/seccomp.h"
 #include "src/core/core.h"
 #include "helpers.h"
@@ -182,7 +181,7 @@ static void fixture_down(fixture *f)
 }
 
 /* Supervises @pid through the listener that comes on @sock until it ends; its exit status. */
-static int supervise(meta_supervisor *s, int sock, pid_t pid)
+static int supervise(supervisor *s, int sock, pid_t pid)
 {
 	int listener = fd_receive(sock, 0);
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -192,7 +191,7 @@ static int supervise(meta_supervisor *s, int sock, pid_t pid)
 				      {.fd = pidfd, .events = POLLIN}};
 		assert_true(poll(p, 2, 20000) > 0);
 		if (p[0].revents & POLLIN)
-			assert_true(meta_handle(s, listener) >= 0);
+			assert_true(supervisor_handle(s, listener) >= 0);
 		else if (p[1].revents & POLLIN)
 			break;
 	}
@@ -204,15 +203,20 @@ static int supervise(meta_supervisor *s, int sock, pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Runs @child(@f) under @prog with a supervisor of root ws/ and @net; its exit status. */
-static int run_supervised(meta_supervisor *s, const seccomp_program *prog, const meta_net *net,
-			  void (*child)(const fixture *), const fixture *f)
+/*
+ * Runs @child(@f) under @prog with a supervisor of root ws/ and a network handler of @net
+ * (its state in *@ret_net); its exit status.
+ */
+static int run_supervised(supervisor *s, void **ret_net, const seccomp_program *prog,
+			  const net_supervision *net, void (*child)(const fixture *),
+			  const fixture *f)
 {
 	static char *roots[2];
 	roots[0] = (char *)f->ws;
 	roots[1] = NULL;
-	meta_supervisor_init(s, roots, NULL);
-	meta_supervisor_set_net(s, net);
+	supervisor_init(s, roots, NULL);
+	assert_int_equal(network_handler_new(net, ret_net), 0);
+	assert_int_equal(supervisor_add(s, &handler_network, *ret_net), 0);
 	int sp[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
 	(void)fflush(NULL);
@@ -230,6 +234,14 @@ static int run_supervised(meta_supervisor *s, const seccomp_program *prog, const
 	int status = supervise(s, sp[0], pid);
 	close(sp[0]);
 	return status;
+}
+
+/* How many network calls the handler @state refused. */
+static unsigned refused_count(void *state)
+{
+	unsigned count = 0;
+	strv_free(network_refused(state, &count));
+	return count;
 }
 
 static const seccomp_program *landlock_program(void)
@@ -388,9 +400,10 @@ static void test_unix_and_loopback(void **state)
 	assert_int_equal(pending(f.out_l, true), 1);
 	assert_int_equal(pending(f.out_d, false), 1);
 
-	meta_supervisor s;
-	meta_net net = {.supervised = true};
-	assert_int_equal(run_supervised(&s, landlock_program(), &net, attack, &f), 0);
+	supervisor s;
+	void *ns;
+	net_supervision net = {.supervised = true};
+	assert_int_equal(run_supervised(&s, &ns, landlock_program(), &net, attack, &f), 0);
 
 	/* Nothing reached outside; inside got the datagrams. */
 	assert_int_equal(pending(f.out_l, true), 0);
@@ -400,8 +413,9 @@ static void test_unix_and_loopback(void **state)
 	assert_memory_equal(buf, "inside", 6);
 	assert_int_equal(recv(f.in_d, buf, sizeof(buf), MSG_DONTWAIT), 5);
 	/* Six refusals: the thread's, the path, the link, "..", the datagram, TEST-NET. */
-	assert_int_equal(atomic_load(&s.net_refused), 6);
-	char **list = meta_net_refused(&s);
+	assert_int_equal(refused_count(ns), 6);
+	unsigned count;
+	char **list = network_refused(ns, &count);
 	assert_non_null(list);
 	assert_true(listed(list, f.out_sock));
 	assert_true(listed(list, "link"));
@@ -410,7 +424,7 @@ static void test_unix_and_loopback(void **state)
 	assert_true(listed(list, "192.0.2.1:80"));
 	assert_null(list[5]);
 	strv_free(list);
-	meta_supervisor_done(&s);
+	supervisor_done(&s);
 	fixture_down(&f);
 }
 
@@ -449,21 +463,24 @@ static void test_proxy_port(void **state)
 	/* The control: the other loopback port is reachable unconfined. */
 	if (connect_tcp("127.0.0.1", f.tcp_port, false) != 0)
 		fail_msg("the control failed");
-	meta_supervisor s;
-	meta_net net = {.supervised = true, .proxy_port = f.proxy_port};
-	assert_int_equal(run_supervised(&s, seccomp_net_only_program(), &net, attack_proxy, &f), 0);
+	supervisor s;
+	void *ns;
+	net_supervision net = {.supervised = true, .proxy_port = f.proxy_port};
+	assert_int_equal(
+		run_supervised(&s, &ns, seccomp_net_only_program(), &net, attack_proxy, &f), 0);
 	char tcp[32], other[32];
 	(void)snprintf(tcp, sizeof(tcp), "127.0.0.1:%u", f.tcp_port);
 	(void)snprintf(other, sizeof(other), "127.0.0.2:%u", f.proxy_port);
-	char **list = meta_net_refused(&s);
+	unsigned count;
+	char **list = network_refused(ns, &count);
 	assert_non_null(list);
 	assert_true(listed(list, tcp));
 	assert_true(listed(list, other));
 	assert_true(listed(list, "@dsb-test"));
 	assert_true(listed(list, "192.0.2.1:9"));
-	assert_int_equal(atomic_load(&s.net_refused), 4);
+	assert_int_equal(refused_count(ns), 4);
 	strv_free(list);
-	meta_supervisor_done(&s);
+	supervisor_done(&s);
 	fixture_down(&f);
 }
 
@@ -521,17 +538,18 @@ static void test_race(void **state)
 	controls(&f);
 	assert_int_equal(pending(f.out_l, true), 1);
 	(void)pending(f.out_d, false);
-	meta_supervisor s;
-	meta_net net = {.supervised = true};
-	assert_int_equal(run_supervised(&s, landlock_program(), &net, attack_race, &f), 0);
+	supervisor s;
+	void *ns;
+	net_supervision net = {.supervised = true};
+	assert_int_equal(run_supervised(&s, &ns, landlock_program(), &net, attack_race, &f), 0);
 	/* Not one connection reached the outside listener. */
 	assert_int_equal(pending(f.out_l, true), 0);
-	assert_true(atomic_load(&s.net_refused) > 0);
-	meta_supervisor_done(&s);
+	assert_true(refused_count(ns) > 0);
+	supervisor_done(&s);
 	fixture_down(&f);
 }
 
-/* Without meta_supervisor_set_net() nothing is let through. */
+/* Without rules (net_supervision.supervised) nothing is let through. */
 static void attack_unset(const fixture *f)
 {
 	EXPECT(connect_unix(f->in_sock, false) == EACCES);
@@ -542,11 +560,13 @@ static void test_unset_refuses(void **state)
 	(void)state;
 	fixture f;
 	fixture_up(&f);
-	meta_supervisor s;
-	meta_net net = {0};
-	assert_int_equal(run_supervised(&s, seccomp_net_only_program(), &net, attack_unset, &f), 0);
-	assert_int_equal(atomic_load(&s.net_refused), 1);
-	meta_supervisor_done(&s);
+	supervisor s;
+	void *ns;
+	net_supervision net = {0};
+	assert_int_equal(
+		run_supervised(&s, &ns, seccomp_net_only_program(), &net, attack_unset, &f), 0);
+	assert_int_equal(refused_count(ns), 1);
+	supervisor_done(&s);
 	fixture_down(&f);
 }
 

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The network half of the supervisor (docs/design/metadata.md): under SECCOMP_NET_NOTIFY the
- * filter hands connect() and sendto() with a destination to meta_handle(), which comes here.
- * A network namespace keeps IP traffic in, but not a pathname unix socket of the host (a
- * daemon's socket under /run): the file system reaches it from any namespace, and neither
- * Landlock (ABI 7) nor a read-only bind governs connect. So the destination is checked here,
- * and the call is performed by us on the caller's own socket (pidfd_getfd), never let through:
- * the kernel would re-read an address the caller can change after we checked it.
+ * The supervisor's network calls (docs/design/metadata.md, docs/design/network.md): under
+ * SECCOMP_NET_NOTIFY the filter hands connect() and sendto() with a destination to the
+ * supervisor, which routes them here. A network namespace keeps IP traffic in, but not a
+ * pathname unix socket of the host (a daemon's socket under /run): the file system reaches it
+ * from any namespace, and neither Landlock (ABI 7) nor a read-only bind governs connect. So the
+ * destination is checked here, and the call is performed by us on the caller's own socket
+ * (pidfd_getfd), never let through: the kernel would re-read an address the caller can change
+ * after we checked it.
  *
  * Each call is answered from one reading: the address (and a datagram's payload) is copied
  * once from the caller's memory; a pathname is resolved once, in the caller's view, to an
  * O_PATH descriptor beneath a writable root, and we connect to that very object through
  * /proc/self/fd/N, so no rename or symlink swapped in afterwards changes what is reached.
+ *
+ * The handler also keeps the run's allow-list proxy (src/net/), which starts serving at the
+ * run's first supervised call, and what the proxy and the checks here refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,21 +30,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../core/cleanup.h"
-#include "metadata-int.h"
+#include "../net/net.h"
+#include "confine.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
+/* The handler's state: its rules, its proxy, what it refused. */
+typedef struct network_state {
+	net_supervision rules;
+	net_proxy *proxy; /* the allow-list's, serving from the first call on; NULL: none */
+	/* Refusals so far, counted before each answer; the distinct destinations, in order. */
+	_Atomic unsigned refused;
+	pthread_mutex_t lock;
+	char **named;
+	size_t n_named;
+} network_state;
 
 /* The largest datagram copied from the caller for sendto(): EMSGSIZE beyond. */
 #define SEND_MAX ((size_t)256 * 1024)
@@ -65,96 +72,45 @@ typedef struct net_op {
 	const net_call *c;
 } net_op;
 
-/* The thread-group leader of thread @tid (a pidfd of another thread needs Linux 6.9). */
-static pid_t tgid_of(pid_t tid)
+/* Records @what as refused, once (the first NETWORK_NAMED_MAX); the count is every refusal. */
+static void record(network_state *s, const char *what)
 {
-	char path[64], buf[512];
-	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return -ESRCH;
-	buf[len] = '\0';
-	const char *t = strstr(buf, "\nTgid:");
-	if (!t)
-		return -ESRCH;
-	long tgid = strtol(t + 6, NULL, 10);
-	return tgid > 0 ? (pid_t)tgid : -ESRCH;
+	atomic_fetch_add(&s->refused, 1);
+	(void)pthread_mutex_lock(&s->lock);
+	if (s->n_named < NETWORK_NAMED_MAX && !strv_contains(s->named, what) &&
+	    strv_push(&s->named, what) == 0)
+		s->n_named++; /* on failure only the list loses it; the count and the answer stand
+			       */
+	(void)pthread_mutex_unlock(&s->lock);
 }
 
-/* Our own copy of descriptor @fd of the caller @tid (the same open socket); -errno. */
-static int fetch_fd(pid_t tid, int fd)
+char **network_refused(void *state, unsigned *ret_count)
 {
-	pid_t tgid = tgid_of(tid);
-	if (tgid < 0)
-		return tgid;
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
-	if (pidfd < 0)
-		return -errno;
-	int ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	return ours < 0 ? -errno : ours;
-}
-
-/* Records @what as refused, once; the count is the caller's (every refusal). */
-static void record(meta_supervisor *s, const char *what)
-{
-	atomic_fetch_add(&s->net_refused, 1);
-	(void)pthread_mutex_lock(&s->net_lock);
-	bool known = false;
-	for (size_t i = 0; !known && i < s->n_net_refused; i++)
-		known = strcmp(s->net_refused_list[i], what) == 0;
-	if (!known) {
-		char *copy = strdup(what);
-		char **list =
-			copy ? realloc(s->net_refused_list, (s->n_net_refused + 2) * sizeof(*list))
-			     : NULL;
-		if (list) {
-			list[s->n_net_refused++] = copy;
-			list[s->n_net_refused] = NULL;
-			s->net_refused_list = list;
-		} else {
-			free(copy); /* only the list loses it; the count and the answer stand */
-		}
-	}
-	(void)pthread_mutex_unlock(&s->net_lock);
-}
-
-char **meta_net_refused(meta_supervisor *s)
-{
-	(void)pthread_mutex_lock(&s->net_lock);
-	char **copy = calloc(s->n_net_refused + 1, sizeof(*copy));
-	for (size_t i = 0; copy && i < s->n_net_refused; i++) {
-		copy[i] = strdup(s->net_refused_list[i]);
-		if (!copy[i]) {
-			for (size_t k = 0; k < i; k++)
-				free(copy[k]);
-			free(copy);
-			copy = NULL;
-		}
-	}
-	(void)pthread_mutex_unlock(&s->net_lock);
+	network_state *s = state;
+	(void)pthread_mutex_lock(&s->lock);
+	char **copy = strv_copy(s->named);
+	*ret_count = atomic_load(&s->refused);
+	(void)pthread_mutex_unlock(&s->lock);
 	return copy;
 }
 
 /* Whether IPv4 @addr:@port (host order) may be reached; "A.B.C.D:PORT" into @what. */
-static bool ipv4_allowed(const meta_supervisor *s, uint32_t addr, uint16_t port, char *what,
+static bool ipv4_allowed(const network_state *s, uint32_t addr, uint16_t port, char *what,
 			 size_t size)
 {
 	struct in_addr in = {.s_addr = htonl(addr)};
 	char text[INET_ADDRSTRLEN];
 	(void)inet_ntop(AF_INET, &in, text, sizeof(text));
 	(void)snprintf(what, size, "%s:%u", text, port);
-	if (s->net.host_network)
+	if (s->rules.host_network)
 		return false;
-	if (s->net.proxy_port)
-		return addr == INADDR_LOOPBACK && port == s->net.proxy_port;
+	if (s->rules.proxy_port)
+		return addr == INADDR_LOOPBACK && port == s->rules.proxy_port;
 	/* The command's own namespace: its loopback, and 0.0.0.0 (which means this host). */
 	return addr >> 24 == 127 || addr == INADDR_ANY;
 }
 
-static bool ipv6_allowed(const meta_supervisor *s, const struct sockaddr_in6 *sin6, char *what,
+static bool ipv6_allowed(const network_state *s, const struct sockaddr_in6 *sin6, char *what,
 			 size_t size)
 {
 	const struct in6_addr *a = &sin6->sin6_addr;
@@ -171,7 +127,7 @@ static bool ipv6_allowed(const meta_supervisor *s, const struct sockaddr_in6 *si
 	char text[INET6_ADDRSTRLEN];
 	(void)inet_ntop(AF_INET6, a, text, sizeof(text));
 	(void)snprintf(what, size, "[%s]:%u", text, port);
-	if (s->net.proxy_port || s->net.host_network)
+	if (s->rules.proxy_port || s->rules.host_network)
 		return false; /* the proxy listens on 127.0.0.1 alone */
 	return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a);
 }
@@ -181,7 +137,7 @@ static bool ipv6_allowed(const meta_supervisor *s, const struct sockaddr_in6 *si
  * network's own roots. Only for a command that shares our view of the filesystem (Landlock):
  * the descriptor's path is then the one the command sees.
  */
-static bool beneath_net_roots(const meta_supervisor *s, int fd)
+static bool beneath_net_roots(const network_state *s, int fd)
 {
 	char link[64], path[PATH_MAX];
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -189,7 +145,7 @@ static bool beneath_net_roots(const meta_supervisor *s, int fd)
 	if (n <= 0)
 		return false;
 	path[n] = '\0';
-	for (char *const *r = s->net.roots; *r; r++) {
+	for (char *const *r = s->rules.roots; *r; r++) {
 		size_t k = strlen(*r);
 		if (strncmp(path, *r, k) == 0 &&
 		    (path[k] == '\0' || path[k] == '/' || (k > 0 && (*r)[k - 1] == '/')))
@@ -240,7 +196,7 @@ static int read_call(const struct seccomp_notif *n, net_call *c)
 	if (len < 0 || (size_t)len > sizeof(c->addr))
 		return -EINVAL;
 	c->len = (socklen_t)len;
-	if (len > 0 && (r = meta_peek(tid, addr, &c->addr, (size_t)len)) < 0)
+	if (len > 0 && (r = sup_peek(tid, addr, &c->addr, (size_t)len)) < 0)
 		return r;
 	if (c->sendto) {
 		c->n = (size_t)a[2];
@@ -250,7 +206,7 @@ static int read_call(const struct seccomp_notif *n, net_call *c)
 		c->buf = malloc(c->n ? c->n : 1);
 		if (!c->buf)
 			return -ENOMEM;
-		if (c->n && (r = meta_peek(tid, a[1], c->buf, c->n)) < 0)
+		if (c->n && (r = sup_peek(tid, a[1], c->buf, c->n)) < 0)
 			return r;
 	}
 	return 0;
@@ -265,8 +221,8 @@ static int read_call(const struct seccomp_notif *n, net_call *c)
  * the destination is a checked pathname), REFUSE (with @what filled), or -errno. Resolving a
  * pathname reads /proc/TID: the caller checks the notification's id afterwards.
  */
-static int check(const meta_supervisor *s, pid_t tid, int sock, const net_call *c, int *path_fd,
-		 char *what, size_t size)
+static int check(const supervisor *sup, const network_state *s, pid_t tid, int sock,
+		 const net_call *c, int *path_fd, char *what, size_t size)
 {
 	int domain = 0;
 	socklen_t dl = sizeof(domain);
@@ -319,7 +275,7 @@ static int check(const meta_supervisor *s, pid_t tid, int sock, const net_call *
 	const struct sockaddr_un *sun = (const struct sockaddr_un *)&c->addr;
 	if (sun->sun_path[0] == '\0') {
 		/* Abstract: the namespace's own, unless there is none (then the host's). */
-		if (!s->net.proxy_port && !s->net.host_network)
+		if (!s->rules.proxy_port && !s->rules.host_network)
 			return PERFORM;
 		abstract_text(sun, c->len, what, size);
 		return REFUSE;
@@ -330,37 +286,40 @@ static int check(const meta_supervisor *s, pid_t tid, int sock, const net_call *
 	memcpy(path, sun->sun_path, plen);
 	path[plen] = '\0';
 	(void)snprintf(what, size, "%s", path);
-	int fd = meta_open_path(s, tid, AT_FDCWD, path, true);
-	if (fd == META_OUTSIDE)
+	int fd = sup_open_path(sup, tid, AT_FDCWD, path, true);
+	if (fd == SUP_OUTSIDE)
 		return REFUSE;
 	if (fd < 0)
 		return fd;
 	*path_fd = fd;
-	return s->net.roots && !beneath_net_roots(s, fd) ? REFUSE : PERFORM;
+	return s->rules.roots && !beneath_net_roots(s, fd) ? REFUSE : PERFORM;
 }
 
-int meta_net_answer(meta_supervisor *s, int listener, const struct seccomp_notif *n,
-		    struct seccomp_notif_resp *resp)
+static int network_answer(void *state, sup_call *call, struct seccomp_notif_resp *resp)
 {
+	network_state *s = state;
+	const struct seccomp_notif *n = call->n;
 	pid_t tid = (pid_t)n->pid;
 	net_call c = {.sendto = n->data.nr == SYS_sendto};
 	_cleanup_close_ int sock = -1, path_fd = -1;
 	char what[256] = "";
 	int verdict = read_call(n, &c);
 	if (verdict == 0) {
-		sock = fetch_fd(tid, c.fd);
-		verdict = sock < 0 ? sock : check(s, tid, sock, &c, &path_fd, what, sizeof(what));
+		sock = sup_caller_fd(tid, c.fd);
+		verdict =
+			sock < 0 ? sock
+				 : check(call->sup, s, tid, sock, &c, &path_fd, what, sizeof(what));
 	}
 	/*
 	 * All that was read of the caller (its memory, /proc/TID) was the caller's: it is still
 	 * the one blocked in this call, so its thread id was not reused meanwhile.
 	 */
-	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0) {
+	if (!sup_call_valid(call)) {
 		free(c.buf);
 		resp->error = -ESRCH;
-		return 0;
+		return SUP_ANSWERED;
 	}
-	if (!s->net.supervised && verdict == PERFORM) {
+	if (!s->rules.supervised && verdict == PERFORM) {
 		(void)snprintf(what, sizeof(what), "%s", what[0] ? what : "network");
 		verdict = REFUSE; /* no rules were given: nothing is let through */
 	}
@@ -368,12 +327,12 @@ int meta_net_answer(meta_supervisor *s, int listener, const struct seccomp_notif
 		free(c.buf);
 		record(s, what); /* before the answer, which may end the caller and the run */
 		resp->error = -EACCES;
-		return 1;
+		return SUP_REFUSED;
 	}
 	if (verdict < 0) {
 		free(c.buf);
 		resp->error = verdict;
-		return 0;
+		return SUP_ANSWERED;
 	}
 
 	struct sockaddr_un proc = {.sun_family = AF_UNIX};
@@ -385,10 +344,10 @@ int meta_net_answer(meta_supervisor *s, int listener, const struct seccomp_notif
 		op.len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
 				     strlen(proc.sun_path) + 1);
 	}
-	int r = meta_as_caller(op_net, -1, &op);
+	int r = sup_as_caller(op_net, -1, &op);
 	if (r == -EPIPE && c.sendto && !(c.flags & MSG_NOSIGNAL)) {
 		/* What the kernel would have sent the caller's thread with the error. */
-		pid_t tgid = tgid_of(tid);
+		pid_t tgid = sup_tgid(tid);
 		if (tgid > 0)
 			(void)syscall(SYS_tgkill, tgid, tid, SIGPIPE);
 	}
@@ -399,5 +358,122 @@ int meta_net_answer(meta_supervisor *s, int listener, const struct seccomp_notif
 		resp->error = 0;
 		resp->val = r;
 	}
+	return SUP_ANSWERED;
+}
+
+/* --- the handler -------------------------------------------------------------------------------
+ */
+
+static const int network_calls[] = {SYS_connect, SYS_sendto, -1};
+
+int network_handler_new(const net_supervision *rules, void **ret_state)
+{
+	network_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->rules = *rules;
+	(void)pthread_mutex_init(&s->lock, NULL);
+	*ret_state = s;
 	return 0;
 }
+
+static bool network_wanted(const confine_plan *plan)
+{
+	return plan_net_restricted(plan);
+}
+
+/*
+ * A run's state: the command's network is its own namespace's (else the host's, reached
+ * through nothing but unix sockets), its sockets lie beneath the plan's network roots, and
+ * with the proxy's listener (taken from @in) comes the allow-list's proxy. A proxy that cannot
+ * be made leaves its listener closed: connections to it are refused, never let through.
+ */
+static int network_new(const confine_plan *plan, spawn_handoff *in, void **ret_state)
+{
+	net_supervision rules = {.supervised = true,
+				 .host_network = !plan_own_network(plan),
+				 .roots = plan->net_roots};
+	int r = network_handler_new(&rules, ret_state);
+	int fd = in->proxy;
+	in->proxy = -1;
+	if (r < 0 || fd < 0) {
+		if (fd >= 0)
+			(void)close(fd);
+		return r;
+	}
+	network_state *s = *ret_state;
+	net_rules proxy_rules = {
+		.allow = plan->net_allow, .deny = plan->net_deny, .hosts = plan->net_hosts};
+	if (net_proxy_new(&proxy_rules, &s->proxy) < 0) {
+		(void)close(fd);
+		return 0;
+	}
+	if (net_proxy_listen(s->proxy, fd) < 0) {
+		net_proxy_free(s->proxy);
+		s->proxy = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The proxy starts serving at the command's first supervised call: every connect() is one,
+ * that to the proxy included (it waits in the listener's backlog meanwhile), and a command
+ * that never calls one costs no thread. A proxy that cannot start is closed, so connections to
+ * it are refused rather than left waiting.
+ */
+static void network_start(void *state)
+{
+	network_state *s = state;
+	int r = s->proxy ? net_proxy_start(s->proxy) : 0;
+	if (r < 0 && r != -EBUSY) {
+		net_proxy_free(s->proxy);
+		s->proxy = NULL;
+	}
+}
+
+/* Adds @name to @io's named, unless it is there already. -ENOMEM. */
+static int refusals_name(confine_refusals *io, const char *name)
+{
+	return strv_contains(io->named, name) ? 0 : strv_push(&io->named, name);
+}
+
+/* The hosts the proxy refused, then the addresses refused here, each once. */
+static int network_refusals(void *state, confine_refusals *io)
+{
+	network_state *s = state;
+	unsigned count = 0;
+	_cleanup_strv_free_ char **hosts = s->proxy ? net_proxy_refused(s->proxy) : NULL;
+	_cleanup_strv_free_ char **addrs = network_refused(s, &count);
+	if ((s->proxy && !hosts) || !addrs)
+		return -ENOMEM;
+	io->network += count + (unsigned)strv_length(hosts);
+	int r = 0;
+	for (size_t i = 0; r >= 0 && hosts && hosts[i]; i++)
+		r = refusals_name(io, hosts[i]);
+	for (size_t i = 0; r >= 0 && addrs[i]; i++)
+		r = refusals_name(io, addrs[i]);
+	return r;
+}
+
+/* After the run: nothing is left to connect through the proxy. */
+static void network_free(void *state)
+{
+	network_state *s = state;
+	if (!s)
+		return;
+	net_proxy_free(s->proxy);
+	strv_free(s->named);
+	(void)pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+const sup_handler handler_network = {
+	.name = "network",
+	.calls = network_calls,
+	.answer = network_answer,
+	.start = network_start,
+	.refusals = network_refusals,
+	.free = network_free,
+	.wanted = network_wanted,
+	.new = network_new,
+};

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's metadata calls (docs/design/metadata.md): Landlock has no rights for
+ * permissions, owners, times, extended attributes or inode flags, so under Landlock the filter
+ * hands those calls to the supervisor (SECCOMP_METADATA_NOTIFY), and this handler performs
+ * them itself on objects beneath a writable root and refuses them elsewhere.
+ *
+ * Each call is answered from one resolution: its arguments are the notification's, a path or
+ * a value is copied once from the caller's memory, the object is opened once (from the caller's
+ * working directory or descriptor, in the caller's mount namespace, by notify.c), checked, and
+ * the operation is done on that open object. Nothing is ever re-resolved by path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+#define NR_FCHMODAT2	 452
+#define NR_SETXATTRAT	 463
+#define NR_REMOVEXATTRAT 466
+#define NR_FILE_SETATTR	 469
+
+/* The largest extended attribute value the kernel takes (XATTR_SIZE_MAX). */
+#define XATTR_VALUE_MAX 65536
+
+/* What one notification asks, once decoded. */
+typedef struct meta_call {
+	int dirfd;	 /* the caller's: AT_FDCWD or a descriptor number */
+	uint64_t path;	 /* the caller's address of the path, 0 for an fd-based call */
+	int fd;		 /* fd-based calls: the caller's descriptor */
+	bool follow;	 /* follow a final symlink */
+	bool empty_path; /* AT_EMPTY_PATH: the object is @dirfd itself */
+	bool null_path;	 /* utimensat(fd, NULL, ...): the object is @dirfd itself */
+} meta_call;
+
+/*
+ * The object @c names, resolved once in the caller's view and found beneath a root
+ * (sup_open_path()): O_PATH, SUP_OUTSIDE when it lies outside every root, or the caller's
+ * -errno.
+ */
+static int open_object(const supervisor *s, const struct seccomp_notif *n, const meta_call *c)
+{
+	pid_t tid = (pid_t)n->pid;
+	if (c->fd >= 0)
+		return sup_open_fd(s, tid, c->fd);
+	if (c->null_path && c->dirfd == AT_FDCWD)
+		return -EFAULT; /* utimensat(AT_FDCWD, NULL, ...), as the kernel answers it */
+
+	char path[4096];
+	if (c->null_path) {
+		path[0] = '\0';
+	} else {
+		int r = sup_peek_string(tid, c->path, path, sizeof(path));
+		if (r < 0)
+			return r;
+	}
+	if (path[0] == '\0' && !c->empty_path && !c->null_path)
+		return -ENOENT;
+	return sup_open_path(s, tid, c->dirfd, path, c->follow);
+}
+
+/* The operations, each on an open object; -errno. */
+
+typedef struct chown_arg {
+	uid_t uid;
+	gid_t gid;
+} chown_arg;
+
+typedef struct xattr_arg {
+	const char *name;
+	const void *value; /* NULL: remove */
+	size_t size;
+	int flags;
+} xattr_arg;
+
+typedef struct ioctl_arg {
+	unsigned long request;
+	const void *value;
+} ioctl_arg;
+
+static int op_chmod(int obj, const void *arg)
+{
+	mode_t mode = *(const mode_t *)arg;
+	return syscall(NR_FCHMODAT2, obj, "", mode, AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+static int op_chown(int obj, const void *arg)
+{
+	const chown_arg *a = arg;
+	return fchownat(obj, "", a->uid, a->gid, AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+/* Through /proc/self/fd/N, which names this very object whatever its path became. */
+static void magic_path(int obj, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "/proc/self/fd/%d", obj);
+}
+
+static int op_utimens(int obj, const void *arg)
+{
+	char p[64];
+	magic_path(obj, p, sizeof(p));
+	return utimensat(AT_FDCWD, p, arg, 0) < 0 ? -errno : 0;
+}
+
+static int op_xattr(int obj, const void *arg)
+{
+	const xattr_arg *a = arg;
+	char p[64];
+	magic_path(obj, p, sizeof(p));
+	int r = a->value ? setxattr(p, a->name, a->value, a->size, a->flags)
+			 : removexattr(p, a->name);
+	return r < 0 ? -errno : 0;
+}
+
+static int op_ioctl(int obj, const void *arg)
+{
+	const ioctl_arg *a = arg;
+	char p[64];
+	magic_path(obj, p, sizeof(p));
+	/* The flag ioctls need a real open file: this object's, read-only, never a device. */
+	struct stat st;
+	if (fstat(obj, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -ENOTTY;
+	_cleanup_close_ int f = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	return ioctl(f, a->request, a->value) < 0 ? -errno : 0;
+}
+
+/* struct file_attr, file_setattr()'s argument (Linux 6.17). */
+typedef struct file_attr {
+	uint64_t xflags;
+	uint32_t extsize, nextents, projid, cowextsize;
+} file_attr;
+
+static int op_file_setattr(int obj, const void *arg)
+{
+	return syscall(NR_FILE_SETATTR, obj, "", arg, sizeof(file_attr), AT_EMPTY_PATH) < 0 ? -errno
+											    : 0;
+}
+
+/*
+ * Copies an extensible structure of the caller (@usize bytes at @addr) into @buf (@size bytes)
+ * as the kernel would take it: EINVAL when shorter, E2BIG when longer with a byte that is not
+ * zero past what we know (or longer than a page).
+ */
+static int peek_struct(pid_t pid, uint64_t addr, size_t usize, void *buf, size_t size)
+{
+	if (usize < size)
+		return -EINVAL;
+	if (usize > 4096)
+		return -E2BIG;
+	unsigned char all[4096];
+	int r = sup_peek(pid, addr, all, usize);
+	if (r < 0)
+		return r;
+	for (size_t i = size; i < usize; i++)
+		if (all[i])
+			return -E2BIG;
+	memcpy(buf, all, size);
+	return 0;
+}
+
+/* setxattr() of the caller's name at @name_addr, @size bytes at @value_addr, on @obj. */
+static int set_xattr(pid_t pid, uint64_t name_addr, uint64_t value_addr, uint64_t size, int flags,
+		     int obj)
+{
+	char name[256];
+	int r = sup_peek_string(pid, name_addr, name, sizeof(name));
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ERANGE : r;
+	if (size > XATTR_VALUE_MAX)
+		return -E2BIG;
+	_cleanup_free_ char *value = malloc(size ? (size_t)size : 1);
+	if (!value)
+		return -ENOMEM;
+	if (size > 0 && (r = sup_peek(pid, value_addr, value, (size_t)size)) < 0)
+		return r;
+	xattr_arg x = {.name = name, .value = value, .size = (size_t)size, .flags = flags};
+	return sup_as_caller(op_xattr, obj, &x);
+}
+
+/* removexattr() of the caller's name at @name_addr on @obj. */
+static int remove_xattr(pid_t pid, uint64_t name_addr, int obj)
+{
+	char name[256];
+	int r = sup_peek_string(pid, name_addr, name, sizeof(name));
+	if (r < 0)
+		return r == -ENAMETOOLONG ? -ERANGE : r;
+	xattr_arg x = {.name = name};
+	return sup_as_caller(op_xattr, obj, &x);
+}
+
+/* Decodes the native ABI's call in @n into @c; -ENOSYS for what is not a metadata call. */
+static int decode(const struct seccomp_notif *n, meta_call *c)
+{
+	const __u64 *a = n->data.args;
+	*c = (meta_call){.dirfd = AT_FDCWD, .fd = -1, .follow = true};
+	switch (n->data.nr) {
+	case SYS_chmod:
+	case SYS_chown:
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_setxattr:
+	case SYS_removexattr:
+		c->path = a[0];
+		return 0;
+	case SYS_lchown:
+	case SYS_lsetxattr:
+	case SYS_lremovexattr:
+		c->path = a[0];
+		c->follow = false;
+		return 0;
+	case SYS_fchmod:
+	case SYS_fchown:
+	case SYS_fsetxattr:
+	case SYS_fremovexattr:
+	case SYS_ioctl:
+		c->fd = (int)a[0];
+		return 0;
+	case SYS_fchmodat:
+	case SYS_futimesat:
+		c->dirfd = (int)a[0];
+		c->path = a[1];
+		return 0;
+	case NR_FCHMODAT2:
+		c->dirfd = (int)a[0];
+		c->path = a[1];
+		c->follow = !(a[3] & AT_SYMLINK_NOFOLLOW);
+		c->empty_path = a[3] & AT_EMPTY_PATH;
+		return 0;
+	case SYS_fchownat:
+		c->dirfd = (int)a[0];
+		c->path = a[1];
+		c->follow = !(a[4] & AT_SYMLINK_NOFOLLOW);
+		c->empty_path = a[4] & AT_EMPTY_PATH;
+		return 0;
+	case SYS_utimensat:
+		c->dirfd = (int)a[0];
+		c->path = a[1];
+		c->null_path = a[1] == 0;
+		c->follow = !(a[3] & AT_SYMLINK_NOFOLLOW);
+		c->empty_path = a[3] & AT_EMPTY_PATH;
+		return 0;
+	case NR_SETXATTRAT:
+	case NR_REMOVEXATTRAT:
+	case NR_FILE_SETATTR: {
+		unsigned at = (unsigned)(n->data.nr == NR_FILE_SETATTR ? a[4] : a[2]);
+		c->dirfd = (int)a[0];
+		c->path = a[1];
+		c->follow = !(at & AT_SYMLINK_NOFOLLOW);
+		c->empty_path = at & AT_EMPTY_PATH;
+		return 0;
+	}
+	default:
+		return -ENOSYS;
+	}
+}
+
+/* Performs the call of @n on @obj, with the values it points at copied once; -errno. */
+static int perform(const struct seccomp_notif *n, int obj)
+{
+	const __u64 *a = n->data.args;
+	pid_t pid = (pid_t)n->pid;
+	int r;
+
+	switch (n->data.nr) {
+	case SYS_chmod:
+	case SYS_fchmod:
+	case SYS_fchmodat:
+	case NR_FCHMODAT2: {
+		mode_t mode =
+			(mode_t)(n->data.nr == SYS_chmod || n->data.nr == SYS_fchmod ? a[1] : a[2]);
+		return sup_as_caller(op_chmod, obj, &mode);
+	}
+	case SYS_chown:
+	case SYS_lchown:
+	case SYS_fchown: {
+		chown_arg c = {(uid_t)a[1], (gid_t)a[2]};
+		return sup_as_caller(op_chown, obj, &c);
+	}
+	case SYS_fchownat: {
+		chown_arg c = {(uid_t)a[2], (gid_t)a[3]};
+		return sup_as_caller(op_chown, obj, &c);
+	}
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_futimesat:
+	case SYS_utimensat: {
+		struct timespec ts[2], *times = ts;
+		uint64_t addr = n->data.nr == SYS_utime || n->data.nr == SYS_utimes ? a[1] : a[2];
+		if (addr == 0) {
+			times = NULL; /* now */
+		} else if (n->data.nr == SYS_utime) {
+			struct utimbuf {
+				long actime, modtime;
+			} u;
+			if ((r = sup_peek(pid, addr, &u, sizeof(u))) < 0)
+				return r;
+			ts[0] = (struct timespec){.tv_sec = u.actime};
+			ts[1] = (struct timespec){.tv_sec = u.modtime};
+		} else if (n->data.nr == SYS_utimensat) {
+			if ((r = sup_peek(pid, addr, ts, sizeof(ts))) < 0)
+				return r;
+		} else {
+			struct timeval tv[2];
+			if ((r = sup_peek(pid, addr, tv, sizeof(tv))) < 0)
+				return r;
+			for (int i = 0; i < 2; i++)
+				ts[i] = (struct timespec){.tv_sec = tv[i].tv_sec,
+							  .tv_nsec = tv[i].tv_usec * 1000};
+		}
+		return sup_as_caller(op_utimens, obj, times);
+	}
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_fsetxattr:
+		return set_xattr(pid, a[1], a[2], a[3], (int)a[4], obj);
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+	case SYS_fremovexattr:
+		return remove_xattr(pid, a[1], obj);
+	case NR_SETXATTRAT: {
+		/* struct xattr_args: the value's address, its size, setxattr's flags. */
+		struct {
+			uint64_t value;
+			uint32_t size, flags;
+		} x;
+		if ((r = peek_struct(pid, a[4], (size_t)a[5], &x, sizeof(x))) < 0)
+			return r;
+		return set_xattr(pid, a[3], x.value, x.size, (int)x.flags, obj);
+	}
+	case NR_REMOVEXATTRAT:
+		return remove_xattr(pid, a[3], obj);
+	case NR_FILE_SETATTR: {
+		file_attr fa;
+		if ((r = peek_struct(pid, a[2], (size_t)a[3], &fa, sizeof(fa))) < 0)
+			return r;
+		return sup_as_caller(op_file_setattr, obj, &fa);
+	}
+	case SYS_ioctl: {
+		/* FS_IOC_SETFLAGS reads an int (whatever its name says); FSSETXATTR a struct. */
+		union {
+			int flags;
+			struct fsxattr fsx;
+		} v;
+		unsigned request = (unsigned)a[1];
+		size_t size = request == FS_IOC_FSSETXATTR ? sizeof(v.fsx) : sizeof(v.flags);
+		if ((r = sup_peek(pid, a[2], &v, size)) < 0)
+			return r;
+		ioctl_arg io = {.request = request, .value = &v};
+		return sup_as_caller(op_ioctl, obj, &io);
+	}
+	default:
+		return -EPERM; /* decode() took no other call */
+	}
+}
+
+/* --- the handler -------------------------------------------------------------------------------
+ */
+
+/* Its state: the changes refused outside the roots so far, counted before each answer. */
+typedef struct metadata_state {
+	_Atomic unsigned refused;
+} metadata_state;
+
+static const int metadata_calls[] = {
+	SYS_chmod,
+	SYS_fchmod,
+	SYS_fchmodat,
+	NR_FCHMODAT2,
+	SYS_chown,
+	SYS_fchown,
+	SYS_lchown,
+	SYS_fchownat,
+	SYS_utime,
+	SYS_utimes,
+	SYS_futimesat,
+	SYS_utimensat,
+	SYS_setxattr,
+	SYS_lsetxattr,
+	SYS_fsetxattr,
+	SYS_removexattr,
+	SYS_lremovexattr,
+	SYS_fremovexattr,
+	NR_SETXATTRAT,
+	NR_REMOVEXATTRAT,
+	NR_FILE_SETATTR,
+	SYS_ioctl,
+	-1,
+};
+
+static int metadata_answer(void *state, sup_call *c, struct seccomp_notif_resp *resp)
+{
+	metadata_state *m = state;
+	meta_call call;
+	if (decode(c->n, &call) < 0)
+		return SUP_PASS;
+	_cleanup_close_ int obj = open_object(c->sup, c->n, &call);
+	/*
+	 * What was read of /proc/TID above was the caller's: it is still the one blocked in this
+	 * call, so its thread id was not reused meanwhile.
+	 */
+	if (!sup_call_valid(c))
+		return SUP_ANSWERED;
+	if (obj == SUP_OUTSIDE || (obj >= 0 && sup_is_fixed_root(c->sup, obj))) {
+		/* Counted before the answer, which may end the caller and then the run. */
+		atomic_fetch_add(&m->refused, 1);
+		return SUP_REFUSED;
+	}
+	resp->error = obj < 0 ? obj : perform(c->n, obj);
+	return SUP_ANSWERED;
+}
+
+static int metadata_refusals(void *state, confine_refusals *io)
+{
+	metadata_state *m = state;
+	io->metadata += atomic_load(&m->refused);
+	return 0;
+}
+
+static void metadata_free(void *state)
+{
+	free(state);
+}
+
+static bool metadata_wanted(const confine_plan *plan)
+{
+	return (plan->steps & STEP(STEP_FILTER)) && (plan->filter_flags & SECCOMP_METADATA_NOTIFY);
+}
+
+int metadata_handler_new(void **ret_state)
+{
+	metadata_state *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*ret_state = m;
+	return 0;
+}
+
+static int metadata_new(const confine_plan *plan, spawn_handoff *in, void **ret_state)
+{
+	(void)plan;
+	(void)in;
+	return metadata_handler_new(ret_state);
+}
+
+const sup_handler handler_metadata = {
+	.name = "metadata",
+	.calls = metadata_calls,
+	.answer = metadata_answer,
+	.refusals = metadata_refusals,
+	.free = metadata_free,
+	.wanted = metadata_wanted,
+	.new = metadata_new,
+};

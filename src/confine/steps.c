@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a process does to itself to become confined, and nothing else: the plan's steps
+ * (confine.h), run in the one order their enum gives: namespaces, the network namespace's
+ * loopback and listeners, protected paths as mounts, the Landlock domain, capabilities and the
+ * system-call filter. Runs in vfork'ed children of the spawner (spawn.c) and in `landlock-run`,
+ * which is also built on its own as a small static program (src/launcher/): so nothing here
+ * allocates, and nothing needs more than the C library and the kernel's headers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "confine.h"
+
+/*
+ * Every descriptor from @from up becomes close-on-exec: the command inherits stdio and nothing
+ * else, whatever the caller left open (its own descriptors without O_CLOEXEC included). Marking
+ * rather than closing keeps them usable until the exec itself.
+ */
+void confine_cloexec_from(int from)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)from, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) == 0)
+		return;
+#endif
+	/* Kernels before 5.11: every possible descriptor, one by one. */
+	long max = sysconf(_SC_OPEN_MAX);
+	for (long fd = from; fd < (max > 0 ? max : 65536); fd++)
+		(void)fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* The mount flags a read-only remount must keep (locked ones may not be dropped in a user
+ * namespace). */
+static unsigned long kept_flags(const char *path)
+{
+	struct statfs sfs;
+	unsigned long keep = 0;
+	if (statfs(path, &sfs) < 0)
+		return 0;
+	if (sfs.f_flags & ST_NOSUID)
+		keep |= MS_NOSUID;
+	if (sfs.f_flags & ST_NODEV)
+		keep |= MS_NODEV;
+	if (sfs.f_flags & ST_NOEXEC)
+		keep |= MS_NOEXEC;
+	if (sfs.f_flags & ST_NOATIME)
+		keep |= MS_NOATIME;
+	if (sfs.f_flags & ST_NODIRATIME)
+		keep |= MS_NODIRATIME;
+	if (sfs.f_flags & ST_RELATIME)
+		keep |= MS_RELATIME;
+	return keep;
+}
+
+/*
+ * In a mount namespace of our own: makes every mount a slave (nothing propagates back to the
+ * host), then applies @v. -errno with the launcher-style line in @msg.
+ */
+static int apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
+{
+	/* Nothing done here may reach the host's mount table. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		(void)snprintf(msg, size, "landlock-run: cannot make the mounts private: %s",
+			       strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *p = v[i].path;
+		int r = 0;
+		switch (v[i].op) {
+		case PROTECT_PIN:
+			r = mount(p, p, NULL, MS_BIND, NULL);
+			break;
+		case PROTECT_READ_ONLY:
+		case PROTECT_HIDE_FILE: {
+			const char *src = v[i].op == PROTECT_HIDE_FILE ? "/dev/null" : p;
+			/* Not MS_REC: a pin below stays out of the read-only view. */
+			r = mount(src, p, NULL, MS_BIND, NULL);
+			if (r == 0)
+				r = mount(NULL, p, NULL,
+					  MS_REMOUNT | MS_BIND | MS_RDONLY | kept_flags(p), NULL);
+			break;
+		}
+		case PROTECT_HIDE_DIR:
+			r = mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				  "mode=000,size=4k");
+			break;
+		}
+		if (r < 0) {
+			int e = errno;
+			(void)snprintf(msg, size, "landlock-run: cannot protect %s: %s", p,
+				       strerror(e));
+			return -e;
+		}
+	}
+	/* A working directory entered before the mounts would still see under them. */
+	char cwd[4096];
+	if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0) {
+		int e = errno;
+		(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* One byte and one descriptor: the control buffer of a single SCM_RIGHTS message. */
+typedef union fd_control {
+	struct cmsghdr align;
+	char buf[CMSG_SPACE(sizeof(int))];
+} fd_control;
+
+int fd_send(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	fd_control control;
+	memset(&control, 0, sizeof(control));
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int fd_receive(int sock, int flags)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	fd_control control;
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf)};
+	if (recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/*
+ * The filter, last. Metadata calls go to the supervisor over @meta_sock when there is one and
+ * the kernel gives a listener; else they are refused. Returns HARDEN_FILTER plus the
+ * HARDEN_META_* bit, or -errno.
+ */
+static int install_filter(unsigned flags, int meta_sock)
+{
+	if (!(flags & SECCOMP_METADATA_NOTIFY)) {
+		int r = seccomp_install(seccomp_program_for(flags));
+		return r < 0 ? r
+			     : (int)(HARDEN_FILTER |
+				     (flags & SECCOMP_METADATA_DENY ? HARDEN_META_REFUSED : 0));
+	}
+	/* No supervisor to send to, or no listener here (a kernel before 5.0, a filter stacked
+	 * with its own): refuse them. */
+	unsigned refuse = (flags & ~SECCOMP_METADATA_NOTIFY) | SECCOMP_METADATA_DENY;
+	int listener = meta_sock >= 0 ? seccomp_install_listener(seccomp_program_for(flags)) : 0;
+	if (meta_sock < 0 || listener == -EBUSY || listener == -EINVAL || listener == -ENOSYS) {
+		int r = seccomp_install(seccomp_program_for(refuse));
+		return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_REFUSED);
+	}
+	if (listener < 0)
+		return listener;
+	/*
+	 * The filter is in place: from here a metadata call would wait for a supervisor. One that
+	 * cannot be told gets nothing (the calls then fail with ENOSYS once the listener is gone:
+	 * closed either way).
+	 */
+	int r = fd_send(meta_sock, listener);
+	(void)close(listener);
+	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
+}
+
+/* --- the steps ------------------------------------------------------------------------------- */
+
+/* What the steps share: the plan, where to send listeners, what was achieved so far. */
+typedef struct step_ctx {
+	const confine_plan *plan;
+	int sock;
+	unsigned achieved;     /* HARDEN_* */
+	unsigned filter_flags; /* the plan's, with what the namespaces could not give */
+	bool partial;
+	char *msg;
+	size_t size;
+} step_ctx;
+
+/*
+ * A caller that made itself non-dumpable (the CLI does) owns its /proc/self files as root, so
+ * a user could not write its new namespace's maps. In a vfork'ed child the flag belongs to the
+ * memory shared with the parent, which restores it.
+ */
+static void make_dumpable(void)
+{
+	if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
+		(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
+}
+
+static int step_namespaces(step_ctx *x)
+{
+	make_dumpable();
+	unsigned ns = harden_namespaces(x->plan->mount_ns, x->plan->net_ns);
+	if (ns & HARDEN_FAILED) {
+		(void)snprintf(x->msg, x->size, "landlock-run: cannot map the user namespace");
+		return -EPERM;
+	}
+	x->achieved |= ns;
+	/* No IPC namespace: the filter keeps host IPC objects out of reach instead. */
+	if (!(ns & HARDEN_IPC_NS))
+		x->filter_flags |= SECCOMP_DENY_IPC;
+	return 0;
+}
+
+/*
+ * A runner's network namespace, made here because bwrap would give the proxy no door into its
+ * own (the listener is made in there and sent out).
+ */
+static int step_net_namespace(step_ctx *x)
+{
+	make_dumpable();
+	unsigned ns = harden_net_namespace();
+	if (ns & HARDEN_FAILED) {
+		(void)snprintf(x->msg, x->size, "cannot map the user namespace");
+		return -EPERM;
+	}
+	x->achieved |= ns;
+	return 0;
+}
+
+static int step_loopback(step_ctx *x)
+{
+	/* The provider asked for it because the probe made one: none now is no run. */
+	if (!(x->achieved & HARDEN_NET_NS)) {
+		(void)snprintf(x->msg, x->size, "cannot make a network namespace");
+		return -EPERM;
+	}
+	uint16_t port = x->plan->proxy_port;
+	int fd = harden_loopback(port);
+	if (fd < 0) {
+		(void)snprintf(x->msg, x->size,
+			       "cannot set up the network namespace's loopback: %s", strerror(-fd));
+		return fd;
+	}
+	if (!port)
+		return 0;
+	int r = x->sock >= 0 ? fd_send(x->sock, fd) : -ENOTCONN;
+	(void)close(fd);
+	if (r < 0)
+		(void)snprintf(x->msg, x->size, "cannot hand the proxy its listener: %s",
+			       strerror(-r));
+	return r;
+}
+
+/* The listener for the command's connect and sendto calls, below the runner's own filter. */
+static int step_net_listener(step_ctx *x)
+{
+	int listener = seccomp_install_listener(seccomp_net_only_program());
+	int r = listener < 0 ? listener : fd_send(x->sock, listener);
+	if (listener >= 0)
+		(void)close(listener);
+	if (r < 0) {
+		(void)snprintf(x->msg, x->size,
+			       "cannot hand over the connect supervisor's listener");
+		return r;
+	}
+	x->achieved |= HARDEN_NET_SUPERVISED;
+	return 0;
+}
+
+static int step_mount_namespace(step_ctx *x)
+{
+	if (unshare(CLONE_NEWNS) < 0) {
+		int e = errno;
+		(void)snprintf(x->msg, x->size,
+			       "cannot make a mount namespace for protected paths");
+		return -e;
+	}
+	x->achieved |= HARDEN_MNT_NS;
+	return 0;
+}
+
+/*
+ * Protected paths, before Landlock forbids mounting. Without a mount namespace the
+ * policy-bearing ones fail the call (the provider refuses earlier when the probe saw none);
+ * .git and listed paths then go unprotected, as `policy` and `probe` report.
+ */
+static int step_mounts(step_ctx *x)
+{
+	const protect_ops *m = &x->plan->mounts;
+	if (m->n == 0)
+		return 0;
+	if (x->achieved & HARDEN_MNT_NS)
+		return apply_mounts(m->v, m->n, x->msg, x->size);
+	if (!x->plan->mounts_required)
+		return 0;
+	(void)snprintf(x->msg, x->size, "landlock-run: cannot protect %s: no mount namespace here",
+		       m->v[m->n - 1].path);
+	return -EPERM;
+}
+
+static int step_landlock(step_ctx *x)
+{
+	landlock_status st;
+	int r = landlock_restrict(&x->plan->landlock, &st, x->msg, x->size);
+	if (r >= 0)
+		x->partial = st.partial;
+	return r;
+}
+
+static int step_drop_caps(step_ctx *x)
+{
+	unsigned caps = harden_drop_caps();
+	if (caps & HARDEN_FAILED) {
+		(void)snprintf(x->msg, x->size, "landlock-run: cannot drop capabilities");
+		return -EPERM;
+	}
+	x->achieved |= caps;
+	return 0;
+}
+
+static int step_filter(step_ctx *x)
+{
+	int r = install_filter(x->filter_flags, x->sock);
+	if (r < 0) {
+		const char *desc = errno_desc(-r);
+		(void)snprintf(x->msg, x->size,
+			       "landlock-run: cannot install the system-call filter: %s",
+			       desc ? desc : "Unknown error");
+		return r;
+	}
+	x->achieved |= (unsigned)r;
+	return 0;
+}
+
+/* Each step, by its place in the order (confine_step). */
+static int (*const steps[_STEP_MAX])(step_ctx *x) = {
+	[STEP_NAMESPACES] = step_namespaces,
+	[STEP_NET_NAMESPACE] = step_net_namespace,
+	[STEP_LOOPBACK] = step_loopback,
+	[STEP_NET_LISTENER] = step_net_listener,
+	[STEP_MOUNT_NAMESPACE] = step_mount_namespace,
+	[STEP_MOUNTS] = step_mounts,
+	[STEP_LANDLOCK] = step_landlock,
+	[STEP_DROP_CAPS] = step_drop_caps,
+	[STEP_FILTER] = step_filter,
+};
+
+int confine_self(const confine_plan *plan, int sock, unsigned *ret_achieved, bool *ret_partial,
+		 char *msg, size_t size)
+{
+	step_ctx x = {.plan = plan,
+		      .sock = sock,
+		      .filter_flags = plan->filter_flags,
+		      .msg = msg,
+		      .size = size};
+	int r = 0;
+	for (int s = 0; r >= 0 && s < _STEP_MAX; s++)
+		if (plan->steps & STEP(s))
+			r = steps[s](&x);
+	*ret_achieved = x.achieved;
+	*ret_partial = x.partial;
+	return r;
+}
