@@ -72,6 +72,8 @@ tidy() {
 }
 
 step "build with clang, -Werror" clang_build
+step "the house: backend names only in their backends, no circles between files or pieces" \
+	python3 tests/house-check.py . "$build"
 step "exported symbols match libdshsandbox.map" tests/abi-check.sh "$build"
 step "clang-format" clang-format --dry-run --Werror "${c_files[@]}"
 step "shellcheck" shellcheck -x "${sh_files[@]}"

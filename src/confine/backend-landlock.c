@@ -235,7 +235,7 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	landlock_plan *ll = &plan->landlock;
 	c->landlock = true;
 	plan->steps = STEPS_SELF;
-	/* Landlock has no rights for metadata: the supervisor takes those calls (metadata.c). */
+	/* Landlock has no rights for metadata: the supervisor takes those calls (handler-*.c). */
 	plan->filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY;
 	ll->scope = p->scope;
 	ll->abi_max = p->abi_max;

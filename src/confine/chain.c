@@ -14,13 +14,11 @@
  * by probeTimeoutMs.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -270,7 +268,7 @@ int dsb_provider_probe(dsb_provider *p, bool fresh, dsb_probe_report *ret_report
 	/* Protected paths are mounts in the command's namespace: none, no protection. */
 	for (size_t i = 0; i < p->last.n_backends; i++) {
 		dsb_probe_backend *b = &p->last.backends[i];
-		if (b->usable && !(b->hardening & DSB_HARDEN_MOUNT_NAMESPACE))
+		if (b->usable && !backends[p->chain[i]]->protects(b->hardening))
 			b->not_governed |= DSB_UNGOVERNED_PROTECTED_PATHS;
 	}
 	*ret_report = p->last;
