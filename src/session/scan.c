@@ -392,45 +392,31 @@ int log_header_parse(const char *line, size_t len, const char *path, log_header 
 	return 0;
 }
 
-static int put_key_string(strbuf *sb, const char *key, const char *value)
-{
-	int r = strbuf_printf(sb, ",\"%s\":", key);
-	return r < 0 ? r : json_quote_append(sb, value, strlen(value));
-}
-
 int log_header_format(const log_header *h, char **ret_line)
 {
 	if (!h || !h->id)
 		return -EINVAL;
 
 	/* toHeaderLine() then JSON.stringify(): this key order, absent optional keys omitted. */
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_printf(&sb,
-			      "{\"type\":\"session\",\"version\":%d,\"id\":", LOG_FORMAT_VERSION);
-	if (r >= 0)
-		r = json_quote_append(&sb, h->id, strlen(h->id));
-	if (r >= 0)
-		r = strbuf_printf(&sb, ",\"createdAt\":%" PRIu64, h->created_at);
-	if (r >= 0 && h->cwd)
-		r = put_key_string(&sb, "cwd", h->cwd);
-	if (r >= 0 && h->parent_session)
-		r = put_key_string(&sb, "parentSession", h->parent_session);
-	if (r >= 0 && h->has_seed_length)
-		r = strbuf_printf(&sb, ",\"seedLength\":%" PRIu64, h->seed_length);
-	if (r >= 0 && h->origin_subagent)
-		r = strbuf_puts(&sb, ",\"origin\":\"subagent\"");
-	if (r >= 0)
-		r = strbuf_printf(&sb, ",\"delegationDepth\":%" PRIu64, h->delegation_depth);
-	if (r >= 0 && h->agent_preset)
-		r = put_key_string(&sb, "agentPreset", h->agent_preset);
-	if (r >= 0)
-		r = strbuf_putc(&sb, '}');
-	char *line = r >= 0 ? strbuf_take(&sb) : NULL;
-	strbuf_done(&sb);
-	if (!line)
-		return -ENOMEM;
-	*ret_line = line;
-	return 0;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "type", "session");
+	jw_member_int(&w, "version", LOG_FORMAT_VERSION);
+	jw_member_string(&w, "id", h->id);
+	jw_member_uint(&w, "createdAt", h->created_at);
+	if (h->cwd)
+		jw_member_string(&w, "cwd", h->cwd);
+	if (h->parent_session)
+		jw_member_string(&w, "parentSession", h->parent_session);
+	if (h->has_seed_length)
+		jw_member_uint(&w, "seedLength", h->seed_length);
+	if (h->origin_subagent)
+		jw_member_string(&w, "origin", "subagent");
+	jw_member_uint(&w, "delegationDepth", h->delegation_depth);
+	if (h->agent_preset)
+		jw_member_string(&w, "agentPreset", h->agent_preset);
+	jw_object_end(&w);
+	return jw_take(&w, ret_line);
 }
 
 /* --- the line reader ----------------------------------------------------------------------- */

@@ -523,7 +523,11 @@ static int append_knob(dsb_session *s, const char *type, const char *key, const 
 		       dsb_error *reterr)
 {
 	_cleanup_free_ char *data = NULL;
-	if (asprintf(&data, "{\"%s\":\"%s\"}", key, value) < 0)
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, key, value);
+	jw_object_end(&w);
+	if (jw_take(&w, &data) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return log_append(s->path, type, data, NULL, s->fsync, NULL, reterr);
 }
