@@ -518,6 +518,30 @@ int session_append_decide(dsb_session *session, log_decide_fn decide, void *user
 	return log_append_decide(session->path, session->fsync, decide, userdata, ret_seq, reterr);
 }
 
+void session_message_begin(jw *w, const char *text, const char *plugin)
+{
+	jw_object_begin(w);
+	jw_key(w, "content");
+	jw_array_begin(w);
+	jw_object_begin(w);
+	jw_member_string(w, "type", "text");
+	jw_member_string(w, "text", text);
+	jw_object_end(w);
+	jw_array_end(w);
+	jw_key(w, "source");
+	jw_object_begin(w);
+	jw_member_string(w, "kind", "plugin");
+	jw_member_string(w, "plugin", plugin);
+}
+
+void session_message_end(jw *w, const char *id)
+{
+	jw_object_end(w);
+	jw_member_string(w, "role", "user");
+	jw_member_string(w, "id", id);
+	jw_object_end(w);
+}
+
 /* Appends {"type":@type,"data":{"@key":"@value"}}. */
 static int append_knob(dsb_session *s, const char *type, const char *key, const char *value,
 		       dsb_error *reterr)

@@ -221,6 +221,15 @@ int session_append_extra(dsb_session *session, const char *type, const char *dat
 			 const char *extra, uint64_t *ret_seq, dsb_error *reterr);
 
 /*
+ * session.c: a plugin's user/message data as DSH's createUserMessage() lays it out, in two
+ * halves around the members the plugin adds to its source:
+ * {"content":[{"type":"text","text":@text}],"source":{"kind":"plugin","plugin":@plugin ...
+ * then ...},"role":"user","id":@id}. Written into @w; checked at its jw_take().
+ */
+void session_message_begin(jw *w, const char *text, const char *plugin);
+void session_message_end(jw *w, const char *id);
+
+/*
  * session.c: the last event whose type is one of @types (@n of them), read from the end:
  * 1 with *@ret_which (its index in @types) and *@ret_record (a new reference), or 0.
  */
