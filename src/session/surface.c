@@ -20,8 +20,6 @@
 
 #include "session.h"
 
-#define JS_MAX_SAFE_INTEGER 9007199254740991.0
-
 void log_surface_done(log_surface *s)
 {
 	free(s->nodes);
