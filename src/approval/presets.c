@@ -123,10 +123,12 @@ static int current_preset(dsb_session *s, const dsb_config *cfg, const char **re
 /* Appends permission/preset {"preset":NAME}, the name quoted as JSON.stringify() does. */
 static int append_preset(dsb_session *s, const char *name, dsb_error *reterr)
 {
-	_cleanup_free_ char *quoted = NULL;
 	_cleanup_free_ char *data = NULL;
-	if (json_quote(name, strlen(name), &quoted) < 0 ||
-	    asprintf(&data, "{\"preset\":%s}", quoted) < 0)
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "preset", name);
+	jw_object_end(&w);
+	if (jw_take(&w, &data) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return dsb_session_append(s, "permission/preset", data, NULL, reterr);
 }

@@ -65,22 +65,14 @@ int approval_set_policy(dsb_session *s, const dsb_config *cfg, dsb_approval_poli
 		       "The approval policy changed from \"%s\" to \"%s\" (changed by the user).",
 		       dsb_approval_policy_to_string(previous),
 		       dsb_approval_policy_to_string(policy));
-	strbuf sb = STRBUF_INIT;
-	r = strbuf_puts(&sb, "{\"content\":[{\"type\":\"text\",\"text\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, text, strlen(text));
-	if (r >= 0)
-		r = strbuf_printf(&sb,
-				  "}],\"source\":{\"kind\":\"plugin\",\"plugin\":"
-				  "\"user-approval\"},\"role\":\"user\",\"id\":\"%s\"}",
-				  id);
-	if (r < 0) {
-		strbuf_done(&sb);
+	_cleanup_free_ char *notice = NULL;
+	jw w = JW_INIT;
+	session_message_begin(&w, text, "user-approval");
+	session_message_end(&w, id);
+	if (jw_take(&w, &notice) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	}
-	r = session_append_extra(s, "user/message", sb.buf, ",\"surfaceOp\":\"append\"", NULL,
+	r = session_append_extra(s, "user/message", notice, ",\"surfaceOp\":\"append\"", NULL,
 				 reterr);
-	strbuf_done(&sb);
 	return r < 0 ? r : 1;
 }
 
@@ -101,29 +93,19 @@ int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn, 
 /* Appends {"id":..,"toolName":..,"callId":..,"reason":..}, absent optionals omitted (§3.2). */
 static int append_asked(dsb_session *s, const dsb_approval_request *req, dsb_error *reterr)
 {
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_printf(&sb, "{\"id\":\"%s\",\"toolName\":", req->id);
-	if (r >= 0)
-		r = json_quote_append(&sb, req->tool_name, strlen(req->tool_name));
-	if (r >= 0 && req->call_id) {
-		r = strbuf_puts(&sb, ",\"callId\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, req->call_id, strlen(req->call_id));
-	}
-	if (r >= 0 && req->reason) {
-		r = strbuf_puts(&sb, ",\"reason\":");
-		if (r >= 0)
-			r = json_quote_append(&sb, req->reason, strlen(req->reason));
-	}
-	if (r >= 0)
-		r = strbuf_putc(&sb, '}');
-	if (r < 0) {
-		strbuf_done(&sb);
+	_cleanup_free_ char *data = NULL;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "id", req->id);
+	jw_member_string(&w, "toolName", req->tool_name);
+	if (req->call_id)
+		jw_member_string(&w, "callId", req->call_id);
+	if (req->reason)
+		jw_member_string(&w, "reason", req->reason);
+	jw_object_end(&w);
+	if (jw_take(&w, &data) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	}
-	r = dsb_session_append(s, "approval/asked", sb.buf, NULL, reterr);
-	strbuf_done(&sb);
-	return r;
+	return dsb_session_append(s, "approval/asked", data, NULL, reterr);
 }
 
 int approval_request(dsb_session *s, const dsb_config *cfg, dsb_approval_request *req,
@@ -165,10 +147,14 @@ int approval_request(dsb_session *s, const dsb_config *cfg, dsb_approval_request
 			    outcome >= _DSB_OUTCOME_MAX))
 		outcome = DSB_OUTCOME_UNAVAILABLE;
 
-	char data[128];
-	(void)snprintf(data, sizeof(data), "{\"id\":\"%s\",\"outcome\":\"%s\"}", id,
-		       outcome_names[outcome]);
-	r = dsb_session_append(s, "approval/decided", data, NULL, reterr);
+	_cleanup_free_ char *data = NULL;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "id", id);
+	jw_member_string(&w, "outcome", outcome_names[outcome]);
+	jw_object_end(&w);
+	r = jw_take(&w, &data) < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
+				   : dsb_session_append(s, "approval/decided", data, NULL, reterr);
 	req->id = NULL;
 	if (r < 0)
 		return r;

@@ -132,13 +132,19 @@ static int dsh_env(dsb_session *session, char ***ret_env)
 /* Appends turn/start or turn/end for @turn (a call on an idle session is its own turn). */
 static int append_turn(dsb_session *s, bool start, int64_t turn, dsb_error *reterr)
 {
-	char data[96];
-	if (start)
-		(void)snprintf(data, sizeof(data), "{\"turn\":%lld}", (long long)turn);
-	else
-		(void)snprintf(data, sizeof(data),
-			       "{\"turn\":%lld,\"reason\":{\"kind\":\"completed\"}}",
-			       (long long)turn);
+	_cleanup_free_ char *data = NULL;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_int(&w, "turn", turn);
+	if (!start) {
+		jw_key(&w, "reason");
+		jw_object_begin(&w);
+		jw_member_string(&w, "kind", "completed");
+		jw_object_end(&w);
+	}
+	jw_object_end(&w);
+	if (jw_take(&w, &data) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return dsb_session_append(s, start ? "turn/start" : "turn/end", data, NULL, reterr);
 }
 

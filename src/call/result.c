@@ -96,129 +96,109 @@ int call_result_edit(dsb_call_result *res)
 	return 0;
 }
 
-static int put_output(strbuf *sb, const char *key, const dsb_output *o)
+static void put_output(jw *w, const char *key, const dsb_output *o)
 {
-	int r = strbuf_printf(sb, ",\"%s\":{\"text\":", key);
-	if (r >= 0)
-		r = json_quote_append(sb, o->text, o->len);
-	if (r >= 0)
-		r = strbuf_printf(
-			sb, ",\"truncated\":%s,\"spillPath\":", o->truncated ? "true" : "false");
-	if (r >= 0)
-		r = o->spill_path ? json_quote_append(sb, o->spill_path, strlen(o->spill_path))
-				  : strbuf_puts(sb, "null");
-	if (r >= 0)
-		r = strbuf_putc(sb, '}');
-	return r;
+	jw_key(w, key);
+	jw_object_begin(w);
+	jw_member_string_len(w, "text", o->text, o->len);
+	jw_member_bool(w, "truncated", o->truncated);
+	jw_member_string(w, "spillPath", o->spill_path);
+	jw_object_end(w);
 }
 
 /* The bash tool's structured result (ShellRunResult with its sandbox facts) and its text. */
-static int render_run(strbuf *sb, const dsb_call_result *res)
+static void render_run(jw *w, const dsb_call_result *res)
 {
 	const dsb_run_result *run = &res->run;
 	const char *sig = render_signal_name(run->signal);
-	int r = run->exit_code >= 0 ? strbuf_printf(sb, "{\"exitCode\":%d", run->exit_code)
-				    : strbuf_puts(sb, "{\"exitCode\":null");
-	if (r >= 0)
-		r = sig		  ? strbuf_printf(sb, ",\"signal\":\"%s\"", sig)
-		    : run->signal ? strbuf_printf(sb, ",\"signal\":%d", run->signal)
-				  : strbuf_puts(sb, ",\"signal\":null");
-	if (r >= 0)
-		r = strbuf_printf(sb, ",\"timedOut\":%s,\"timeoutMs\":%llu",
-				  run->timed_out ? "true" : "false",
-				  (unsigned long long)run->timeout_ms);
-	if (r >= 0)
-		r = put_output(sb, "stdout", &run->out);
-	if (r >= 0)
-		r = put_output(sb, "stderr", &run->err);
-	if (r >= 0)
-		r = strbuf_printf(sb, ",\"sandbox\":{\"mode\":\"%s\",\"denied\":%s",
-				  dsb_mode_to_string(run->mode), run->denied ? "true" : "false");
-	if (r >= 0 && run->has_enforcement)
-		r = strbuf_printf(sb, ",\"enforcement\":\"%s\"",
-				  dsb_enforcement_to_string(run->enforcement));
-	if (r >= 0)
-		r = strbuf_puts(sb, "},\"text\":");
-	if (r >= 0)
-		r = json_quote_append(sb, res->text, res->text_len);
-	if (r >= 0)
-		r = strbuf_putc(sb, '}');
-	return r;
+	jw_key(w, "exitCode");
+	if (run->exit_code >= 0)
+		jw_int(w, run->exit_code);
+	else
+		jw_null(w);
+	jw_key(w, "signal");
+	if (sig)
+		jw_string(w, sig);
+	else if (run->signal)
+		jw_int(w, run->signal);
+	else
+		jw_null(w);
+	jw_member_bool(w, "timedOut", run->timed_out);
+	jw_member_uint(w, "timeoutMs", run->timeout_ms);
+	put_output(w, "stdout", &run->out);
+	put_output(w, "stderr", &run->err);
+	jw_key(w, "sandbox");
+	jw_object_begin(w);
+	jw_member_string(w, "mode", dsb_mode_to_string(run->mode));
+	jw_member_bool(w, "denied", run->denied);
+	if (run->has_enforcement)
+		jw_member_string(w, "enforcement", dsb_enforcement_to_string(run->enforcement));
+	jw_object_end(w);
+	jw_member_string_len(w, "text", res->text, res->text_len);
 }
 
-/* {"error":{"name":DSH's class or "Error","code":NAME,"message":the mapped message}}. */
-static int render_error(strbuf *sb, const dsb_call_result *res)
+/* "error":{"name":DSH's class or "Error","code":NAME,"message":the mapped message}. */
+static void render_error(jw *w, const dsb_call_result *res)
 {
 	static const char prefix[] = "Error: ";
 	const char *name = dsb_code_dsh_error(res->error.code);
-	int r = strbuf_printf(sb, "{\"error\":{\"name\":\"%s\",\"code\":\"%s\",\"message\":",
-			      name ? name : "Error", dsb_code_name(res->error.code));
+	jw_key(w, "error");
+	jw_object_begin(w);
+	jw_member_string(w, "name", name ? name : "Error");
+	jw_member_string(w, "code", dsb_code_name(res->error.code));
 	/* The message the text carries, after the "Error: " it was given for the model. */
-	if (r >= 0)
-		r = json_quote_append(sb, res->text + strlen(prefix),
-				      res->text_len - strlen(prefix));
-	if (r >= 0)
-		r = strbuf_puts(sb, "}}");
-	return r;
+	jw_member_string_len(w, "message", res->text + strlen(prefix),
+			     res->text_len - strlen(prefix));
+	jw_object_end(w);
 }
 
-/* {"path":DISPLAY, then @key and the rest as given. */
-static int render_path(strbuf *sb, const dsb_call_result *res, const char *key)
+/* Whether @res has a structured result: an error, or a tool that makes one. */
+static bool has_json(const dsb_call_result *res)
 {
-	int r = strbuf_puts(sb, "{\"path\":");
-	if (r >= 0)
-		r = json_quote_append(sb, res->path, strlen(res->path));
-	if (r >= 0)
-		r = strbuf_printf(sb, ",\"%s\":", key);
-	return r;
+	if (res->is_error)
+		return true;
+	switch (res->tool) {
+	case DSB_TOOL_BASH:
+	case DSB_TOOL_WRITE:
+	case DSB_TOOL_EDIT:
+	case DSB_TOOL_READ:
+		return true;
+	case DSB_TOOL_EXEC:
+	case _DSB_TOOL_MAX:
+	case _DSB_TOOL_INVALID:
+	default:
+		return false;
+	}
 }
 
 int dsb_call_render_json(const dsb_call_result *res, char **ret_json, dsb_error *reterr)
 {
 	if (!res || !ret_json || (res->is_error ? !res->text : !res->text && !res->path))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_render_json: no result");
-	strbuf sb = STRBUF_INIT;
-	int r;
+	if (!has_json(res))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_call_render_json: %s has no JSON result",
+				dsb_tool_to_string(res->tool) ? dsb_tool_to_string(res->tool)
+							      : "this tool");
+
+	jw w = JW_INIT;
+	jw_object_begin(&w);
 	if (res->is_error)
-		r = render_error(&sb, res);
-	else
-		switch (res->tool) {
-		case DSB_TOOL_BASH:
-			r = render_run(&sb, res);
-			break;
-		case DSB_TOOL_WRITE:
-			r = render_path(&sb, res, "operation");
-			if (r >= 0)
-				r = strbuf_printf(&sb, "\"%s\"}",
-						  res->created ? "create" : "update");
-			break;
-		case DSB_TOOL_EDIT:
-			r = render_path(&sb, res, "replacements");
-			if (r >= 0)
-				r = strbuf_printf(&sb, "%zu}", res->replacements);
-			break;
-		case DSB_TOOL_READ:
-			r = render_path(&sb, res, "content");
-			if (r >= 0)
-				r = json_quote_append(&sb, res->text, res->text_len);
-			if (r >= 0)
-				r = strbuf_putc(&sb, '}');
-			break;
-		case DSB_TOOL_EXEC:
-		case _DSB_TOOL_MAX:
-		case _DSB_TOOL_INVALID:
-		default:
-			strbuf_done(&sb);
-			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
-					"dsb_call_render_json: %s has no JSON result",
-					dsb_tool_to_string(res->tool)
-						? dsb_tool_to_string(res->tool)
-						: "this tool");
-		}
-	if (r < 0) {
-		strbuf_done(&sb);
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		render_error(&w, res);
+	else if (res->tool == DSB_TOOL_BASH)
+		render_run(&w, res);
+	else {
+		/* "path":DISPLAY, then what the tool did. */
+		jw_member_string(&w, "path", res->path);
+		if (res->tool == DSB_TOOL_WRITE)
+			jw_member_string(&w, "operation", res->created ? "create" : "update");
+		else if (res->tool == DSB_TOOL_EDIT)
+			jw_member_uint(&w, "replacements", res->replacements);
+		else
+			jw_member_string_len(&w, "content", res->text, res->text_len);
 	}
-	*ret_json = strbuf_take(&sb);
+	jw_object_end(&w);
+	if (jw_take(&w, ret_json) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return 0;
 }

@@ -197,45 +197,10 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 		       dsb_exec_policy *ret_policy, dsb_error *err);
 
 /*
- * A JSON writer for the --json outputs. Its error sticks: the first failure is recorded and
- * every later call does nothing, so a document is written without checks and checked once, by
- * jw_print() or jw_take(). Members and items get their commas themselves.
+ * The --json outputs' check (jw_take(), core/jw.c): prints the document and a newline on stdout,
+ * or nothing. Empties @w; 0 or -ENOMEM.
  */
-typedef struct jw {
-	strbuf sb;
-	int error;  /* the first failure (-ENOMEM), 0 until then */
-	bool comma; /* a value precedes: the next member or item needs a comma */
-} jw;
-
-#define JW_INIT                   \
-	{                         \
-		.sb = STRBUF_INIT \
-	}
-
-void jw_object_begin(jw *w);
-void jw_object_end(jw *w);
-void jw_array_begin(jw *w);
-void jw_array_end(jw *w);
-/* A member's name: the next value is its value. @key is written as is (no escaping). */
-void jw_key(jw *w, const char *key);
-/* @s quoted as JSON.stringify() does, or null when @s is NULL. */
-void jw_string(jw *w, const char *s);
-void jw_uint(jw *w, unsigned long long v);
-void jw_int(jw *w, long long v);
-void jw_bool(jw *w, bool v);
-void jw_null(jw *w);
-/* jw_key(), then the value. */
-void jw_member_string(jw *w, const char *key, const char *s);
-void jw_member_uint(jw *w, const char *key, unsigned long long v);
-void jw_member_int(jw *w, const char *key, long long v);
-void jw_member_bool(jw *w, const char *key, bool v);
-
-/* The one check: prints the document and a newline on stdout, or nothing. Frees @w; 0 or
- * -ENOMEM. */
 int jw_print(jw *w);
-
-/* The one check: *@ret_json is the document (a new string), or -ENOMEM. Frees @w. */
-int jw_take(jw *w, char **ret_json);
 
 /* The members of the policy object of `policy --json` (the object's braces are the caller's). */
 void cli_policy_json(jw *w, const dsb_exec_policy *p, char *const *roots);

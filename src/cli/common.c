@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What every subcommand shares: error reporting, configuration loading, the policy JSON. */
+/* What every subcommand shares: error reporting, configuration loading, the policy JSON, printing
+ * a --json document. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,15 @@ void cli_policy_json(jw *w, const dsb_exec_policy *p, char *const *roots)
 	for (size_t i = 0; roots[i]; i++)
 		jw_string(w, roots[i]);
 	jw_array_end(w);
+}
+
+int jw_print(jw *w)
+{
+	_cleanup_free_ char *json = NULL;
+	int r = jw_take(w, &json);
+	if (r >= 0)
+		puts(json);
+	return r;
 }
 
 int cli_flush_stdout(void)

@@ -165,44 +165,23 @@ int context_retained_load(int fd, const char *path, context_retained *ret, log_h
 int context_message_format(const char *text, const context_sections *sections, const char *id,
 			   char **ret_json)
 {
-	strbuf sb = STRBUF_INIT;
-	int r = strbuf_puts(&sb, "{\"content\":[{\"type\":\"text\",\"text\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, text, strlen(text));
-	if (r >= 0)
-		r = strbuf_puts(
-			&sb,
-			"}],\"source\":{\"kind\":\"plugin\",\"plugin\":\"" DSB_CONTEXT_SOURCE "\"");
+	jw w = JW_INIT;
+	session_message_begin(&w, text, DSB_CONTEXT_SOURCE);
 	/* The cleared marker has no contributions left to attribute. */
-	if (r >= 0 && sections && sections->n > 0) {
-		r = strbuf_puts(&sb, ",\"form\":\"snapshot\",\"sections\":[");
-		for (size_t i = 0; r >= 0 && i < sections->n; i++) {
-			const context_section *s = &sections->items[i];
-			r = strbuf_puts(&sb, i ? ",{\"name\":" : "{\"name\":");
-			if (r >= 0)
-				r = json_quote_append(&sb, s->name, strlen(s->name));
-			if (r >= 0)
-				r = strbuf_puts(&sb, ",\"text\":");
-			if (r >= 0)
-				r = json_quote_append(&sb, s->text, strlen(s->text));
-			if (r >= 0)
-				r = strbuf_putc(&sb, '}');
+	if (sections && sections->n > 0) {
+		jw_member_string(&w, "form", "snapshot");
+		jw_key(&w, "sections");
+		jw_array_begin(&w);
+		for (size_t i = 0; i < sections->n; i++) {
+			jw_object_begin(&w);
+			jw_member_string(&w, "name", sections->items[i].name);
+			jw_member_string(&w, "text", sections->items[i].text);
+			jw_object_end(&w);
 		}
-		if (r >= 0)
-			r = strbuf_putc(&sb, ']');
+		jw_array_end(&w);
 	}
-	if (r >= 0)
-		r = strbuf_puts(&sb, "},\"role\":\"user\",\"id\":");
-	if (r >= 0)
-		r = json_quote_append(&sb, id, strlen(id));
-	if (r >= 0)
-		r = strbuf_putc(&sb, '}');
-	char *out = r >= 0 ? strbuf_take(&sb) : NULL;
-	strbuf_done(&sb);
-	if (!out)
-		return -ENOMEM;
-	*ret_json = out;
-	return 0;
+	session_message_end(&w, id);
+	return jw_take(&w, ret_json);
 }
 
 int context_project(const context_retained *retained, const context_sections *sections,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internals of the core piece, shared by every other piece: error helpers, string arrays and
- * buffers, path canonicalisation, the platform temp dir, JSON string quoting and UUIDs.
- * Nothing here knows about policy.
+ * buffers, path canonicalisation, the platform temp dir, JSON string quoting, the JSON writer
+ * and UUIDs. Nothing here knows about policy.
  *
- * Leaf helpers (strv_*, strbuf_*, path_*, tmpdir_*, json_*, uuid_*) return 0 or -errno and never
- * take a dsb_error; the first component-level caller converts with dsb_fail_errno().
+ * Leaf helpers (strv_*, strbuf_*, path_*, tmpdir_*, json_*, jw_*, uuid_*) return 0 or -errno and
+ * never take a dsb_error; the first component-level caller converts with dsb_fail_errno().
  */
 #ifndef DSB_CORE_CORE_H
 #define DSB_CORE_CORE_H
@@ -217,6 +217,67 @@ void json_seed(void);
  * "1e+21", "1e-7"). DSH's messages interpolate numbers so. -ENOMEM.
  */
 int js_number_append(strbuf *sb, double v);
+
+/* --- jw.c: the JSON writer for byte-exact output ------------------------------------------ */
+
+/*
+ * Compact JSON written in order into a growing buffer, strings quoted by json_quote_append(),
+ * so the bytes are JSON.stringify()'s for the same keys in the same order. Its error sticks:
+ * the first failure is recorded and every later call does nothing, so a document is written
+ * without checks and checked once, by jw_take(), which every writer ends with. Members and
+ * items get their commas themselves. Not thread-safe: one writer per document.
+ *
+ *   jw w = JW_INIT;
+ *   jw_object_begin(&w);
+ *   jw_member_string(&w, "path", path);
+ *   jw_object_end(&w);
+ *   r = jw_take(&w, &json);
+ */
+typedef struct jw {
+	strbuf sb;
+	int error;  /* the first failure (-ENOMEM), 0 until then */
+	bool comma; /* a value precedes: the next member or item needs a comma */
+} jw;
+
+#define JW_INIT                   \
+	{                         \
+		.sb = STRBUF_INIT \
+	}
+
+void jw_object_begin(jw *w);
+void jw_object_end(jw *w);
+void jw_array_begin(jw *w);
+void jw_array_end(jw *w);
+/* A member's name: the next value is its value. @key is written as is (no escaping). */
+void jw_key(jw *w, const char *key);
+/* @s quoted as JSON.stringify() does, or null when @s is NULL. */
+void jw_string(jw *w, const char *s);
+/* The @len bytes at @s, NULs included, quoted as jw_string() quotes; never null ("" for 0). */
+void jw_string_len(jw *w, const char *s, size_t len);
+void jw_uint(jw *w, uint64_t v);
+void jw_int(jw *w, int64_t v);
+void jw_bool(jw *w, bool v);
+void jw_null(jw *w);
+/* @json, one value already encoded (compact, as it is to appear), as the next value. */
+void jw_raw(jw *w, const char *json);
+/*
+ * @s appended as it is, with no comma before it and none owed after: a fragment the caller
+ * formed, such as more members after a value (`,"k":1`) or the newline after a document.
+ */
+void jw_verbatim(jw *w, const char *s);
+/* jw_key(), then the value. */
+void jw_member_string(jw *w, const char *key, const char *s);
+void jw_member_string_len(jw *w, const char *key, const char *s, size_t len);
+void jw_member_uint(jw *w, const char *key, uint64_t v);
+void jw_member_int(jw *w, const char *key, int64_t v);
+void jw_member_bool(jw *w, const char *key, bool v);
+void jw_member_raw(jw *w, const char *key, const char *json);
+
+/*
+ * The one check: 0 with *@ret_json the document (a new string; free with free()), or the first
+ * failure (-ENOMEM), *@ret_json untouched. Empties @w either way, ready for another document.
+ */
+int jw_take(jw *w, char **ret_json);
 
 /* --- uuid.c --------------------------------------------------------------------------------- */
 

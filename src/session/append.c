@@ -104,7 +104,7 @@ static int cut_torn_tail(int fd, const char *path, off_t from, off_t size, dsb_e
 	_cleanup_free_ char *bytes = malloc(n);
 	if (!bytes)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	int r = tail_pread_all(fd, bytes, n, from);
+	int r = log_pread_all(fd, bytes, n, from);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read its torn tail", path);
 
@@ -214,17 +214,18 @@ int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *u
 	const char *type = ev.type, *data_json = ev.data_json, *extra = ev.extra;
 
 	/* JSON.stringify({type, seq, time, data}): DSH's envelope key order (spec §3.1). */
-	strbuf line = STRBUF_INIT;
-	r = strbuf_puts(&line, "{\"type\":");
-	if (r >= 0)
-		r = json_quote_append(&line, type, strlen(type));
-	if (r >= 0)
-		r = strbuf_printf(&line, ",\"seq\":%llu,\"time\":%llu,\"data\":%s%s}\n",
-				  (unsigned long long)seq, (unsigned long long)log_now_ms(),
-				  data_json, extra ? extra : "");
-	_cleanup_free_ char *text = r >= 0 ? strbuf_take(&line) : NULL;
-	strbuf_done(&line);
-	if (!text)
+	jw line = JW_INIT;
+	jw_object_begin(&line);
+	jw_member_string(&line, "type", type);
+	jw_member_uint(&line, "seq", seq);
+	jw_member_uint(&line, "time", log_now_ms());
+	jw_member_raw(&line, "data", data_json);
+	if (extra)
+		jw_verbatim(&line, extra);
+	jw_object_end(&line);
+	jw_verbatim(&line, "\n");
+	_cleanup_free_ char *text = NULL;
+	if (jw_take(&line, &text) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
 
 	/* What readers would refuse is never written: the same rule, at the line it would take. */

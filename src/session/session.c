@@ -157,7 +157,7 @@ static int read_header(int fd, const char *path, off_t size, log_header *ret_hea
 	_cleanup_free_ char *line = malloc((size_t)header_end);
 	if (!line)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	r = tail_pread_all(fd, line, (size_t)header_end, 0);
+	r = log_pread_all(fd, line, (size_t)header_end, 0);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
 	return log_header_parse(line, (size_t)header_end - 1, path, ret_header, reterr);
@@ -518,12 +518,40 @@ int session_append_decide(dsb_session *session, log_decide_fn decide, void *user
 	return log_append_decide(session->path, session->fsync, decide, userdata, ret_seq, reterr);
 }
 
+void session_message_begin(jw *w, const char *text, const char *plugin)
+{
+	jw_object_begin(w);
+	jw_key(w, "content");
+	jw_array_begin(w);
+	jw_object_begin(w);
+	jw_member_string(w, "type", "text");
+	jw_member_string(w, "text", text);
+	jw_object_end(w);
+	jw_array_end(w);
+	jw_key(w, "source");
+	jw_object_begin(w);
+	jw_member_string(w, "kind", "plugin");
+	jw_member_string(w, "plugin", plugin);
+}
+
+void session_message_end(jw *w, const char *id)
+{
+	jw_object_end(w);
+	jw_member_string(w, "role", "user");
+	jw_member_string(w, "id", id);
+	jw_object_end(w);
+}
+
 /* Appends {"type":@type,"data":{"@key":"@value"}}. */
 static int append_knob(dsb_session *s, const char *type, const char *key, const char *value,
 		       dsb_error *reterr)
 {
 	_cleanup_free_ char *data = NULL;
-	if (asprintf(&data, "{\"%s\":\"%s\"}", key, value) < 0)
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, key, value);
+	jw_object_end(&w);
+	if (jw_take(&w, &data) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return log_append(s->path, type, data, NULL, s->fsync, NULL, reterr);
 }

@@ -2,13 +2,24 @@
 /*
  * Internals of the session piece: DSH's JSONL v0 session logs (spec §3), plain or zstd-framed.
  *
- *   layout.c  the store root and the --projectKey--/encodedId/ layout (§3.6)
- *   scan.c    the forward scanner: header, events, packed chunk rows, seq checks, zstd frames
- *   surface.c the surface rule (surfaceOp, sourceEventSeqs) the scanner applies to every record
- *   check.c   validating a log before it is read or appended to, resumed from a checkpoint
- *   tail.c    the backward reader of plain logs: last complete line, folds from the end
- *   append.c  creating a log and appending to it under flock, torn-tail recovery
- *   session.c the dsb_session object the rest of the library uses
+ * Files on floors, each using only those below it (and core):
+ *
+ *   0 layout.c  the store root and the --projectKey--/encodedId/ layout (§3.6)
+ *   0 js.c      JavaScript's view of JSON values: JSON.parse() of a line, safe integers,
+ *               String() and JSON.stringify() of a value as DSH's messages quote it
+ *   0 reader.c  a log file's bytes: exact preads, the zstd magic, the line reader (plain or zstd)
+ *   1 header.c  the header line: parsed and checked, and formatted (js.c)
+ *   1 surface.c the surface rule (surfaceOp, sourceEventSeqs) the scanner applies to every record
+ *               (js.c)
+ *   1 tail.c    the backward reader of plain logs: last complete line, folds from the end
+ *               (reader.c, js.c)
+ *   2 scan.c    the forward scanner: events, packed chunk rows, seq checks, the policy invariants
+ *               (reader.c, header.c, surface.c, js.c)
+ *   3 check.c   validating a log before it is read or appended to, resumed from a checkpoint
+ *               (scan.c, reader.c)
+ *   4 append.c  creating a log and appending to it under flock, torn-tail recovery (check.c,
+ *               scan.c, reader.c)
+ *   5 session.c the dsb_session object the rest of the library uses (all of the above)
  *
  * Every reader tolerates a torn last line (no final newline): it is not a record yet.
  *
@@ -37,6 +48,21 @@
 /* One line of a log, at most (a 10 MB tool result is a real line; 64 MiB is not). */
 #define LOG_LINE_MAX ((size_t)64 * 1024 * 1024)
 
+/* Number.MAX_SAFE_INTEGER: DSH's integers are doubles, exact only up to here. */
+#define JS_MAX_SAFE_INTEGER INT64_C(9007199254740991)
+
+/* DSB_E_SESSION_INVALID with the message "PATH: TEXT". */
+static inline int log_invalid(dsb_error *reterr, const char *path, const char *text)
+{
+	return dsb_fail(reterr, DSB_E_SESSION_INVALID, "%s: %s", path, text);
+}
+
+/* DSB_E_NO_MEMORY with the message "PATH: out of memory". */
+static inline int log_no_memory(dsb_error *reterr, const char *path)
+{
+	return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
+}
+
 /* --- layout.c ------------------------------------------------------------------------------ */
 
 /* encodeSegment(): one safe path segment, injective over strings. -EINVAL for "", -ENOMEM. */
@@ -51,14 +77,95 @@ int layout_session_dir(const char *root, const char *cwd, const char *id, char *
 /* $DSH_SANDBOX_STORE, else $XDG_STATE_HOME/dsh-sandbox, else ~/.local/state/dsh-sandbox. */
 int layout_default_root(char **ret_root);
 
-/* --- scan.c -------------------------------------------------------------------------------- */
+/* --- js.c ---------------------------------------------------------------------------------- */
 
 /*
- * JSON.parse() of one line, as far as jansson can follow it (scan.c): a duplicate key keeps the
- * last value, bytes that are not UTF-8 read as U+FFFD, as Node decodes the file before parsing.
+ * JSON.parse() of one line, as far as jansson can follow it: a duplicate key keeps the last
+ * value, bytes that are not UTF-8 read as U+FFFD, as Node decodes the file before parsing.
  * 0 and a new reference; -EINVAL when the text is not JSON; -ENOMEM.
  */
 int log_parse_json(const char *text, size_t len, json_t **ret_json);
+
+/* Number.isSafeInteger(@v), with the value. A JSON real like 5.0 is the JS number 5. */
+bool js_safe_integer(const json_t *v, int64_t *ret);
+
+/* A safe non-negative integer that is not -0, as isHeaderLine() wants createdAt. */
+bool js_count(const json_t *v, uint64_t *ret);
+
+/* @v === @n for a JSON value and a count below 2^53. */
+bool js_equals_count(const json_t *v, uint64_t n);
+
+/* Appends String(@v), as a template literal interpolates it; NULL is undefined. -ENOMEM. */
+int js_string_append(strbuf *sb, const json_t *v);
+
+/*
+ * Appends JSON.stringify(@v) (compact; NULL is undefined), as DSH's invariant messages quote
+ * values. -ENOMEM.
+ */
+int js_stringify_append(strbuf *sb, const json_t *v);
+
+/* --- reader.c ------------------------------------------------------------------------------ */
+
+/* pread() of exactly @n bytes. -errno, -EIO when the file is shorter. */
+int log_pread_all(int fd, char *buf, size_t n, off_t offset);
+
+/* Whether the file starts with the zstd frame magic (DSH's default .jsonl.zstd logs). */
+bool log_is_zstd(int fd, off_t size);
+
+/*
+ * Complete lines of the log's text, the file itself or its zstd frames decoded. The buffer holds
+ * the line being read and what was read past it; it grows only as far as the longest line.
+ *
+ * zstd: DSH writes the header alone in a first frame, then a frame per append batch, and treats
+ * a frame the file ends inside as a torn tail. Each frame is walked structurally before it is
+ * decoded (scanZstdFrames()), so no line of a torn frame is ever handed out and nothing has to
+ * be held back to find out. committed then moves only at frame ends that are line ends.
+ */
+typedef struct line_reader {
+	int fd;
+	const char *path;
+	off_t size;	/* the file size seen at the start: later appends are not read */
+	off_t file_pos; /* the next file byte to read */
+
+	char *buf; /* [start, len) not handed out yet, of which [scan, len) not searched */
+	size_t cap, start, scan, len;
+	off_t text_pos;	 /* the text offset of buf[start] */
+	size_t line_no;	 /* lines handed out */
+	off_t committed; /* file bytes up to the end of the last line that ends a unit */
+
+	bool zstd;
+	struct ZSTD_DCtx_s *dctx; /* <zstd.h>'s ZSTD_DCtx */
+	unsigned char *in;
+	size_t in_pos, in_len;
+	bool in_frame;
+	off_t frame_start, frame_end; /* the frame being decoded, or the last one */
+	size_t frames;		      /* frames decoded to their end */
+	off_t boundary_text;	      /* where the last of them ended: text offset */
+	off_t boundary_file;	      /* ... and file offset */
+	bool torn_frame;	      /* the file ends inside a frame */
+} line_reader;
+
+/*
+ * Opens a reader of the log at @fd (named @path in messages; both borrowed), which must be a
+ * regular file: plain or zstd by its magic number. Release with line_reader_done() either way.
+ * Callers read the fields above and leave them alone.
+ */
+int line_reader_init(line_reader *r, int fd, const char *path, dsb_error *reterr);
+void line_reader_done(line_reader *r);
+
+/*
+ * The next complete line (without its newline), valid until the next call. Returns 1, or 0 at
+ * the end of the text, where buf[start, len) is what follows the last newline.
+ */
+int line_reader_next(line_reader *r, const char **ret_line, size_t *ret_len, dsb_error *reterr);
+
+/* zstd: decodes until the first frame has ended (or the file ends inside it). 0 or an error. */
+int line_reader_end_first_frame(line_reader *r, dsb_error *reterr);
+
+/* A plain log's reader moved to @offset, just past a '\n', with @lines lines before it. */
+void line_reader_seek(line_reader *r, off_t offset, size_t lines);
+
+/* --- header.c ------------------------------------------------------------------------------ */
 
 /* The header line (spec §3.6), absent optional keys NULL / false. */
 typedef struct log_header {
@@ -87,6 +194,8 @@ int log_header_parse(const char *line, size_t len, const char *path, log_header 
 
 /* The header line as DSH writes it (key order of §3.6), without the newline. -ENOMEM. */
 int log_header_format(const log_header *h, char **ret_line);
+
+/* --- scan.c -------------------------------------------------------------------------------- */
 
 /*
  * One record of a log as the scanner hands it over: an event, or a packed chunk row standing
@@ -221,6 +330,15 @@ int session_append_extra(dsb_session *session, const char *type, const char *dat
 			 const char *extra, uint64_t *ret_seq, dsb_error *reterr);
 
 /*
+ * session.c: a plugin's user/message data as DSH's createUserMessage() lays it out, in two
+ * halves around the members the plugin adds to its source:
+ * {"content":[{"type":"text","text":@text}],"source":{"kind":"plugin","plugin":@plugin ...
+ * then ...},"role":"user","id":@id}. Written into @w; checked at its jw_take().
+ */
+void session_message_begin(jw *w, const char *text, const char *plugin);
+void session_message_end(jw *w, const char *id);
+
+/*
  * session.c: the last event whose type is one of @types (@n of them), read from the end:
  * 1 with *@ret_which (its index in @types) and *@ret_record (a new reference), or 0.
  */
@@ -289,12 +407,6 @@ typedef struct tail {
 	off_t block_start;
 	size_t block_len;
 } tail;
-
-/* Whether the file starts with the zstd frame magic (DSH's default .jsonl.zstd logs). */
-bool log_is_zstd(int fd, off_t size);
-
-/* pread() of exactly @n bytes. -errno, -EIO when the file is shorter. */
-int tail_pread_all(int fd, char *buf, size_t n, off_t offset);
 
 /*
  * The end of the header line (just past its '\n') and of the committed region (just past the

@@ -20,8 +20,6 @@
 
 #include "session.h"
 
-#define JS_MAX_SAFE_INTEGER 9007199254740991.0
-
 void log_surface_done(log_surface *s)
 {
 	free(s->nodes);
@@ -44,19 +42,10 @@ static int cmp_u64(const void *a, const void *b)
 /* isEventSeq(): a non-negative safe integer (a JSON real like 5.0 is the JS number 5). */
 static bool event_seq(const json_t *v, uint64_t *ret)
 {
-	if (json_is_integer(v)) {
-		json_int_t i = json_integer_value(v);
-		if (i < 0 || (double)i > JS_MAX_SAFE_INTEGER)
-			return false;
-		*ret = (uint64_t)i;
-		return true;
-	}
-	if (!json_is_real(v))
+	int64_t i;
+	if (!js_safe_integer(v, &i) || i < 0)
 		return false;
-	double d = json_real_value(v);
-	if (!(d >= 0 && d <= JS_MAX_SAFE_INTEGER) || d != (double)(uint64_t)d)
-		return false;
-	*ret = (uint64_t)d;
+	*ret = (uint64_t)i;
 	return true;
 }
 

@@ -537,6 +537,83 @@ static void test_json_quote_invalid_utf8(void **state)
 		assert_quoted(cases[i].in, cases[i].len, cases[i].expected);
 }
 
+/* --- the JSON writer ------------------------------------------------------------------------ */
+
+static void assert_taken(jw *w, const char *expected, size_t expected_len)
+{
+	char *out = NULL;
+	assert_int_equal(jw_take(w, &out), 0);
+	bool same = strlen(out) == expected_len && memcmp(out, expected, expected_len) == 0;
+	if (!same)
+		print_error("jw gave [%s], expected [%s]\n", out, expected);
+	free(out);
+	assert_true(same);
+}
+
+static void test_jw_document(void **state)
+{
+	(void)state;
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	jw_member_string(&w, "s", "a\"b\n");
+	jw_member_string(&w, "none", NULL);
+	jw_member_string_len(&w, "nul", "a\0b", 3);
+	jw_member_string_len(&w, "empty", NULL, 0);
+	jw_member_uint(&w, "u", UINT64_MAX);
+	jw_member_int(&w, "i", INT64_MIN);
+	jw_member_bool(&w, "t", true);
+	jw_member_raw(&w, "raw", "{\"k\":[1,2]}");
+	jw_key(&w, "a");
+	jw_array_begin(&w);
+	jw_array_end(&w);
+	jw_key(&w, "b");
+	jw_array_begin(&w);
+	jw_null(&w);
+	jw_bool(&w, false);
+	jw_raw(&w, "7");
+	jw_object_begin(&w);
+	jw_object_end(&w);
+	jw_string(&w, "\xFF");
+	jw_array_end(&w);
+	jw_verbatim(&w, ",\"more\":1");
+	jw_object_end(&w);
+	jw_verbatim(&w, "\n");
+	static const char expected[] =
+		"{\"s\":\"a\\\"b\\n\",\"none\":null,\"nul\":\"a\\u0000b\",\"empty\":\"\","
+		"\"u\":18446744073709551615,\"i\":-9223372036854775808,\"t\":true,"
+		"\"raw\":{\"k\":[1,2]},\"a\":[],\"b\":[null,false,7,{},\"\xEF\xBF\xBD\"],"
+		"\"more\":1}\n";
+	assert_taken(&w, expected, strlen(expected));
+
+	/* Taken, the writer is empty and starts the next document afresh. */
+	jw_array_begin(&w);
+	jw_uint(&w, 1);
+	jw_array_end(&w);
+	assert_taken(&w, "[1]", 3);
+}
+
+static void test_jw_failure_sticks(void **state)
+{
+	(void)state;
+	char *out = NULL;
+	jw w = JW_INIT;
+	assert_int_equal(jw_take(&w, &out), -ENOMEM); /* nothing written: no document */
+	assert_null(out);
+
+	jw_object_begin(&w);
+	jw_member_string(&w, "k", "v");
+	w.error = -ENOMEM; /* as a failed allocation records it */
+	size_t len = w.sb.len;
+	jw_member_string(&w, "later", "ignored");
+	jw_verbatim(&w, "\n");
+	jw_object_end(&w);
+	assert_int_equal(w.sb.len, len);
+	assert_int_equal(jw_take(&w, &out), -ENOMEM);
+	assert_null(out);
+	assert_null(w.sb.buf);
+	assert_int_equal(w.error, 0);
+}
+
 /* --- UUIDs ---------------------------------------------------------------------------------- */
 
 static void test_uuid_v4_format_and_uniqueness(void **state)
@@ -674,6 +751,8 @@ int main(void)
 		cmocka_unit_test(test_json_quote_table),
 		cmocka_unit_test(test_json_quote_every_control_character),
 		cmocka_unit_test(test_json_quote_invalid_utf8),
+		cmocka_unit_test(test_jw_document),
+		cmocka_unit_test(test_jw_failure_sticks),
 		cmocka_unit_test(test_uuid_v4_format_and_uniqueness),
 		cmocka_unit_test(test_strv_helpers),
 		cmocka_unit_test(test_strbuf_growth_and_printf),

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The --json outputs' writer: compact JSON into a growing buffer, escaped as JSON.stringify()
- * escapes (json_quote_append()). Its first failure sticks and turns every later call into a
- * no-op, so a document is built straight through and checked once at the end.
+ * The writer of every JSON document whose bytes matter: the --json outputs, a call's structured
+ * result, the session log's lines. Compact JSON into a growing buffer, strings escaped as
+ * JSON.stringify() escapes them (json_quote_append()), members in the order they are written.
+ * Its first failure sticks and turns every later call into a no-op, so a document is built
+ * straight through and checked once at the end, by jw_take(). jansson stays the parser; its
+ * encoder escapes differently (upper-case \u hex) and refuses bytes that are not UTF-8.
  */
 #include <errno.h>
-#include <stdio.h>
+#include <inttypes.h>
 #include <string.h>
 
-#include "../core/core.h"
-#include "cli.h"
+#include "core.h"
 
 /* Runs one strbuf call on @w's buffer, recording its failure. */
 #define JW_DO(w, call)                   \
@@ -80,20 +82,26 @@ void jw_string(jw *w, const char *s)
 {
 	if (!s)
 		jw_null(w);
-	else if (value_begin(w))
-		JW_DO(w, json_quote_append(&w->sb, s, strlen(s)));
+	else
+		jw_string_len(w, s, strlen(s));
 }
 
-void jw_uint(jw *w, unsigned long long v)
+void jw_string_len(jw *w, const char *s, size_t len)
 {
 	if (value_begin(w))
-		JW_DO(w, strbuf_printf(&w->sb, "%llu", v));
+		JW_DO(w, json_quote_append(&w->sb, s, len));
 }
 
-void jw_int(jw *w, long long v)
+void jw_uint(jw *w, uint64_t v)
 {
 	if (value_begin(w))
-		JW_DO(w, strbuf_printf(&w->sb, "%lld", v));
+		JW_DO(w, strbuf_printf(&w->sb, "%" PRIu64, v));
+}
+
+void jw_int(jw *w, int64_t v)
+{
+	if (value_begin(w))
+		JW_DO(w, strbuf_printf(&w->sb, "%" PRId64, v));
 }
 
 void jw_bool(jw *w, bool v)
@@ -106,19 +114,36 @@ void jw_null(jw *w)
 	put_raw(w, "null");
 }
 
+void jw_raw(jw *w, const char *json)
+{
+	put_raw(w, json);
+}
+
+void jw_verbatim(jw *w, const char *s)
+{
+	if (!w->error)
+		JW_DO(w, strbuf_puts(&w->sb, s));
+}
+
 void jw_member_string(jw *w, const char *key, const char *s)
 {
 	jw_key(w, key);
 	jw_string(w, s);
 }
 
-void jw_member_uint(jw *w, const char *key, unsigned long long v)
+void jw_member_string_len(jw *w, const char *key, const char *s, size_t len)
+{
+	jw_key(w, key);
+	jw_string_len(w, s, len);
+}
+
+void jw_member_uint(jw *w, const char *key, uint64_t v)
 {
 	jw_key(w, key);
 	jw_uint(w, v);
 }
 
-void jw_member_int(jw *w, const char *key, long long v)
+void jw_member_int(jw *w, const char *key, int64_t v)
 {
 	jw_key(w, key);
 	jw_int(w, v);
@@ -128,6 +153,12 @@ void jw_member_bool(jw *w, const char *key, bool v)
 {
 	jw_key(w, key);
 	jw_bool(w, v);
+}
+
+void jw_member_raw(jw *w, const char *key, const char *json)
+{
+	jw_key(w, key);
+	jw_raw(w, json);
 }
 
 int jw_take(jw *w, char **ret_json)
@@ -140,14 +171,5 @@ int jw_take(jw *w, char **ret_json)
 	else
 		*ret_json = strbuf_take(&w->sb);
 	*w = (jw)JW_INIT;
-	return r;
-}
-
-int jw_print(jw *w)
-{
-	_cleanup_free_ char *json = NULL;
-	int r = jw_take(w, &json);
-	if (r >= 0)
-		puts(json);
 	return r;
 }
