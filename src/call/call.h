@@ -2,6 +2,7 @@
 /*
  * Internals of the call piece.
  *
+ *   tool.c     the tools' names
  *   setup.c    where a front end's configuration comes from, and one call's policy with the
  *              protected paths a front end adds (spec §2.2)
  *   prepare.c  a call's preparation in DSH's order: arguments, escalation pairing, policy,

@@ -17,33 +17,8 @@
 
 #include "server.h"
 
-/* The progress message: the newest output line, cut to this many bytes. */
-#define PROGRESS_LINE_MAX 512
-
 /* At most one progress notification a second per call. */
 #define PROGRESS_INTERVAL_MS 1000
-
-struct server_call {
-	server_call *next;
-	server *srv;
-	json_t *id;		/* the request's id */
-	json_t *params;		/* the tools/call params */
-	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
-	dsb_call *call;		/* while it runs; under srv->lock */
-	dsb_jobs_waiter waiter; /* a job_output wait, ended by a cancellation */
-	char started[32];	/* the id of the job a background start started, or "" */
-	bool cancelled;		/* notifications/cancelled (or shutdown): no response */
-	bool done;		/* its response is being written: too late to cancel */
-
-	/* The output's lines as they come, per stream; the newest whole one; under srv->lock. */
-	char partial[2][PROGRESS_LINE_MAX];
-	size_t partial_len[2];
-	char newest[PROGRESS_LINE_MAX];
-	size_t newest_len;
-	bool pending;	       /* @newest not sent yet */
-	uint64_t sent;	       /* progress notifications sent (the progress value) */
-	uint64_t last_sent_ms; /* when the last one was */
-};
 
 static void call_free(server_call *sc)
 {
@@ -293,7 +268,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	}
 	dsb_answerer_fn answer = NULL;
 	void *answer_userdata = NULL;
-	server_answerer(srv, sc, &answer, &answer_userdata);
+	elicit_answerer(srv, sc, &answer, &answer_userdata);
 	dsb_call_set_answerer(call, answer, answer_userdata);
 	dsb_call_set_observations(call, srv->observations);
 	if (sc->progress)
@@ -429,16 +404,6 @@ int calls_start(server *srv, json_t *id, json_t *params)
 		return -e;
 	}
 	return 0;
-}
-
-bool calls_cancelled(const server_call *sc)
-{
-	return sc->cancelled;
-}
-
-server *calls_server(const server_call *sc)
-{
-	return sc->srv;
 }
 
 /* Cancels @sc: its command, its approval, its job_output wait. Under the lock. */

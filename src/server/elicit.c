@@ -121,7 +121,7 @@ static void log_grant(server *srv, const dsb_approval_request *req)
 static json_t *await(server *srv, server_call *sc, server_request *q, uint64_t deadline_ms)
 {
 	for (;;) {
-		if (q->response || calls_cancelled(sc) || srv->stopping)
+		if (q->response || sc->cancelled || srv->stopping)
 			break;
 		uint64_t now = monotonic_ms();
 		if (now >= deadline_ms)
@@ -179,7 +179,7 @@ static dsb_approval_outcome outcome_of(const json_t *response, bool session_gran
 int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
 {
 	server_call *sc = userdata;
-	server *srv = calls_server(sc);
+	server *srv = sc->srv;
 	*ret = DSB_OUTCOME_UNAVAILABLE;
 
 	/* The deployment's settings, as the call itself read them. */
@@ -215,7 +215,7 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 
 	server_request q = {0};
 	(void)pthread_mutex_lock(&srv->lock);
-	if (calls_cancelled(sc) || srv->stopping) {
+	if (sc->cancelled || srv->stopping) {
 		(void)pthread_mutex_unlock(&srv->lock);
 		json_decref(params);
 		*ret = DSB_OUTCOME_CANCELLED;
@@ -235,7 +235,7 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 	uint64_t deadline = timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
 	(void)pthread_mutex_lock(&srv->lock);
 	json_t *response = await(srv, sc, &q, r < 0 ? now : deadline);
-	bool cancelled = calls_cancelled(sc) || srv->stopping;
+	bool cancelled = sc->cancelled || srv->stopping;
 	(void)pthread_mutex_unlock(&srv->lock);
 
 	if (!response) {
@@ -260,4 +260,10 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 		log_grant(srv, req);
 	}
 	return 0;
+}
+
+void elicit_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata)
+{
+	*ret_fn = srv->client_elicits ? elicit_answer : NULL;
+	*ret_userdata = srv->client_elicits ? sc : NULL;
 }

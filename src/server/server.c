@@ -28,83 +28,6 @@
 /* The protocol versions served, newest first (the one offered to any other). */
 static const char *const versions[] = {"2025-11-25", "2025-06-18"};
 
-static const char *const level_names[_LEVEL_MAX] = {
-	[LEVEL_DEBUG] = "debug",     [LEVEL_INFO] = "info",	      [LEVEL_NOTICE] = "notice",
-	[LEVEL_WARNING] = "warning", [LEVEL_ERROR] = "error",	      [LEVEL_CRITICAL] = "critical",
-	[LEVEL_ALERT] = "alert",     [LEVEL_EMERGENCY] = "emergency",
-};
-
-void server_log(server *srv, server_level level, const char *fmt, ...)
-{
-	char message[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	(void)vsnprintf(message, sizeof(message), fmt, ap);
-	va_end(ap);
-	if (srv->options->log)
-		srv->options->log(srv->options->log_userdata, message);
-	/* To the client only at the level it asked for (logging/setLevel); never before. */
-	int wanted = atomic_load(&srv->level);
-	if (wanted == _LEVEL_NONE || (int)level < wanted)
-		return;
-	json_t *data = rpc_string(message, strlen(message));
-	json_t *params = data ? json_pack("{s:s, s:s, s:o}", "level", level_names[level], "logger",
-					  "dsh-sandbox", "data", data)
-			      : NULL;
-	if (params)
-		(void)rpc_write_notification(&srv->out, "notifications/message", params);
-}
-
-void server_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata)
-{
-	*ret_fn = srv->client_elicits ? elicit_answer : NULL;
-	*ret_userdata = srv->client_elicits ? sc : NULL;
-}
-
-/*
- * The session's snapshot, decided and logged under the log's lock (dsb_context_project_append()):
- * 1 with *@ret_text when the model must be shown one now; 0 when it already sees it, then with
- * the text in force when @always. -code.
- */
-static int snapshot(server *srv, bool always, char **ret_text, dsb_error *reterr)
-{
-	dsb_config *cfg = NULL;
-	dsb_policy *policy = NULL;
-	dsb_store *store = NULL;
-	dsb_session *session = NULL;
-	dsb_context_message *message = NULL;
-	*ret_text = NULL;
-
-	int r = dsb_call_load_config(&srv->setup, &cfg, reterr);
-	if (r >= 0)
-		r = dsb_policy_new(cfg, &policy, reterr);
-	if (r >= 0)
-		r = dsb_store_open(srv->setup.store_path, &store, reterr);
-	if (r >= 0)
-		r = dsb_session_open(store, srv->session, &session, reterr);
-	if (r >= 0)
-		r = dsb_context_project_append(session, policy, cfg, &message, NULL, reterr);
-	if (r > 0 && !(*ret_text = strdup(dsb_context_message_text(message))))
-		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	else if (r == 0 && always)
-		r = context_snapshot_text(session, policy, cfg, ret_text, reterr);
-	dsb_context_message_free(message);
-	dsb_session_free(session);
-	dsb_store_free(store);
-	dsb_policy_free(policy);
-	dsb_config_free(cfg);
-	return r;
-}
-
-char *server_snapshot(server *srv)
-{
-	char *text = NULL;
-	dsb_error err = {0};
-	if (snapshot(srv, false, &text, &err) < 0)
-		server_log(srv, LEVEL_WARNING, "runtime-context snapshot: %s", err.message);
-	return text;
-}
-
 static int on_initialize(server *srv, json_t *id, const json_t *params)
 {
 	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
@@ -123,7 +46,7 @@ static int on_initialize(server *srv, json_t *id, const json_t *params)
 	 */
 	_cleanup_free_ char *snap = NULL, *instructions = NULL;
 	dsb_error err = {0};
-	if (snapshot(srv, true, &snap, &err) < 0) {
+	if (server_snapshot_text(srv, true, &snap, &err) < 0) {
 		server_log(srv, LEVEL_ERROR, "initialize: %s", err.message);
 		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR, err.message);
 	}
@@ -167,12 +90,12 @@ static int on_tools_call(server *srv, json_t *id, json_t *params)
 
 static int on_set_level(server *srv, json_t *id, const json_t *params)
 {
-	const char *level = json_string_value(json_object_get(params, "level"));
-	for (int i = 0; level && i < _LEVEL_MAX; i++)
-		if (strcmp(level, level_names[i]) == 0) {
-			atomic_store(&srv->level, i);
-			return rpc_write_result(&srv->out, id, json_object());
-		}
+	server_level level =
+		server_level_from_string(json_string_value(json_object_get(params, "level")));
+	if (level != _LEVEL_NONE) {
+		atomic_store(&srv->level, (int)level);
+		return rpc_write_result(&srv->out, id, json_object());
+	}
 	return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
 			       "Invalid params: level must be one of debug, info, notice, warning, "
 			       "error, critical, alert, emergency");

@@ -6,8 +6,10 @@
  *   rpc.c     the JSON-RPC envelope: what a line is, and the answers and notifications written
  *   tools.c   DSH's tool definitions byte for byte, its argument checks, a call's request
  *   read.c    DSH's read tool window (read-render.ts): line numbers, caps, footers
+ *   log.c     diagnostics: the front end's log, notifications/message
+ *   snapshot.c the runtime-context snapshot the model is shown
+ *   elicit.c  approvals in the client: MCP elicitation, session grants, who answers a call
  *   calls.c   tool calls on their own threads: the registry, cancellation, progress
- *   elicit.c  approvals in the client: MCP elicitation, session grants
  *   server.c  dsb_server_run(): the loop, the lifecycle and the methods
  */
 #ifndef DSB_SERVER_SERVER_H
@@ -189,6 +191,32 @@ void read_view_done(read_view *v);
 typedef struct server server;
 typedef struct server_call server_call;
 
+/* The progress message: the newest output line, cut to this many bytes. */
+#define PROGRESS_LINE_MAX 512
+
+/* One tools/call on its thread. elicit.c reads @srv and, under the server's lock, @cancelled. */
+struct server_call {
+	server_call *next;
+	server *srv;
+	json_t *id;		/* the request's id */
+	json_t *params;		/* the tools/call params */
+	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
+	dsb_call *call;		/* while it runs; under srv->lock */
+	dsb_jobs_waiter waiter; /* a job_output wait, ended by a cancellation */
+	char started[32];	/* the id of the job a background start started, or "" */
+	bool cancelled;		/* notifications/cancelled (or shutdown): no response */
+	bool done;		/* its response is being written: too late to cancel */
+
+	/* The output's lines as they come, per stream; the newest whole one; under srv->lock. */
+	char partial[2][PROGRESS_LINE_MAX];
+	size_t partial_len[2];
+	char newest[PROGRESS_LINE_MAX];
+	size_t newest_len;
+	bool pending;	       /* @newest not sent yet */
+	uint64_t sent;	       /* progress notifications sent (the progress value) */
+	uint64_t last_sent_ms; /* when the last one was */
+};
+
 /* The most tool calls running at once; one more is refused with a JSON-RPC error. */
 #define SERVER_MAX_CALLS 128
 
@@ -203,12 +231,6 @@ void calls_cancel(server *srv, const json_t *id);
 
 /* Cancels every call (none gets a response) and waits until every thread is done. */
 void calls_cancel_all(server *srv);
-
-/* Whether @sc was cancelled (notifications/cancelled or shutdown). Under the server's lock. */
-bool calls_cancelled(const server_call *sc);
-
-/* The server @sc belongs to. */
-server *calls_server(const server_call *sc);
 
 /* The jobs' notice callback (dsb_jobs_notice_fn): queues @text for the next tool result. */
 void calls_notice(const char *job_id, const char *text, void *userdata);
@@ -274,6 +296,8 @@ struct server {
 	server_notice *notices;
 };
 
+/* --- log.c ---------------------------------------------------------------------------------- */
+
 /*
  * A diagnostic: to the front end's log, and to the client as notifications/message when it
  * asked for @level or less with logging/setLevel.
@@ -281,13 +305,23 @@ struct server {
 void server_log(server *srv, server_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The level logging/setLevel names ("debug" .. "emergency"), or _LEVEL_NONE. */
+server_level server_level_from_string(const char *s);
+
+/* --- snapshot.c ----------------------------------------------------------------------------- */
+
 /*
- * Who answers an escalation for the call @sc: the one place the answerer is chosen. The
- * configured approval.answerer program always wins inside the call (include/dsb/call.h);
- * without one, the human through MCP elicitation when the client declared it, else nobody (the
- * call fails closed as `unavailable`).
+ * The session's snapshot, decided and logged under the log's lock (dsb_context_project_append()):
+ * 1 with *@ret_text when the model must be shown one now; 0 when it already sees it, then with
+ * the text in force when @always. -code.
  */
-void server_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata);
+int server_snapshot_text(server *srv, bool always, char **ret_text, dsb_error *reterr);
+
+/*
+ * The runtime-context snapshot the model must see now (dsb_context_project_append()): a new
+ * string, or NULL when the model already sees the policy in force (or on a failure, logged).
+ */
+char *server_snapshot(server *srv);
 
 /* --- elicit.c ------------------------------------------------------------------------------- */
 
@@ -301,9 +335,11 @@ void elicit_response(server *srv, const json_t *id, json_t *message);
 int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
 
 /*
- * The runtime-context snapshot the model must see now (dsb_context_project_append()): a new
- * string, or NULL when the model already sees the policy in force (or on a failure, logged).
+ * Who answers an escalation for the call @sc: the one place the answerer is chosen. The
+ * configured approval.answerer program always wins inside the call (include/dsb/call.h);
+ * without one, the human through MCP elicitation when the client declared it, else nobody (the
+ * call fails closed as `unavailable`).
  */
-char *server_snapshot(server *srv);
+void elicit_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata);
 
 #endif
