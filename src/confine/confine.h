@@ -1,31 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the confinement piece, one section per file, lowest floor first: a file uses
- * only the files above its section (docs/architecture.md draws the same map).
+ * Internals of the confinement piece: one section per file, in the order of their floors. A
+ * file uses only files on floors below its own (tests/house-check.py checks there is no circle);
+ * docs/architecture.md draws the same map.
  *
- *   record.c           records declared once: encoded for another process, decoded, freed
- *   landlock.c         the kernel's Landlock interface: ABI negotiation, the rule set (§5.6)
- *   harden.c           namespaces and capabilities of a confined child
- *   seccomp*.c         the system-call filter (generated at build time; seccomp.h)
- *   trust.c            which programs may run outside the sandbox to build it
- *   plan.c             what a backend hands the spawner: the plan, its steps, dsb_confined
- *   protect.c          protected paths as mounts
- *   steps.c            confine_self(): the plan's steps, in the only order that works
- *   spawn.c            vfork, the steps in the child, exec; failures out of band
- *   notify.c           the supervisor's core: notifications in, answers out, handlers by call
- *   handler-*.c        what the supervisor answers: metadata calls, network calls
- *   supervise.c        one run's supervision: the handlers its plan needs, a worker thread
- *   reap.c             a process's children: listed, killed, reaped
- *   monitor.c          a call's monitor process, and what it reports
- *   spawner.c          the process that forks a threaded caller's monitors
- *   tree.c             no process a call starts outlives it (subreaper or monitor)
- *   profile.c          DSH's bwrap profile (a runner's contract, bwrap's base)
- *   backend-*.c        one backend each: a backend_ops (bwrap, landlock, runner)
- *   chain.c            the provider: the chain over the backends, verdict caches, confine()
+ *   0 record.c    records declared once: encoded for another process, decoded, freed
+ *   0 landlock.c  the kernel's Landlock interface: ABI negotiation, the rule set (§5.6)
+ *   0 harden.c    namespaces and capabilities of a confined child
+ *   0 seccomp.c   the system-call filter, generated at build time (seccomp.h, seccomp-gen.c)
+ *   0 trust.c     which programs may run outside the sandbox to build it
+ *   0 protect.c   protected paths as mounts
+ *   0 notify.c    the supervisor's core: notifications in, answers out, routed by call
+ *   0 reap.c      a process's children: listed, killed, reaped
+ *   0 profile.c   DSH's bwrap profile (§5.5): a runner's contract, bwrap's base
+ *   1 plan.c      what a backend hands the spawner: the plan and its steps, dsb_confined
+ *   1 steps.c     confine_self(): the plan's steps, in the only order that works
+ *   1 handler-*.c what the supervisor answers: metadata calls, network calls (and the proxy)
+ *   2 spawn.c     vfork, the steps in the child, exec; failures out of band
+ *   2 backend-*.c one backend each, a backend_ops: bwrap, landlock, runner (runnerCommand)
+ *   3 supervise.c one run's supervision: the handlers its plan needs, a worker thread
+ *   4 chain.c     the provider: the chain over the backends, the verdict caches, confine()
+ *   4 monitor.c   a call's monitor process, and what it reports
+ *   5 spawner.c   the process that forks a threaded caller's monitors
+ *   6 tree.c      no process a call starts outlives it (subreaper or monitor)
+ *
+ * Three things grow here, each in one file plus the build: a backend (backend-NAME.c and
+ * meson.build's `backends`), a kind of supervised call (handler-NAME.c and `handlers`; the
+ * filter that hands its calls over is seccomp-gen.c's), a field of the plan (one line of
+ * CONFINE_PLAN_FIELDS, travelling to a monitor and freed with no more code).
  *
  * DSH's `landlock-run` launcher contract lives in src/launcher/: linked into the CLI, and built
  * on its own, statically, from landlock.c, harden.c, seccomp.c, steps.c, notify.c and
- * handler-metadata.c alone (meson.build's launcher_src).
+ * handler-metadata.c alone (meson.build's launcher_src): nothing there may call the C library
+ * beyond what a static musl program has, nor core/.
  */
 #ifndef DSB_CONFINE_CONFINE_H
 #define DSB_CONFINE_CONFINE_H
