@@ -4,12 +4,13 @@
  * buffers, path canonicalisation, the platform temp dir, JSON string quoting and UUIDs.
  * Nothing here knows about policy.
  *
- * Leaf helpers (strv_*, strbuf_*, path_*, tmpdir_*, json_*, uuid_*) return 0 or -errno and never
- * take a dsb_error; the first component-level caller converts with dsb_fail_errno().
+ * Leaf helpers (strv_*, strbuf_*, path_*, fd_*, tmpdir_*, json_*, uuid_*) return 0 or -errno and
+ * never take a dsb_error; the first component-level caller converts with dsb_fail_errno().
  */
 #ifndef DSB_CORE_CORE_H
 #define DSB_CORE_CORE_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -163,6 +164,29 @@ int open_dir_no_symlinks(const char *path);
  * instead of raising SIGPIPE, for the calling thread only. The result of write(2).
  */
 ssize_t write_no_sigpipe(int fd, const void *buf, size_t n);
+
+/*
+ * Writes all @n bytes of @buf to @fd (a file, pipe or socket), resuming after EINTR and short
+ * writes. A reader gone fails with -EPIPE, never a SIGPIPE (write_no_sigpipe()): a library
+ * caller may not ignore the signal. Borrows @buf. 0, -EIO for a write of nothing, or -errno.
+ */
+int fd_write_all(int fd, const void *buf, size_t n);
+
+/*
+ * Reads exactly @n bytes from @fd into @buf, resuming after EINTR and short reads. Borrows
+ * @buf. 0, -EIO at end of file before @n bytes, or -errno.
+ */
+int fd_read_all(int fd, void *buf, size_t n);
+
+/*
+ * Reads from @fd into @buf (at most @size-1 bytes, @size > 0, always NUL-terminated) until end
+ * of file, a read error or a full buffer, and with @line once a newline has arrived; 0 then,
+ * whatever came. Gives up, keeping what came, at @deadline (monotonic_ms()): -ETIMEDOUT;
+ * once @cancel_fd (-1: none) polls readable: -ECANCELED; once *@interrupted (NULL: none; a
+ * signal handler's flag) is set, seen within 200 ms: -EINTR; -errno of poll(2). Borrows all.
+ */
+int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_fd,
+		  const volatile sig_atomic_t *interrupted, bool line);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
