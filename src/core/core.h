@@ -178,6 +178,9 @@ int fd_write_all(int fd, const void *buf, size_t n);
  */
 int fd_read_all(int fd, void *buf, size_t n);
 
+/* fd_read_all() with pread(2) from @offset (the file offset is left alone); -EIO: it is shorter. */
+int fd_pread_all(int fd, void *buf, size_t n, off_t offset);
+
 /*
  * Reads from @fd into @buf (at most @size-1 bytes, @size > 0, always NUL-terminated) until end
  * of file, a read error or a full buffer, and with @line once a newline has arrived; 0 then,

@@ -144,17 +144,21 @@ ssize_t write_no_sigpipe(int fd, const void *buf, size_t n)
 typedef enum io_op {
 	IO_WRITE,
 	IO_READ,
+	IO_PREAD,
 } io_op;
 
 /*
- * The loop of fd_write_all() and fd_read_all(): all @n bytes at @p, resumed after EINTR and
- * short transfers. 0, -EIO for a transfer of nothing (end of file, for a read), or -errno.
+ * The loop of fd_write_all(), fd_read_all() and fd_pread_all(): all @n bytes at @p (from
+ * @offset, for IO_PREAD), resumed after EINTR and short transfers. 0, -EIO for a transfer of
+ * nothing (end of file, for a read), or -errno.
  */
-static int transfer_all(int fd, char *p, size_t n, io_op op)
+static int transfer_all(int fd, char *p, size_t n, off_t offset, io_op op)
 {
 	while (n > 0) {
 		size_t want = n > IO_CHUNK ? IO_CHUNK : n;
-		ssize_t k = op == IO_WRITE ? write_no_sigpipe(fd, p, want) : read(fd, p, want);
+		ssize_t k = op == IO_WRITE  ? write_no_sigpipe(fd, p, want)
+			    : op == IO_READ ? read(fd, p, want)
+					    : pread(fd, p, want, offset);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
@@ -163,6 +167,7 @@ static int transfer_all(int fd, char *p, size_t n, io_op op)
 			return -EIO;
 		p += k;
 		n -= (size_t)k;
+		offset += k;
 	}
 	return 0;
 }
@@ -170,12 +175,17 @@ static int transfer_all(int fd, char *p, size_t n, io_op op)
 int fd_write_all(int fd, const void *buf, size_t n)
 {
 	/* IO_WRITE only reads the bytes: the cast lets one loop serve both directions. */
-	return transfer_all(fd, (char *)buf, n, IO_WRITE);
+	return transfer_all(fd, (char *)buf, n, 0, IO_WRITE);
 }
 
 int fd_read_all(int fd, void *buf, size_t n)
 {
-	return transfer_all(fd, buf, n, IO_READ);
+	return transfer_all(fd, buf, n, 0, IO_READ);
+}
+
+int fd_pread_all(int fd, void *buf, size_t n, off_t offset)
+{
+	return transfer_all(fd, buf, n, offset, IO_PREAD);
 }
 
 int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_fd,

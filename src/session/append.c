@@ -90,7 +90,7 @@ static int cut_torn_tail(int fd, const char *path, off_t from, off_t size, dsb_e
 	_cleanup_free_ char *bytes = malloc(n);
 	if (!bytes)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	int r = tail_pread_all(fd, bytes, n, from);
+	int r = fd_pread_all(fd, bytes, n, from);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read its torn tail", path);
 

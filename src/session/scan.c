@@ -507,7 +507,7 @@ static int reader_init(line_reader *r, int fd, const char *path, dsb_error *rete
 
 	unsigned char magic[4];
 	if (r->size >= 4) {
-		int k = tail_pread_all(fd, (char *)magic, sizeof(magic), 0);
+		int k = fd_pread_all(fd, magic, sizeof(magic), 0);
 		if (k < 0)
 			return read_fail(r, k, reterr);
 		r->zstd = memcmp(magic, zstd_magic, sizeof(magic)) == 0;
@@ -590,7 +590,7 @@ static int probe_frame(line_reader *r, off_t start, off_t *ret_end, dsb_error *r
 	if (avail < 4)
 		return 0;
 	size_t n = avail < (off_t)sizeof(h) ? (size_t)avail : sizeof(h);
-	int k = tail_pread_all(r->fd, (char *)h, n, start);
+	int k = fd_pread_all(r->fd, h, n, start);
 	if (k < 0)
 		return read_fail(r, k, reterr);
 	if (memcmp(h, zstd_magic, sizeof(zstd_magic)) != 0)
@@ -612,7 +612,7 @@ static int probe_frame(line_reader *r, off_t start, off_t *ret_end, dsb_error *r
 		unsigned char b[3];
 		if (r->size - off < 3)
 			return 0;
-		k = tail_pread_all(r->fd, (char *)b, sizeof(b), off);
+		k = fd_pread_all(r->fd, b, sizeof(b), off);
 		if (k < 0)
 			return read_fail(r, k, reterr);
 		uint32_t block = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
@@ -664,7 +664,7 @@ static int fill_zstd(line_reader *r, dsb_error *reterr)
 			size_t n = READ_BLOCK;
 			if ((off_t)n > r->frame_end - r->file_pos)
 				n = (size_t)(r->frame_end - r->file_pos);
-			k = tail_pread_all(r->fd, (char *)r->in, n, r->file_pos);
+			k = fd_pread_all(r->fd, r->in, n, r->file_pos);
 			if (k < 0)
 				return read_fail(r, k, reterr);
 			r->in_pos = 0;

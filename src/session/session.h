@@ -293,9 +293,6 @@ typedef struct tail {
 /* Whether the file starts with the zstd frame magic (DSH's default .jsonl.zstd logs). */
 bool log_is_zstd(int fd, off_t size);
 
-/* pread() of exactly @n bytes. -errno, -EIO when the file is shorter. */
-int tail_pread_all(int fd, char *buf, size_t n, off_t offset);
-
 /*
  * The end of the header line (just past its '\n') and of the committed region (just past the
  * last '\n') of a plain log of @size bytes. -ENODATA when the header line has no newline,

@@ -14,28 +14,11 @@
 
 #include "session.h"
 
-int tail_pread_all(int fd, char *buf, size_t n, off_t offset)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t k = pread(fd, buf + got, n - got, offset + (off_t)got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO; /* the file shrank under us */
-		got += (size_t)k;
-	}
-	return 0;
-}
-
 bool log_is_zstd(int fd, off_t size)
 {
 	static const unsigned char magic[4] = {0x28, 0xB5, 0x2F, 0xFD}; /* 0xFD2FB528 LE */
 	unsigned char head[4];
-	return size >= 4 && tail_pread_all(fd, (char *)head, 4, 0) == 0 &&
-	       memcmp(head, magic, 4) == 0;
+	return size >= 4 && fd_pread_all(fd, head, 4, 0) == 0 && memcmp(head, magic, 4) == 0;
 }
 
 /* Loads the block that ends just after @pos (inclusive), never reaching below t->lo. */
@@ -45,7 +28,7 @@ static int load_block(tail *t, off_t pos)
 	if (start < t->lo)
 		start = t->lo;
 	size_t n = (size_t)(pos + 1 - start);
-	int r = tail_pread_all(t->fd, t->block, n, start);
+	int r = fd_pread_all(t->fd, t->block, n, start);
 	if (r < 0)
 		return r;
 	t->block_start = start;
@@ -107,7 +90,7 @@ int tail_read(tail *t, off_t start, size_t n, char *buf)
 		memcpy(buf, t->block + (start - t->block_start), n);
 		return 0;
 	}
-	return tail_pread_all(t->fd, buf, n, start);
+	return fd_pread_all(t->fd, buf, n, start);
 }
 
 int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_end)
@@ -117,7 +100,7 @@ int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_
 	off_t header_end = -1;
 	for (off_t pos = 0; pos < size && header_end < 0;) {
 		size_t n = size - pos < (off_t)sizeof(buf) ? (size_t)(size - pos) : sizeof(buf);
-		int r = tail_pread_all(fd, buf, n, pos);
+		int r = fd_pread_all(fd, buf, n, pos);
 		if (r < 0)
 			return r;
 		const char *nl = memchr(buf, '\n', n);
