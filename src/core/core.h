@@ -241,9 +241,13 @@ void json_seed(void);
 /*
  * Appends Number::toString() (ECMA-262) of @v, which is also JSON.stringify() of a finite @v: the
  * shortest digits that read back as @v, laid out the way JavaScript prints them ("5", "1.5",
- * "1e+21", "1e-7"). DSH's messages interpolate numbers so. -ENOMEM.
+ * "1e+21", "1e-7"; String(v) of the rest: "NaN", "Infinity", "-Infinity"). DSH's messages
+ * interpolate numbers so. -ENOMEM.
  */
 int js_number_append(strbuf *sb, double v);
+
+/* Appends JSON.stringify() of @v: js_number_append() of a finite @v, else "null". -ENOMEM. */
+int json_number_append(strbuf *sb, double v);
 
 /* --- uuid.c --------------------------------------------------------------------------------- */
 
