@@ -115,13 +115,16 @@ DSB_API dsb_network_access dsb_network_access_from_string(const char *s);
 
 /*
  * Whether @host may be reached under the host patterns @allow and @deny (NULL-terminated; NULL
- * is an empty list), as network.allow and network.deny hold them. @host is a DNS name (any
- * case, one trailing dot allowed) or an IP literal (IPv6 with or without brackets). A deny
- * pattern that matches wins over every allow pattern. An IP literal matches only a pattern that
- * is the same address; a name matches a pattern equal to it, or a "*.SUFFIX" pattern when it
- * ends in ".SUFFIX" (so "*.debian.org" matches "deb.debian.org", not "debian.org"). A host that
- * is neither a valid name nor an IP literal (numeric shorthands such as "127.1" included) is
- * never allowed. Patterns that do not validate are ignored. Borrows everything; no allocation.
+ * is an empty list), as network.allow and network.deny hold them. The confinement's proxy
+ * decides with this same check. @host is a DNS name (any case, one trailing dot allowed;
+ * letters, digits and "-", no "_") or an IP literal (IPv4 dotted quad, IPv6 with or without
+ * brackets). A deny pattern that matches wins over every allow pattern. An IP literal matches
+ * only a pattern that is the same address; a name matches a pattern equal to it, or a
+ * "*.SUFFIX" pattern when it ends in ".SUFFIX" (so "*.debian.org" matches "deb.debian.org", not
+ * "debian.org"). A host that is neither a valid name nor an IP literal is never allowed: numeric
+ * shorthands such as "127.1", a name whose last label is all digits ("example.123"), a dotted
+ * quad with a trailing dot ("10.1.2.3.") or two trailing dots included. Patterns that do not
+ * validate are ignored. Borrows everything; no allocation.
  */
 DSB_API bool dsb_network_host_allowed(char *const *allow, char *const *deny, const char *host);
 

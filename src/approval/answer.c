@@ -6,9 +6,7 @@
  * protected paths keep it out of a command's reach). A hung answerer is cancelled at the call's
  * timeout, or when the call is cancelled, and its late answer discarded.
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -45,39 +43,6 @@ static int request_line(const dsb_approval_request *req, strbuf *line)
 	if (r >= 0)
 		r = strbuf_puts(line, "}\n");
 	return r;
-}
-
-/*
- * Reads what the program says (at most @size-1 bytes) until it closes its stdout. 0;
- * -ETIMEDOUT at @deadline; -ECANCELED once @cancel_fd polls readable; -errno.
- */
-static int read_answer(int fd, int cancel_fd, char *buf, size_t size, uint64_t deadline)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	while (len + 1 < size) {
-		uint64_t now = monotonic_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-				      {.fd = cancel_fd, .events = POLLIN}};
-		uint64_t left = deadline - now;
-		int k = poll(p, cancel_fd >= 0 ? 2 : 1, left > 1000 ? 1000 : (int)left);
-		if (k < 0 && errno != EINTR)
-			return -errno;
-		if (k <= 0)
-			continue;
-		if (cancel_fd >= 0 && p[1].revents)
-			return -ECANCELED;
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		buf[len] = '\0';
-	}
-	return 0;
 }
 
 /* Starts @argv with @in as its stdin and @out as its stdout. The pid, or -1. */
@@ -141,7 +106,8 @@ int approval_answer_command(char *const *argv, const dsb_approval_request *req, 
 	char said[256];
 	uint64_t now = monotonic_ms();
 	uint64_t deadline = timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
-	int r = read_answer(out[0], cancel_fd, said, sizeof(said), deadline);
+	/* What the program says until it closes its stdout, the deadline or a cancel. */
+	int r = fd_read_until(out[0], said, sizeof(said), deadline, cancel_fd, NULL, false);
 	close(out[0]);
 	int status = 0;
 	if (r < 0) {

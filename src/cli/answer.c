@@ -5,9 +5,7 @@
  * / reject; Ctrl-C cancels); without a terminal none, which the service records as
  * `unavailable`. An unanswered prompt is cancelled at the call's timeout.
  */
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,38 +21,6 @@ static void on_interrupt(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-/* Reads one line (at most @size-1 bytes) from @fd until the deadline or Ctrl-C. 0, -ETIMEDOUT,
- * -EINTR. */
-static int read_line(int fd, char *buf, size_t size, uint64_t deadline)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	while (len + 1 < size) {
-		uint64_t now = monotonic_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (interrupted)
-			return -EINTR;
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t left = deadline - now;
-		int k = poll(&p, 1, left > 200 ? 200 : (int)left);
-		if (k < 0 && errno != EINTR)
-			return -errno;
-		if (k <= 0)
-			continue;
-		ssize_t n = read(fd, buf + len, size - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		buf[len] = '\0';
-		if (memchr(buf, '\n', len))
-			break;
-	}
-	return 0;
 }
 
 /* The controlling terminal, where a person can answer. No terminal: no answerer. */
@@ -78,7 +44,8 @@ int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_app
 	char answer[64];
 	uint64_t now = monotonic_ms();
 	uint64_t deadline = req->timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + req->timeout_ms;
-	int r = read_line(tty, answer, sizeof(answer), deadline);
+	/* One line, until the deadline or Ctrl-C: 0, -ETIMEDOUT, -EINTR. */
+	int r = fd_read_until(tty, answer, sizeof(answer), deadline, -1, &interrupted, true);
 	sigaction(SIGINT, &old, NULL);
 	if (r < 0) {
 		dprintf(tty, "\n");

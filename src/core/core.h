@@ -4,12 +4,14 @@
  * buffers, path canonicalisation, the platform temp dir, JSON string quoting, the JSON writer
  * and UUIDs. Nothing here knows about policy.
  *
- * Leaf helpers (strv_*, strbuf_*, path_*, tmpdir_*, json_*, jw_*, uuid_*) return 0 or -errno and
- * never take a dsb_error; the first component-level caller converts with dsb_fail_errno().
+ * Leaf helpers (strv_*, strbuf_*, path_*, fd_*, tmpdir_*, json_*, jw_*, uuid_*) return 0 or
+ * -errno and never take a dsb_error; the first component-level caller converts with
+ * dsb_fail_errno().
  */
 #ifndef DSB_CORE_CORE_H
 #define DSB_CORE_CORE_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -164,6 +166,32 @@ int open_dir_no_symlinks(const char *path);
  */
 ssize_t write_no_sigpipe(int fd, const void *buf, size_t n);
 
+/*
+ * Writes all @n bytes of @buf to @fd (a file, pipe or socket), resuming after EINTR and short
+ * writes. A reader gone fails with -EPIPE, never a SIGPIPE (write_no_sigpipe()): a library
+ * caller may not ignore the signal. Borrows @buf. 0, -EIO for a write of nothing, or -errno.
+ */
+int fd_write_all(int fd, const void *buf, size_t n);
+
+/*
+ * Reads exactly @n bytes from @fd into @buf, resuming after EINTR and short reads. Borrows
+ * @buf. 0, -EIO at end of file before @n bytes, or -errno.
+ */
+int fd_read_all(int fd, void *buf, size_t n);
+
+/* fd_read_all() with pread(2) from @offset (the file offset is left alone); -EIO: it is shorter. */
+int fd_pread_all(int fd, void *buf, size_t n, off_t offset);
+
+/*
+ * Reads from @fd into @buf (at most @size-1 bytes, @size > 0, always NUL-terminated) until end
+ * of file, a read error or a full buffer, and with @line once a newline has arrived; 0 then,
+ * whatever came. Gives up, keeping what came, at @deadline (monotonic_ms()): -ETIMEDOUT;
+ * once @cancel_fd (-1: none) polls readable: -ECANCELED; once *@interrupted (NULL: none; a
+ * signal handler's flag) is set, seen within 200 ms: -EINTR; -errno of poll(2). Borrows all.
+ */
+int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_fd,
+		  const volatile sig_atomic_t *interrupted, bool line);
+
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
 
@@ -214,9 +242,13 @@ void json_seed(void);
 /*
  * Appends Number::toString() (ECMA-262) of @v, which is also JSON.stringify() of a finite @v: the
  * shortest digits that read back as @v, laid out the way JavaScript prints them ("5", "1.5",
- * "1e+21", "1e-7"). DSH's messages interpolate numbers so. -ENOMEM.
+ * "1e+21", "1e-7"; String(v) of the rest: "NaN", "Infinity", "-Infinity"). DSH's messages
+ * interpolate numbers so. -ENOMEM.
  */
 int js_number_append(strbuf *sb, double v);
+
+/* Appends JSON.stringify() of @v: js_number_append() of a finite @v, else "null". -ENOMEM. */
+int json_number_append(strbuf *sb, double v);
 
 /* --- jw.c: the JSON writer for byte-exact output ------------------------------------------ */
 

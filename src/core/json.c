@@ -263,6 +263,11 @@ int js_number_append(strbuf *sb, double v)
 	return r;
 }
 
+int json_number_append(strbuf *sb, double v)
+{
+	return isfinite(v) ? js_number_append(sb, v) : strbuf_puts(sb, "null");
+}
+
 static void seed_from_getrandom(void)
 {
 	uint32_t seed = 0;

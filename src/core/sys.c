@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Thin system-call shims, symlink-free directory opening and clocks the pieces share. */
+/*
+ * Thin system-call shims, symlink-free directory opening, whole reads and writes, a read bounded
+ * by a deadline, and clocks the pieces share.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -132,4 +136,94 @@ ssize_t write_no_sigpipe(int fd, const void *buf, size_t n)
 	}
 	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return k;
+}
+
+/* One write(2) or read(2) asks for at most this much (Linux itself stops short of 2 GiB). */
+#define IO_CHUNK ((size_t)1 << 30)
+
+typedef enum io_op {
+	IO_WRITE,
+	IO_READ,
+	IO_PREAD,
+} io_op;
+
+/*
+ * The loop of fd_write_all(), fd_read_all() and fd_pread_all(): all @n bytes at @p (from
+ * @offset, for IO_PREAD), resumed after EINTR and short transfers. 0, -EIO for a transfer of
+ * nothing (end of file, for a read), or -errno.
+ */
+static int transfer_all(int fd, char *p, size_t n, off_t offset, io_op op)
+{
+	while (n > 0) {
+		size_t want = n > IO_CHUNK ? IO_CHUNK : n;
+		ssize_t k = op == IO_WRITE  ? write_no_sigpipe(fd, p, want)
+			    : op == IO_READ ? read(fd, p, want)
+					    : pread(fd, p, want, offset);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+		offset += k;
+	}
+	return 0;
+}
+
+int fd_write_all(int fd, const void *buf, size_t n)
+{
+	/* IO_WRITE only reads the bytes: the cast lets one loop serve both directions. */
+	return transfer_all(fd, (char *)buf, n, 0, IO_WRITE);
+}
+
+int fd_read_all(int fd, void *buf, size_t n)
+{
+	return transfer_all(fd, buf, n, 0, IO_READ);
+}
+
+int fd_pread_all(int fd, void *buf, size_t n, off_t offset)
+{
+	return transfer_all(fd, buf, n, offset, IO_PREAD);
+}
+
+int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_fd,
+		  const volatile sig_atomic_t *interrupted, bool line)
+{
+	/*
+	 * A flag set by a signal handler just before poll() would wait out a whole slice: short
+	 * slices bound how late it is seen. Without one, a slice only keeps the timeout an int.
+	 */
+	const uint64_t slice = interrupted ? 200 : 1000;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (len + 1 < size) {
+		uint64_t now = monotonic_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (interrupted && *interrupted)
+			return -EINTR;
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+				      {.fd = cancel_fd, .events = POLLIN}};
+		uint64_t left = deadline - now;
+		int k = poll(p, cancel_fd >= 0 ? 2 : 1, left > slice ? (int)slice : (int)left);
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		if (k <= 0)
+			continue;
+		if (cancel_fd >= 0 && p[1].revents)
+			return -ECANCELED;
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (line && memchr(buf, '\n', len))
+			break;
+	}
+	return 0;
 }

@@ -150,23 +150,6 @@ collector *collector_free(collector *c)
 	return NULL;
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, buf, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Fills @buf with @n bytes from getrandom(2). -errno. */
 static int random_fill(unsigned char *buf, size_t n)
 {
@@ -353,10 +336,10 @@ static int spill_open(collector *c)
 	size_t first = c->len;
 	if (first > c->cap - c->start)
 		first = c->cap - c->start;
-	r = write_all(c->spill_fd, c->ring + c->start, first);
+	r = fd_write_all(c->spill_fd, c->ring + c->start, first);
 	if (r < 0)
 		return r;
-	return write_all(c->spill_fd, c->ring, c->len - first);
+	return fd_write_all(c->spill_fd, c->ring, c->len - first);
 }
 
 /* DSH's spillAll(): the cap is checked against the whole stream, this chunk included. */
@@ -375,7 +358,7 @@ static void spill_chunk(collector *c, const char *buf, size_t n)
 			return;
 		}
 	}
-	r = write_all(c->spill_fd, buf, n);
+	r = fd_write_all(c->spill_fd, buf, n);
 	if (r < 0)
 		spill_discard(c);
 }

@@ -462,22 +462,6 @@ static void temp_name(char *buf, const char *name)
 	(void)snprintf(buf, NAME_MAX + 1, ".%.*s.dsb-%016" PRIx64 ".tmp", NAME_MAX - 26, name, rnd);
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len > (size_t)1 << 30 ? (size_t)1 << 30 : len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		if (n == 0)
-			return EIO;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char *data, size_t len,
 		     const fence_lock *lk, dsb_error *reterr)
 {
@@ -519,7 +503,7 @@ int fence_replace_at(const fence_op *op, int dirfd, const char *name, const char
 			err = errno;
 	}
 	if (!err)
-		err = write_all(fd, data, len);
+		err = -fd_write_all(fd, data, len); /* err holds a positive errno */
 	/* fsync before rename: else a crash after the rename may publish an empty file. */
 	if (!err && fsync(fd) < 0)
 		err = errno;

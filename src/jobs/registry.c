@@ -647,8 +647,7 @@ int dsb_jobs_read(dsb_jobs *jobs, const char *job_id, bool wait, const double *t
 			t = (double)jobs->setup.max_wait_timeout_ms;
 		if (!isfinite(t) || t <= 0) {
 			_cleanup_(strbuf_done) strbuf js = STRBUF_INIT;
-			/* JSON.stringify() of a number that is not finite is null. */
-			r = isfinite(t) ? js_number_append(&js, t) : strbuf_puts(&js, "null");
+			r = json_number_append(&js, t);
 			r = r < 0 ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				  : reply_fail(
 					    ret, reterr, DSB_E_INVALID_ARGS,

@@ -26,26 +26,14 @@ typedef struct net_rules {
 			       127.0.0.1) */
 } net_rules;
 
-/* --- match.c -------------------------------------------------------------------------------- */
+/* --- proxy.c -------------------------------------------------------------------------------- */
 
 /*
- * Whether @host may be reached under @r: allowed by a pattern and denied by none. Names are
- * compared case-insensitively with a trailing dot ignored; an IP literal (IPv6 with or without
- * brackets, an IPv4-mapped IPv6 address as its IPv4 one) only matches a pattern that is the same
- * address. A host that is neither a valid name nor a literal (empty, odd characters, a legacy
- * numeric form such as "127.1" that getaddrinfo would read as an address) is never allowed.
- * Pure. Borrows everything.
+ * Whether @host may be reached under @r: dsb_network_host_allowed() of @r's allow and deny
+ * lists, the configuration's own check (src/policy/network.c), so the proxy and the
+ * configuration give one answer. False for a NULL @r. Pure. Borrows everything.
  */
 bool net_host_allowed(const net_rules *r, const char *host);
-
-/*
- * @host in the form the proxy records and looks up: brackets and one trailing dot removed,
- * lower-cased, into @buf (@size bytes). False when it is not a valid host (see above) or does
- * not fit.
- */
-bool net_host_normalize(const char *host, char *buf, size_t size);
-
-/* --- proxy.c -------------------------------------------------------------------------------- */
 
 typedef struct net_proxy net_proxy;
 
@@ -68,7 +56,7 @@ void net_proxy_set_timeouts(net_proxy *p, unsigned header_ms, unsigned connect_m
  * -errno of making the threads or the wake-up descriptor. */
 int net_proxy_start(net_proxy *p);
 
-/* A new NULL-terminated copy of the distinct hosts refused so far (normalised), in the order
+/* A new NULL-terminated copy of the distinct hosts refused so far (canonical), in the order
  * first refused; free with strv_free(). NULL on OOM. */
 char **net_proxy_refused(net_proxy *p);
 

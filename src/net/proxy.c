@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The allow-list proxy: HTTP CONNECT, plain HTTP (absolute-form URIs) and SOCKS5 on the same
- * listening sockets, each host checked with net_host_allowed() and resolved here.
+ * listening sockets, each host checked with net_host_allowed() and resolved here. Hosts are
+ * matched and spelled (canonically: what is resolved, recorded and compared with the rules'
+ * `hosts`) by the configuration's own functions in src/policy/network.c.
  *
  * Design: one accept thread, and one thread per client connection. A connection's work is a
  * straight line (read a header, check, resolve, connect, relay), and the one step that cannot be
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include "src/core/core.h"
+#include "src/policy/policy.h"
 
 #include "net.h"
 
@@ -46,8 +49,10 @@
 #define MAX_ADDRS      16
 #define THREAD_STACK   ((size_t)512 * 1024)
 #define LINGER_MS      200 /* how long an error reply waits for the client to read it */
-#define HOST_BUF       256
+#define HOST_BUF       256 /* a SOCKS5 name (255 bytes) and its NUL */
 #define ACCEPT_BACKOFF 100 /* ms to wait when out of descriptors */
+
+_Static_assert(HOST_BUF >= NETWORK_PATTERN_MAX, "a session's host holds any canonical host");
 
 typedef struct conn {
 	struct net_proxy *proxy;
@@ -144,7 +149,7 @@ typedef struct session {
 	uint64_t deadline; /* for the whole request header or SOCKS5 negotiation */
 	char *buf;	   /* HEADER_MAX + 1 bytes */
 	size_t len;
-	char host[HOST_BUF]; /* normalised */
+	char host[HOST_BUF]; /* canonical (network_host_canonical()) */
 	uint16_t port;
 } session;
 
@@ -302,7 +307,7 @@ static int resolve(session *s, addr_list *ret)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res = NULL;
-	char name[HOST_BUF];
+	char name[HOST_BUF], canonical[NETWORK_PATTERN_MAX];
 
 	ret->n = 0;
 	for (char **h = s->p->hosts; h && *h; h++) {
@@ -312,7 +317,7 @@ static int resolve(session *s, addr_list *ret)
 			continue;
 		memcpy(name, *h, n);
 		name[n] = '\0';
-		if (net_host_normalize(name, name, sizeof(name)) && strcmp(name, s->host) == 0)
+		if (network_host_canonical(name, canonical) == 0 && strcmp(canonical, s->host) == 0)
 			(void)add_literal(ret, eq + 1, s->port);
 	}
 	if (ret->n > 0 || add_literal(ret, s->host, s->port))
@@ -683,7 +688,7 @@ static bool parse_authority(session *s, const char *a, size_t n, uint16_t defaul
 		return false;
 	memcpy(raw, a, (size_t)(host_end - a));
 	raw[host_end - a] = '\0';
-	return net_host_normalize(raw, s->host, sizeof(s->host));
+	return network_host_canonical(raw, s->host) == 0;
 }
 
 /* The host as a client may write it back: brackets around an IPv6 literal. */
@@ -975,7 +980,7 @@ static void serve_socks(session *s)
 	}
 	s->port = (uint16_t)(((uint8_t)s->buf[addr_end] << 8) | (uint8_t)s->buf[addr_end + 1]);
 	consume(s, addr_end + 2);
-	if (s->port == 0 || !net_host_normalize(raw, s->host, sizeof(s->host))) {
+	if (s->port == 0 || network_host_canonical(raw, s->host) < 0) {
 		if (socks_reply(s, SOCKS_BAD_ADDRESS, -1) == 0)
 			linger_close(s);
 		return;
@@ -1200,6 +1205,11 @@ static void *accept_main(void *arg)
 
 /* --- the API -----------------------------------------------------------------------------------
  */
+
+bool net_host_allowed(const net_rules *r, const char *host)
+{
+	return r && dsb_network_host_allowed(r->allow, r->deny, host);
+}
 
 int net_proxy_new(const net_rules *rules, net_proxy **ret)
 {

@@ -445,34 +445,66 @@ static int parse_u64(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
-static int parse_mode(struct parser *p, const struct field *f, void *base)
+/*
+ * The closed vocabularies' dsb_*_from_string() (mode.c) with one type, for parse_word(): the
+ * value, or -1 (every _..._INVALID) for a word that is none of them.
+ */
+static int mode_word(const char *s)
+{
+	return dsb_mode_from_string(s);
+}
+
+static int approval_word(const char *s)
+{
+	return dsb_approval_policy_from_string(s);
+}
+
+static int backend_word(const char *s)
+{
+	return dsb_backend_from_string(s);
+}
+
+static int network_access_word(const char *s)
+{
+	return dsb_network_access_from_string(s);
+}
+
+/*
+ * A scalar that must be a word of a closed vocabulary: 0 with @from_string's value of it in
+ * *@ret. A word @from_string does not know fails with the spec's message, `invalid WHAT "WORD"`
+ * followed by @accepted as it is (" (accepted: ...)", or ": " and a sentence).
+ */
+static int parse_word(struct parser *p, int (*from_string)(const char *s), const char *what,
+		      const char *accepted, int *ret)
 {
 	const char *s;
 	int r = expect_scalar(p, false, &s);
 	if (r < 0)
 		return r;
-	dsb_mode mode = dsb_mode_from_string(s);
-	if (mode == _DSB_MODE_INVALID)
-		return fail_at(p, here(p), "invalid mode \"%s\" " POLICY_MODES_ACCEPTED,
-			       show(p, s));
-	*(dsb_mode *)target(f, base) = mode;
+	int v = from_string(s);
+	if (v < 0)
+		return fail_at(p, here(p), "invalid %s \"%s\"%s", what, show(p, s), accepted);
+	*ret = v;
 	return 0;
+}
+
+static int parse_mode(struct parser *p, const struct field *f, void *base)
+{
+	int v;
+	int r = parse_word(p, mode_word, "mode", " " POLICY_MODES_ACCEPTED, &v);
+	if (r >= 0)
+		*(dsb_mode *)target(f, base) = (dsb_mode)v;
+	return r;
 }
 
 static int parse_approval(struct parser *p, const struct field *f, void *base)
 {
-	const char *s;
-	int r = expect_scalar(p, false, &s);
-	if (r < 0)
-		return r;
-	dsb_approval_policy policy = dsb_approval_policy_from_string(s);
-	if (policy == _DSB_APPROVAL_INVALID)
-		return fail_at(p, here(p),
-			       "invalid value \"%s\": approval policy must be one of \"ask\" or "
-			       "\"never\"",
-			       show(p, s));
-	*(dsb_approval_policy *)target(f, base) = policy;
-	return 0;
+	int v;
+	int r = parse_word(p, approval_word, "value",
+			   ": approval policy must be one of \"ask\" or \"never\"", &v);
+	if (r >= 0)
+		*(dsb_approval_policy *)target(f, base) = (dsb_approval_policy)v;
+	return r;
 }
 
 /* landlockScope (beyond DSH): what else a Landlock sandbox scopes; [] turns scoping off. */
@@ -681,23 +713,25 @@ static int parse_backends(struct parser *p, const struct field *f, void *base)
 	dsb_backend chain[_DSB_BACKEND_MAX];
 	yaml_mark_t mark = *here(p);
 	size_t n = 0, n_entries = 0;
+	char accepted[128];
 	int r;
 
 	if (p->event.type != YAML_SEQUENCE_START_EVENT)
 		return fail_type(p, "a list of strings");
+	(void)snprintf(accepted, sizeof(accepted), " (accepted: %s)", policy_backends_accepted());
 	while ((r = next_entry(p, &n_entries)) > 0) {
-		const char *s;
-		if ((r = expect_scalar(p, false, &s)) < 0)
+		int v;
+		if ((r = parse_word(p, backend_word, "backend", accepted, &v)) < 0)
 			return r;
-		dsb_backend b = dsb_backend_from_string(s);
-		if (b == _DSB_BACKEND_INVALID)
-			return fail_at(p, here(p), "invalid backend \"%s\" (accepted: %s)",
-				       show(p, s), policy_backends_accepted());
-		/* Distinct valid backends cannot overflow the chain: a third entry repeats one. */
+		dsb_backend b = (dsb_backend)v;
+		/*
+		 * Distinct valid backends cannot overflow the chain: a third entry repeats one.
+		 * A word is spelled exactly as its name, so the name is the scalar shown.
+		 */
 		for (size_t i = 0; i < n; i++)
 			if (chain[i] == b)
 				return fail_at(p, here(p), "backend \"%s\" listed twice",
-					       show(p, s));
+					       show(p, dsb_backend_to_string(b)));
 		chain[n++] = b;
 	}
 	if (r < 0)
@@ -714,16 +748,12 @@ static int parse_backends(struct parser *p, const struct field *f, void *base)
 /* network.access: full, none or allowlist. */
 static int parse_network_access(struct parser *p, const struct field *f, void *base)
 {
-	const char *s;
-	int r = expect_scalar(p, false, &s);
-	if (r < 0)
-		return r;
-	dsb_network_access access = dsb_network_access_from_string(s);
-	if (access == _DSB_NETWORK_ACCESS_INVALID)
-		return fail_at(p, here(p), "invalid access \"%s\" " POLICY_NETWORK_ACCESS_ACCEPTED,
-			       show(p, s));
-	*(dsb_network_access *)target(f, base) = access;
-	return 0;
+	int v;
+	int r = parse_word(p, network_access_word, "access", " " POLICY_NETWORK_ACCESS_ACCEPTED,
+			   &v);
+	if (r >= 0)
+		*(dsb_network_access *)target(f, base) = (dsb_network_access)v;
+	return r;
 }
 
 /*

@@ -2,13 +2,21 @@
 /*
  * The network policy's configuration (issue 17): host patterns, their canonical form and how a
  * host is matched against them, and the accessors of the network section. Enforcement lives
- * elsewhere (the confined child's namespace, the proxy); both sides match hosts here, so that
- * what the configuration accepts and what the proxy lets through cannot disagree.
+ * elsewhere (the confined child's namespace, the proxy in src/net); the proxy matches and spells
+ * hosts with the functions here, so that what the configuration accepts and what the proxy lets
+ * through cannot disagree.
  *
  * A pattern is an exact DNS name, "*." and a name (every name below it, not the name itself),
  * or an IP literal. Everything is compared in one canonical spelling: names in lower case
  * without a trailing dot, addresses as inet_ntop() writes them (an IPv4-mapped IPv6 address as
  * its IPv4 address, since that is where a connection to it goes).
+ *
+ * A name has letters, digits and '-' in labels of 1 to 63 characters (no '_': no host name
+ * has one, RFC 952/1123), at most 253 characters, and may end in one dot (the root's). One whose
+ * last label is all digits, or that inet_aton() reads as an address ("127.1", "0x7f000001"),
+ * is neither a name nor a canonical address, and is refused: the resolver would take it for an
+ * address that no address pattern names. So is "10.1.2.3." (a dotted quad with the root's dot).
+ * Brackets hold an IPv6 literal only.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -187,12 +195,18 @@ static bool matches_any(char *const *patterns, const char *host)
 	return false;
 }
 
+int network_host_canonical(const char *host, char buf[NETWORK_PATTERN_MAX])
+{
+	const char *why;
+
+	return host ? network_pattern_canonical(host, false, true, buf, &why) : -EINVAL;
+}
+
 bool dsb_network_host_allowed(char *const *allow, char *const *deny, const char *host)
 {
 	char h[NETWORK_PATTERN_MAX];
-	const char *why;
 
-	if (!host || network_pattern_canonical(host, false, true, h, &why) < 0)
+	if (network_host_canonical(host, h) < 0)
 		return false;
 	return !matches_any(deny, h) && matches_any(allow, h);
 }

@@ -178,6 +178,14 @@ int network_pattern_canonical(const char *s, bool allow_wildcard, bool allow_ip,
 /* The canonical text of the IP literal @s (IPv6 with or without brackets) into @buf; -EINVAL. */
 int network_ip_canonical(const char *s, char buf[NETWORK_PATTERN_MAX]);
 
+/*
+ * The canonical spelling of @host, a host a client asks for (a DNS name or an IP literal, as
+ * dsb_network_host_allowed() takes it), into @buf: what the proxy matches, resolves, records
+ * and compares with the names of its fixed answers. 0; -EINVAL for a host that is neither
+ * (NULL included), where dsb_network_host_allowed() refuses. Borrows @host; @buf must not be it.
+ */
+int network_host_canonical(const char *host, char buf[NETWORK_PATTERN_MAX]);
+
 /* roots.c: dsb_policy_writable_roots() with the temp dir given, for tests. */
 int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpdir,
 				      char ***ret_roots, dsb_error *reterr);

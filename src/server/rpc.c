@@ -91,16 +91,8 @@ int rpc_write(rpc_writer *w, const json_t *msg)
 	text[len] = '\n'; /* the NUL becomes the newline; the length says where it ends */
 	int r = 0;
 	(void)pthread_mutex_lock(&w->lock);
-	for (size_t off = 0; !w->broken && off < len + 1;) {
-		ssize_t n = write_no_sigpipe(w->fd, text + off, len + 1 - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			w->broken = true;
-			break;
-		}
-		off += (size_t)n;
-	}
+	if (!w->broken && fd_write_all(w->fd, text, len + 1) < 0)
+		w->broken = true;
 	if (w->broken)
 		r = -EPIPE;
 	(void)pthread_mutex_unlock(&w->lock);

@@ -211,48 +211,8 @@ static const tool_def *def_of(server_tool tool)
 
 char *tools_js_number(double v)
 {
-	if (!isfinite(v))
-		return strdup("null");
-	if (v == 0)
-		return strdup("0"); /* -0 too */
-
-	/* The shortest digits that read back as @v (Number::toString's k digits). */
-	char e[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		(void)snprintf(e, sizeof(e), "%.*e", prec - 1, fabs(v));
-		if (strtod(e, NULL) == fabs(v))
-			break;
-	}
-	char digits[24];
-	int k = 0;
-	const char *p = e;
-	for (; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9')
-			digits[k++] = *p;
-	digits[k] = '\0';
-	int n = (int)strtol(p + 1, NULL, 10) + 1; /* the value is 0.DIGITS x 10^n */
-
-	/* ECMAScript Number::toString(10), steps 6-10. */
 	strbuf sb = STRBUF_INIT;
-	int r = v < 0 ? strbuf_putc(&sb, '-') : 0;
-	if (k <= n && n <= 21) {
-		r = r < 0 ? r : strbuf_puts(&sb, digits);
-		for (int i = k; r >= 0 && i < n; i++)
-			r = strbuf_putc(&sb, '0');
-	} else if (0 < n && n <= 21) {
-		r = r < 0 ? r : strbuf_printf(&sb, "%.*s.%s", n, digits, digits + n);
-	} else if (-6 < n && n <= 0) {
-		r = r < 0 ? r : strbuf_puts(&sb, "0.");
-		for (int i = 0; r >= 0 && i < -n; i++)
-			r = strbuf_putc(&sb, '0');
-		r = r < 0 ? r : strbuf_puts(&sb, digits);
-	} else {
-		r = r < 0 ? r : strbuf_putc(&sb, digits[0]);
-		if (r >= 0 && k > 1)
-			r = strbuf_printf(&sb, ".%s", digits + 1);
-		r = r < 0 ? r : strbuf_printf(&sb, "e%c%d", n - 1 < 0 ? '-' : '+', abs(n - 1));
-	}
-	if (r < 0) {
+	if (json_number_append(&sb, v) < 0) {
 		strbuf_done(&sb);
 		return NULL;
 	}

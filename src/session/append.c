@@ -35,20 +35,6 @@ uint64_t log_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int log_create(const char *dir, const char *name, const char *header_line, char **ret_path,
 	       dsb_error *reterr)
 {
@@ -69,9 +55,9 @@ int log_create(const char *dir, const char *name, const char *header_line, char 
 	if (fd < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot create", tmp);
 	size_t len = strlen(header_line);
-	r = write_all(fd, header_line, len);
+	r = fd_write_all(fd, header_line, len);
 	if (r >= 0)
-		r = write_all(fd, "\n", 1);
+		r = fd_write_all(fd, "\n", 1);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -104,7 +90,7 @@ static int cut_torn_tail(int fd, const char *path, off_t from, off_t size, dsb_e
 	_cleanup_free_ char *bytes = malloc(n);
 	if (!bytes)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	int r = log_pread_all(fd, bytes, n, from);
+	int r = fd_pread_all(fd, bytes, n, from);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read its torn tail", path);
 
@@ -122,7 +108,7 @@ static int cut_torn_tail(int fd, const char *path, off_t from, off_t size, dsb_e
 		if (out < 0 && (errno != EEXIST || attempt > 100))
 			return dsb_fail_errno(reterr, DSB_E_IO, errno, "%s: cannot create", side);
 	}
-	r = write_all(out, bytes, n);
+	r = fd_write_all(out, bytes, n);
 	if (r >= 0 && fsync(out) < 0)
 		r = -errno;
 	if (r < 0)

@@ -55,7 +55,7 @@ static int fingerprint(int fd, off_t offset, uint64_t *ret)
 {
 	unsigned char buf[FINGERPRINT_BYTES];
 	size_t n = offset < (off_t)sizeof(buf) ? (size_t)offset : sizeof(buf);
-	int r = log_pread_all(fd, (char *)buf, n, offset - (off_t)n);
+	int r = fd_pread_all(fd, buf, n, offset - (off_t)n);
 	if (r < 0)
 		return r;
 	*ret = fnv1a(buf, n);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A log file's bytes: pread(2) of exact ranges, the zstd magic number, and the line reader that
- * turns the file, plain JSONL or concatenated zstd frames, into complete lines in bounded memory
- * (the longest line). The frames are walked as DSH's scanZstdFrames() walks them and its
- * refusals are DSH's texts; what a line holds is for the layers above.
+ * A log file's bytes: the zstd magic number, and the line reader that turns the file, plain JSONL
+ * or concatenated zstd frames, into complete lines in bounded memory (the longest line). The frames
+ * are walked as DSH's scanZstdFrames() walks them and its refusals are DSH's texts; what a line
+ * holds is for the layers above.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,26 +22,10 @@
 
 static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD}; /* 0xFD2FB528, LE */
 
-int log_pread_all(int fd, char *buf, size_t n, off_t offset)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t k = pread(fd, buf + got, n - got, offset + (off_t)got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO; /* the file shrank under us */
-		got += (size_t)k;
-	}
-	return 0;
-}
-
 bool log_is_zstd(int fd, off_t size)
 {
 	unsigned char head[4];
-	return size >= 4 && log_pread_all(fd, (char *)head, sizeof(head), 0) == 0 &&
+	return size >= 4 && fd_pread_all(fd, head, sizeof(head), 0) == 0 &&
 	       memcmp(head, zstd_magic, sizeof(head)) == 0;
 }
 
@@ -84,7 +68,7 @@ int line_reader_init(line_reader *r, int fd, const char *path, dsb_error *reterr
 
 	unsigned char magic[4];
 	if (r->size >= 4) {
-		int k = log_pread_all(fd, (char *)magic, sizeof(magic), 0);
+		int k = fd_pread_all(fd, magic, sizeof(magic), 0);
 		if (k < 0)
 			return read_fail(r, k, reterr);
 		r->zstd = memcmp(magic, zstd_magic, sizeof(magic)) == 0;
@@ -167,7 +151,7 @@ static int probe_frame(line_reader *r, off_t start, off_t *ret_end, dsb_error *r
 	if (avail < 4)
 		return 0;
 	size_t n = avail < (off_t)sizeof(h) ? (size_t)avail : sizeof(h);
-	int k = log_pread_all(r->fd, (char *)h, n, start);
+	int k = fd_pread_all(r->fd, h, n, start);
 	if (k < 0)
 		return read_fail(r, k, reterr);
 	if (memcmp(h, zstd_magic, sizeof(zstd_magic)) != 0)
@@ -189,7 +173,7 @@ static int probe_frame(line_reader *r, off_t start, off_t *ret_end, dsb_error *r
 		unsigned char b[3];
 		if (r->size - off < 3)
 			return 0;
-		k = log_pread_all(r->fd, (char *)b, sizeof(b), off);
+		k = fd_pread_all(r->fd, b, sizeof(b), off);
 		if (k < 0)
 			return read_fail(r, k, reterr);
 		uint32_t block = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
@@ -241,7 +225,7 @@ static int fill_zstd(line_reader *r, dsb_error *reterr)
 			size_t n = READ_BLOCK;
 			if ((off_t)n > r->frame_end - r->file_pos)
 				n = (size_t)(r->frame_end - r->file_pos);
-			k = log_pread_all(r->fd, (char *)r->in, n, r->file_pos);
+			k = fd_pread_all(r->fd, r->in, n, r->file_pos);
 			if (k < 0)
 				return read_fail(r, k, reterr);
 			r->in_pos = 0;

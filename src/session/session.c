@@ -157,7 +157,7 @@ static int read_header(int fd, const char *path, off_t size, log_header *ret_hea
 	_cleanup_free_ char *line = malloc((size_t)header_end);
 	if (!line)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "%s: out of memory", path);
-	r = log_pread_all(fd, line, (size_t)header_end, 0);
+	r = fd_pread_all(fd, line, (size_t)header_end, 0);
 	if (r < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot read", path);
 	return log_header_parse(line, (size_t)header_end - 1, path, ret_header, reterr);

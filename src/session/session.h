@@ -7,7 +7,7 @@
  *   0 layout.c  the store root and the --projectKey--/encodedId/ layout (§3.6)
  *   0 js.c      JavaScript's view of JSON values: JSON.parse() of a line, safe integers,
  *               String() and JSON.stringify() of a value as DSH's messages quote it
- *   0 reader.c  a log file's bytes: exact preads, the zstd magic, the line reader (plain or zstd)
+ *   0 reader.c  a log file's bytes: the zstd magic, the line reader (plain or zstd)
  *   1 header.c  the header line: parsed and checked, and formatted (js.c)
  *   1 surface.c the surface rule (surfaceOp, sourceEventSeqs) the scanner applies to every record
  *               (js.c)
@@ -105,9 +105,6 @@ int js_string_append(strbuf *sb, const json_t *v);
 int js_stringify_append(strbuf *sb, const json_t *v);
 
 /* --- reader.c ------------------------------------------------------------------------------ */
-
-/* pread() of exactly @n bytes. -errno, -EIO when the file is shorter. */
-int log_pread_all(int fd, char *buf, size_t n, off_t offset);
 
 /* Whether the file starts with the zstd frame magic (DSH's default .jsonl.zstd logs). */
 bool log_is_zstd(int fd, off_t size);

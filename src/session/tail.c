@@ -20,7 +20,7 @@ static int load_block(tail *t, off_t pos)
 	if (start < t->lo)
 		start = t->lo;
 	size_t n = (size_t)(pos + 1 - start);
-	int r = log_pread_all(t->fd, t->block, n, start);
+	int r = fd_pread_all(t->fd, t->block, n, start);
 	if (r < 0)
 		return r;
 	t->block_start = start;
@@ -82,7 +82,7 @@ int tail_read(tail *t, off_t start, size_t n, char *buf)
 		memcpy(buf, t->block + (start - t->block_start), n);
 		return 0;
 	}
-	return log_pread_all(t->fd, buf, n, start);
+	return fd_pread_all(t->fd, buf, n, start);
 }
 
 int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_end)
@@ -92,7 +92,7 @@ int tail_bounds(int fd, off_t size, off_t *ret_header_end, off_t *ret_committed_
 	off_t header_end = -1;
 	for (off_t pos = 0; pos < size && header_end < 0;) {
 		size_t n = size - pos < (off_t)sizeof(buf) ? (size_t)(size - pos) : sizeof(buf);
-		int r = log_pread_all(fd, buf, n, pos);
+		int r = fd_pread_all(fd, buf, n, pos);
 		if (r < 0)
 			return r;
 		const char *nl = memchr(buf, '\n', n);

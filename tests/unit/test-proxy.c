@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the network piece's allow-list proxy (src/net/): the host matcher, then the
+ * Unit tests of the network piece's allow-list proxy (src/net/): the host matcher (one with the
+ * configuration's dsb_network_host_allowed(), and the spelling the proxy resolves), then the
  * proxy over 127.0.0.1 only, with upstream servers run by this process (an echo server and a
  * fixed HTTP response) and the test names mapped to 127.0.0.1 by the rules' `hosts`:
  * HTTP CONNECT allowed, refused (403, recorded once), to a closed port (502); plain HTTP
@@ -30,6 +31,7 @@
 
 #include "src/core/core.h"
 #include "src/net/net.h"
+#include "src/policy/policy.h"
 
 static char *const allow[] = {(char *)"allowed.test", (char *)"*.wild.test", (char *)"10.1.2.3",
 			      (char *)"::1", NULL};
@@ -365,6 +367,94 @@ static void test_matcher(void **state)
 		net_rules none = {.allow = NULL};
 		assert_false(net_host_allowed(&none, "allowed.test"));
 	}
+}
+
+/*
+ * The proxy and the configuration share one matcher: the same answer through
+ * dsb_network_host_allowed() and net_host_allowed() on what the two used to disagree on ('_',
+ * labels of digits, trailing dots), and the canonical spelling the proxy resolves and records.
+ */
+static void test_matcher_one_answer(void **state)
+{
+	(void)state;
+	char *const allowed[] = {
+		(char *)"*.example.com",
+		(char *)"exact.test",
+		(char *)"10.1.2.3",
+		(char *)"under_score.test",   /* no name: matches nothing */
+		(char *)"*.under_score.test", /* likewise */
+		(char *)"example.123",	      /* a last label of digits: likewise */
+		NULL,
+	};
+	char *const denied[] = {(char *)"denied.example.com", NULL};
+	const net_rules r = {.allow = allowed, .deny = denied};
+	static const struct {
+		const char *host;
+		bool allowed;
+	} cases[] = {
+		/* '_' is no part of a host name, below a wildcard or as an exact name. */
+		{"a_b.example.com", false},
+		{"_dmarc.example.com", false},
+		{"under_score.test", false},
+		{"x.under_score.test", false},
+		/* Digits-only labels: a name unless the last label is one. */
+		{"123.example.com", true},
+		{"a.1.example.com", true},
+		{"1.2.example.com", true},
+		{"example.123", false},
+		{"a.example.123", false},
+		/* One trailing dot off a name; never two; a dotted quad with one is neither. */
+		{"exact.test.", true},
+		{"x.example.com.", true},
+		{"exact.test..", false},
+		{"x.example.com..", false},
+		{"10.1.2.3", true},
+		{"10.1.2.3.", false},
+		{"10.1.2.3..", false},
+		/* The controls. */
+		{"exact.test", true},
+		{"example.com", false},
+		{"denied.example.com.", false},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		bool policy = dsb_network_host_allowed(allowed, denied, cases[i].host);
+		bool proxy = net_host_allowed(&r, cases[i].host);
+		if (policy != cases[i].allowed || proxy != cases[i].allowed)
+			fail_msg("\"%s\": expected %s, dsb_network_host_allowed() %d, "
+				 "net_host_allowed() %d",
+				 cases[i].host, cases[i].allowed ? "allowed" : "refused", policy,
+				 proxy);
+	}
+
+	/* What the proxy resolves, records and compares with its fixed answers' names. */
+	static const struct {
+		const char *host;
+		const char *canonical; /* NULL: refused */
+	} spellings[] = {
+		{"Deb.Debian.ORG.", "deb.debian.org"},
+		{"123.Example.com", "123.example.com"},
+		{"[::FFFF:10.1.2.3]", "10.1.2.3"},
+		{"::ffff:10.1.2.3", "10.1.2.3"},
+		{"[0:0::1]", "::1"},
+		{"2001:DB8:0:0:0:0:0:1", "2001:db8::1"},
+		{"a_b.example.com", NULL},
+		{"example.123", NULL},
+		{"10.1.2.3.", NULL},
+		{"exact.test..", NULL},
+		{"[10.1.2.3]", NULL},
+		{"127.1", NULL},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(spellings); i++) {
+		char buf[NETWORK_PATTERN_MAX];
+		int k = network_host_canonical(spellings[i].host, buf);
+		if (!spellings[i].canonical ? k != -EINVAL
+					    : k != 0 || strcmp(buf, spellings[i].canonical) != 0)
+			fail_msg("\"%s\": %d \"%s\", expected %s", spellings[i].host, k,
+				 k == 0 ? buf : "",
+				 spellings[i].canonical ? spellings[i].canonical : "refused");
+	}
+	assert_int_equal(network_host_canonical(NULL, (char[NETWORK_PATTERN_MAX]){0}), -EINVAL);
+	assert_false(net_host_allowed(NULL, "exact.test"));
 }
 
 static void test_api_errors(void **state)
@@ -893,6 +983,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matcher),
+		cmocka_unit_test(test_matcher_one_answer),
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_connect_allowed),
 		cmocka_unit_test(test_connect_refused),
