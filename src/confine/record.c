@@ -269,34 +269,6 @@ void record_free(const record_type *t, void *rec)
 
 /* --- framed on a stream ---------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write_no_sigpipe(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int read_all(int fd, char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EPIPE;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int record_send(int fd, const record_type *t, const void *rec)
 {
 	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
@@ -308,22 +280,22 @@ int record_send(int fd, const record_type *t, const void *rec)
 		return r;
 	len = sb.len - sizeof(len);
 	memcpy(sb.buf, &len, sizeof(len));
-	return write_all(fd, sb.buf, sb.len);
+	return fd_write_all(fd, sb.buf, sb.len);
 }
 
 int record_receive(int fd, const record_type *t, void *rec)
 {
 	uint64_t len;
-	int r = read_all(fd, (char *)&len, sizeof(len));
+	int r = fd_read_all(fd, &len, sizeof(len));
 	if (r < 0)
-		return r;
+		return r == -EIO ? -EPIPE : r; /* the end, before a record */
 	if (len > RECORD_FRAME_MAX)
 		return -EBADMSG;
 	_cleanup_free_ char *buf = malloc(len ? (size_t)len : 1);
 	if (!buf)
 		return -ENOMEM;
-	r = read_all(fd, buf, (size_t)len);
+	r = fd_read_all(fd, buf, (size_t)len);
 	if (r < 0)
-		return r == -EPIPE ? -EBADMSG : r; /* cut short */
+		return r == -EIO ? -EBADMSG : r; /* cut short */
 	return record_decode(t, buf, (size_t)len, rec);
 }

@@ -85,20 +85,6 @@ static const record_type spawn_request_record = RECORD_TYPE(spawn_request_fields
 
 /* --- the spawner process --------------------------------------------------------------------- */
 
-static int read_all(int fd, char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, buf, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /*
  * One request: its header and descriptors into @fds (-1 where none), its spawn into a new
  * buffer. 1 with a request, 0 at the end of the socket, -1 on a malformed one (its
@@ -139,7 +125,7 @@ static int receive(int sock, int fds[REQUEST_FDS], char **ret_buf, size_t *ret_l
 	*ret_buf = NULL;
 	if ((size_t)k != sizeof(h) || h.magic != REQUEST_MAGIC || h.len > REQUEST_MAX ||
 	    n_fds < 2 || !(*ret_buf = malloc(h.len ? h.len : 1)) ||
-	    read_all(sock, *ret_buf, h.len) < 0) {
+	    fd_read_all(sock, *ret_buf, h.len) < 0) {
 		free(*ret_buf);
 		*ret_buf = NULL;
 		for (int i = 0; i < REQUEST_FDS; i++)
@@ -263,22 +249,6 @@ void spawner_stop(void)
 	(void)pthread_mutex_unlock(&spawner.lock);
 }
 
-/* write(2) in full, but with send()'s MSG_NOSIGNAL: a library caller may not ignore SIGPIPE,
- * and a spawner gone must not kill it. */
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = send(fd, buf, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		buf += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *o, int status_w,
 		    int ctl_r)
 {
@@ -328,7 +298,7 @@ int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_option
 			;
 		r = k < 0 ? -errno : (size_t)k != sizeof(h) ? -EIO : 0;
 		if (r == 0)
-			r = write_all(spawner.fd, sb.buf ? sb.buf : "", sb.len);
+			r = fd_write_all(spawner.fd, sb.buf ? sb.buf : "", sb.len);
 		if (r < 0 && r != -ENOTCONN) {
 			/* Gone (or broken mid-request): no more requests; callers fork their own.
 			 */

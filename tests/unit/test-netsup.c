@@ -518,7 +518,9 @@ static void attack_race(const fixture *f)
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		EXPECT(fd >= 0);
 		int e = ERRNO_OF(connect(fd, (struct sockaddr *)&r.addr, len));
-		EXPECT(e == 0 || e == EACCES || e == EAGAIN);
+		/* ENOENT: the address was read halfway through a flip ("ws" and "ot" mixed), a
+		 * path that names nothing, as the kernel would answer it unconfined. */
+		EXPECT(e == 0 || e == EACCES || e == EAGAIN || e == ENOENT);
 		in += e == 0;
 		refused += e == EACCES;
 		close(fd);
