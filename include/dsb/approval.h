@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The approval piece (spec §8): one-shot escalations a person approves, the approval service
+ * The approval piece (dsh-compat §8): one-shot escalations a person approves, the approval service
  * with its audit pair, the approval-policy switch, and permission presets.
  *
  * An escalation is checked (strictly wider than the call's mode), then asked of the session's
@@ -33,13 +33,13 @@ DSB_API const char *dsb_approval_outcome_to_string(dsb_approval_outcome o);
 DSB_API dsb_approval_outcome dsb_approval_outcome_from_string(const char *s);
 
 /*
- * validateEscalationArgs (spec §8.1): NULL means absent. DSB_E_INVALID_ARGS with the first of
+ * validateEscalationArgs (dsh-compat §8.1): NULL means absent. DSB_E_INVALID_ARGS with the first of
  * DSH's three texts that applies; a requested mode outside the two targets is refused too.
  */
 DSB_API int dsb_escalation_validate(const char *sandbox_permissions, const char *justification,
 				    dsb_error *reterr);
 
-/* WIDER_MODES (spec §8.1): whether @requested is strictly wider than @effective. */
+/* WIDER_MODES (dsh-compat §8.1): whether @requested is strictly wider than @effective. */
 DSB_API bool dsb_escalation_is_wider(dsb_mode effective, dsb_mode requested);
 
 /* What an answerer is shown and decides on. Strings borrowed. Made by the library only. */

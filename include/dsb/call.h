@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The call piece: one tool call end to end (spec §6.7, §7.4). A call loads the configuration,
+ * The call piece: one tool call end to end (dsh-compat §6.7, §7.4). A call loads the configuration,
  * resolves its policy (a session's, or agentless), validates its arguments in DSH's order,
  * approves a one-shot escalation inside a turn of the session, runs its command confined or its
  * file operation fenced, and builds the result exactly as the model sees it. The command line
@@ -101,8 +101,8 @@ DSB_API int dsb_call_load_config(const dsb_call_setup *setup, dsb_config **ret_c
 /*
  * Resolves one call's policy as dsb_call_run() does: the configuration of @setup, with
  * @workspace (NULL: none) as the fallback workspace root; then the session named @session (an
- * id in the store, or a log's path), whose log decides (spec §2.2), or, with @session NULL, an
- * agentless call; @mode (_DSB_MODE_INVALID: none) is an explicit mode over both. The protected
+ * id in the store, or a log's path), whose log decides (dsh-compat §2.2), or, with @session NULL,
+ * an agentless call; @mode (_DSB_MODE_INVALID: none) is an explicit mode over both. The protected
  * paths include what a front end adds to the configuration's: the store, the configuration as
  * spelled, and, when no file was loaded, the directory one would be looked for in. On success
  * *@ret_cfg is the configuration used (free with dsb_config_free()) and *@ret_policy the policy
@@ -117,7 +117,7 @@ typedef struct dsb_call_request {
 	dsb_tool tool;
 
 	/*
-	 * Whose policy: a session's, whose log decides (spec §2.2), or an agentless call's.
+	 * Whose policy: a session's, whose log decides (dsh-compat §2.2), or an agentless call's.
 	 * @session is a session id in the store or a log's path (NULL: agentless); @mode an
 	 * explicit mode over the session's or the configured one (_DSB_MODE_INVALID: none);
 	 * @workspace the fallback workspace root (NULL: sandbox-policy.workspaceRoot, else the
@@ -157,7 +157,7 @@ typedef struct dsb_call_request {
 	bool replace_all;
 
 	/*
-	 * A one-shot escalation (spec §8.1): @sandbox_permissions ("workspace-write" or
+	 * A one-shot escalation (dsh-compat §8.1): @sandbox_permissions ("workspace-write" or
 	 * "danger-full-access") and @justification, both or neither; a read is never escalated.
 	 * @call_id is the harness's id of this tool call for the audit pair, or NULL.
 	 */
@@ -197,8 +197,9 @@ typedef struct dsb_call_result {
 	bool prepared;
 	/*
 	 * What the model sees, byte for byte, NUL-terminated; bash output may hold NUL bytes,
-	 * hence @text_len. bash: the rendered result (spec §6.8); write, edit: DSH's confirmation;
-	 * read: the file's text. NULL for a successful exec, whose output went to the caller.
+	 * hence @text_len. bash: the rendered result (dsh-compat §6.8); write, edit: DSH's
+	 * confirmation; read: the file's text. NULL for a successful exec, whose output went to the
+	 * caller.
 	 */
 	char *text;
 	size_t text_len;
@@ -264,7 +265,7 @@ DSB_API void dsb_call_set_on_output(dsb_call *call, dsb_call_on_output_fn on_out
 				    void *userdata);
 
 /*
- * DSH's read-before-write observation rule (its fs-observation-policy, spec §7.4), for the
+ * DSH's read-before-write observation rule (its fs-observation-policy, dsh-compat §7.4), for the
  * calls of one agent session: a successful read records the file's version (device, inode,
  * size, modification time), a read of nothing there records its absence, and a successful
  * write or edit records the version it published. A write of a file never read (or read as

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The confinement piece (spec §5): what a confined policy runs under. A dsb_provider holds the
- * backend chain of the configuration ([bwrap, landlock] by default) and its probed verdict,
+ * The confinement piece (dsh-compat §5): what a confined policy runs under. A dsb_provider holds
+ * the backend chain of the configuration ([bwrap, landlock] by default) and its probed verdict,
  * cached for the provider's life and, when given a cache directory, on disk across processes.
  * dsb_provider_confine() turns a policy and an argv into a dsb_confined: the argv to exec (bwrap
  * or a configured runner wrapped around the command), or the command itself plus a Landlock plan
@@ -42,7 +42,7 @@ DSB_API int dsb_provider_new(const dsb_config *cfg, const char *cache_dir,
 
 DSB_API dsb_provider *dsb_provider_free(dsb_provider *provider);
 
-/* Evidence that the runner failed before the command ran (spec §5.8). */
+/* Evidence that the runner failed before the command ran (dsh-compat §5.8). */
 typedef struct dsb_runner_rule {
 	const int *allowed_exit_codes; /* NULL: any non-zero exit */
 	size_t n_allowed_exit_codes;

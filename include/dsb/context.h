@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The context piece: the runtime-context statements of spec §9 and the cache-safe snapshot
+ * The context piece: the runtime-context statements of dsh-compat §9 and the cache-safe snapshot
  * that carries them to the model. The policy in force is stated in three contexts,
  * sandbox:policy (order 110), approval:policy (115) and, for delegated sessions only,
  * subagent:delegation (120); they are joined into one text and appended to the session as an
@@ -27,16 +27,16 @@
 /* The plugin that owns snapshot messages (their source.plugin). */
 #define DSB_CONTEXT_SOURCE "@deepseek-ai/dsh-system-prompt"
 
-/* The text of the snapshot that withdraws every earlier one (spec §9.3, EXACT). */
+/* The text of the snapshot that withdraws every earlier one (dsh-compat §9.3, EXACT). */
 #define DSB_CONTEXT_CLEARED \
 	"Current runtime context: none. Earlier runtime-context snapshots no longer apply."
 
-/* The line that opens a non-empty snapshot (spec §9.2, EXACT); the contexts follow it. */
+/* The line that opens a non-empty snapshot (dsh-compat §9.2, EXACT); the contexts follow it. */
 #define DSB_CONTEXT_HEADER \
 	"Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
 
 /*
- * The sandbox:policy text of spec §9.4 for @mode. Under workspace-write it names
+ * The sandbox:policy text of dsh-compat §9.4 for @mode. Under workspace-write it names
  * @workspace_root as JSON.stringify() spells it (quotes, escapes; bytes that are not UTF-8 read
  * as U+FFFD); the other modes ignore it (NULL is fine there). Nothing else enters the text: not
  * TMPDIR, not the tools that exist. Borrows @workspace_root; *@ret_text is a new string (free
@@ -45,17 +45,17 @@
 DSB_API int dsb_context_render_sandbox(dsb_mode mode, const char *workspace_root, char **ret_text,
 				       dsb_error *reterr);
 
-/* The approval:policy text of spec §8.4 for @policy (static), or NULL outside the enum. */
+/* The approval:policy text of dsh-compat §8.4 for @policy (static), or NULL outside the enum. */
 DSB_API const char *dsb_context_approval_text(dsb_approval_policy policy);
 
-/* The subagent:delegation text of spec §8.9 (static). */
+/* The subagent:delegation text of dsh-compat §8.9 (static). */
 DSB_API const char *dsb_context_delegation_text(void);
 
 /* A snapshot message the projection asks to append. Opaque; owned by the caller. */
 typedef struct dsb_context_message dsb_context_message;
 
 /*
- * One pre-step projection (spec §9.2-9.3) for @session. The contexts are evaluated now:
+ * One pre-step projection (dsh-compat §9.2-9.3) for @session. The contexts are evaluated now:
  * sandbox:policy from dsb_session_resolve() under @policy (the session's mode fold, else the
  * default; the header cwd canonicalised, else the configured root), approval:policy from the
  * session's approval/policy fold, else @cfg's approval.policy, and subagent:delegation when the

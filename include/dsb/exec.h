@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The executor piece (spec §6): runs a command (DSH's bash tool runs `bash -c COMMAND`) under
+ * The executor piece (dsh-compat §6): runs a command (DSH's bash tool runs `bash -c COMMAND`) under
  * a resolved policy, confined through a dsb_provider, with the output captured into bounded
  * tails and spill files, a timeout that kills the whole process group, and the outcome
  * classified (runner failure outranks denial) and rendered exactly as DSH tells the model.
@@ -86,7 +86,7 @@ DSB_API int dsb_exec_run(dsb_provider *provider, const dsb_config *cfg,
 			 dsb_run_result *ret, dsb_error *reterr);
 
 /*
- * The bash tool's text for @r (spec §6.8), byte for byte; @confines adds the escalation hint
+ * The bash tool's text for @r (dsh-compat §6.8), byte for byte; @confines adds the escalation hint
  * after a denial marker. Returns a new NUL-terminated string in *@ret_text and its length in
  * *@ret_len (may be NULL; the text itself may hold NUL bytes from the command's output).
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The filesystem fence (spec §7): the agent's own file mutations (the write and edit tools),
+ * The filesystem fence (dsh-compat §7): the agent's own file mutations (the write and edit tools),
  * held to the same policy as its commands. Reads pass in every mode; read-only refuses every
- * mutation; workspace-write allows one only beneath a writable root (spec §4.1); full access
+ * mutation; workspace-write allows one only beneath a writable root (dsh-compat §4.1); full access
  * is unfenced. Beyond DSH's canonicalise-then-contain check, the mutation itself goes through
  * a directory descriptor of the root it was allowed under, opened with openat2(RESOLVE_BENEATH
  * | RESOLVE_NO_MAGICLINKS), so a path swapped after the check still cannot land outside; files
@@ -30,7 +30,8 @@
  */
 #define DSB_FS_MAX_BYTES ((size_t)64 * 1024 * 1024)
 
-/* A resolved target (spec §7.2 resolve()). Caller-owned; release with dsb_fs_target_done(). */
+/* A resolved target (dsh-compat §7.2 resolve()). Caller-owned; release with dsb_fs_target_done().
+ */
 typedef struct dsb_fs_target {
 	char *display_path; /* path.resolve(cwd, path) */
 	char *target_key;   /* realpath, or the nearest existing ancestor's realpath + the rest */
@@ -44,11 +45,12 @@ DSB_API int dsb_fs_resolve(const char *cwd, const char *path, dsb_fs_target *ret
 			   dsb_error *reterr);
 DSB_API void dsb_fs_target_done(dsb_fs_target *t);
 
-/* isPathUnder (spec §7.3): the lexical fast path, then (st_dev, st_ino) ancestry. 1, 0, -code. */
+/* isPathUnder (dsh-compat §7.3): the lexical fast path, then (st_dev, st_ino) ancestry. 1, 0,
+ * -code. */
 DSB_API int dsb_fs_is_under(const char *path, const char *root, dsb_error *reterr);
 
 /*
- * checkedTarget (spec §7.2): 0 when @policy allows mutating @path (resolved afresh against
+ * checkedTarget (dsh-compat §7.2): 0 when @policy allows mutating @path (resolved afresh against
  * @cwd); DSB_E_FS_SANDBOX_DENIED with `cannot write "DISPLAY": file access denied under MODE
  * mode` otherwise. Where the target lies in a protected path of @policy, that text is followed
  * by the line `[sandbox: PATH is protected: REASON]` (dsb_protect_kind_reason()). The same
@@ -105,7 +107,8 @@ DSB_API int dsb_fence_edit(const dsb_exec_policy *policy, const char *cwd, const
 			   const char *old_string, const char *new_string, bool replace_all,
 			   dsb_fs_edit_result *ret, dsb_error *reterr);
 
-/* Reads the text file at @path (relative to @cwd). Not fenced: every mode reads (spec §7.6). */
+/* Reads the text file at @path (relative to @cwd). Not fenced: every mode reads (dsh-compat §7.6).
+ */
 DSB_API int dsb_fs_read(const char *cwd, const char *path, char **ret_text, size_t *ret_len,
 			dsb_error *reterr);
 

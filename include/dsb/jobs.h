@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The jobs piece: DSH's background jobs (spec §6.4, §6.5, §6.10; DSH's jobs-local registry and
- * tool-jobs tools). A front end that offers the bash tool's `run_in_background: true` and the
+ * The jobs piece: DSH's background jobs (dsh-compat §6.4, §6.5, §6.10; DSH's jobs-local registry
+ *and tool-jobs tools). A front end that offers the bash tool's `run_in_background: true` and the
  * tools job_output, job_kill and job_list keeps one registry and drives it:
  *
  *	dsb_jobs *jobs = NULL;
@@ -40,7 +40,7 @@
  * call on the registry is under way. The notice callback is called from a job's thread, with no
  * lock held: it may call any dsb_jobs function but dsb_jobs_free().
  *
- * Memory: each job keeps its output as a foreground call does (spec §6.3): a tail of
+ * Memory: each job keeps its output as a foreground call does (dsh-compat §6.3): a tail of
  * bash.maxOutputBytes per stream in memory, the whole stream in a spill file. A finished job's
  * tails are released once job_output has read it to its end.
  */
@@ -101,9 +101,9 @@ typedef void (*dsb_jobs_notice_fn)(const char *job_id, const char *text, void *u
 DSB_API void dsb_jobs_set_notice(dsb_jobs *jobs, dsb_jobs_notice_fn notice, void *userdata);
 
 /*
- * The bash tool with run_in_background: true (spec §6.7 step 7). @req, a DSB_TOOL_BASH request,
- * is prepared through @call exactly as dsb_call_run() prepares it, in the calling thread: its
- * arguments, policy, an escalation approved (the call's answerer, before anything starts), its
+ * The bash tool with run_in_background: true (dsh-compat §6.7 step 7). @req, a DSB_TOOL_BASH
+ * request, is prepared through @call exactly as dsb_call_run() prepares it, in the calling thread:
+ * its arguments, policy, an escalation approved (the call's answerer, before anything starts), its
  * working directory and DSH_* variables. Then, with fewer than max_active jobs running or
  * stopping, its command starts in a thread of its own, confined as a foreground command is but
  * with no timeout (@req->timeout_ms bounds only the approval), and *@ret is the result

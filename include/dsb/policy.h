@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The policy piece: the three sandbox modes, the configuration (YAML), the deployment default with
- * its DSH_PERMISSION_MODE override, resolve() and the writable roots (spec §1, §2, §4).
+ * its DSH_PERMISSION_MODE override, resolve() and the writable roots (dsh-compat §1, §2, §4).
  *
  * Lifecycle: load a dsb_config (dsb_config_new() for the defaults, or dsb_config_load_file()),
  * optionally dsb_config_apply_env(), then build a dsb_policy from it with dsb_policy_new(). The
@@ -21,7 +21,8 @@
 #include <dsb/backends.h>
 #include <dsb/error.h>
 
-/* The file-effect policy. The order is SANDBOX_MODES' (spec §1.1): it is the advertised order. */
+/* The file-effect policy. The order is SANDBOX_MODES' (dsh-compat §1.1): it is the advertised
+ * order. */
 typedef enum dsb_mode {
 	DSB_MODE_READ_ONLY,
 	DSB_MODE_WORKSPACE_WRITE,
@@ -217,7 +218,7 @@ DSB_API int dsb_config_set_network_access(dsb_config *cfg, dsb_network_access ac
 typedef struct dsb_policy dsb_policy;
 
 /*
- * The policy service of spec §2.1: the default mode of @cfg and its workspace root (the
+ * The policy service of dsh-compat §2.1: the default mode of @cfg and its workspace root (the
  * configured one, else the process cwd), canonicalised once (§2.3). Borrows @cfg.
  */
 DSB_API int dsb_policy_new(const dsb_config *cfg, dsb_policy **ret_policy, dsb_error *reterr);
@@ -240,7 +241,7 @@ DSB_API const char *dsb_policy_workspace_root(const dsb_policy *policy);
 DSB_API int dsb_policy_protect(dsb_policy *policy, dsb_protect_kind kind, const char *path,
 			       dsb_error *reterr);
 
-/* What one call knows when it asks for its policy (spec §2.2). */
+/* What one call knows when it asks for its policy (dsh-compat §2.2). */
 typedef struct dsb_resolve_request {
 	dsb_mode mode;		 /* an explicit (approved) mode, or _DSB_MODE_INVALID */
 	const char *session_id;	 /* the session's id; NULL for an agentless call */
@@ -300,7 +301,7 @@ DSB_API const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy 
 							  const char *path, bool write);
 
 /*
- * The writable roots of spec §4.1: empty unless workspace-write, else the canonical workspace
+ * The writable roots of dsh-compat §4.1: empty unless workspace-write, else the canonical workspace
  * root, /tmp and the platform temp dir, canonicalised, then deduplicated in order. On success
  * *@ret_roots is a new NULL-terminated array (free with dsb_strv_free()) and the return value
  * is its length.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session piece: DSH-compatible session logs (spec §3). A session's policy state is its
+ * The session piece: DSH-compatible session logs (dsh-compat §3). A session's policy state is its
  * append-only JSONL log: every mode switch, approval policy and preset is an event, and the
  * effective value is the last one (a fold read from the end of the file).
  *
@@ -84,7 +84,7 @@ DSB_API const char *dsb_session_path(const dsb_session *session);
 DSB_API uint64_t dsb_session_created_at(const dsb_session *session);
 
 /*
- * The folds of spec §3.4, read backwards from the end of a plain log (cost grows with the
+ * The folds of dsh-compat §3.4, read backwards from the end of a plain log (cost grows with the
  * distance to the last matching event, not with the log). Each returns 1 and sets the value
  * when the log has such an event, 0 when it has none. An unknown mode or policy in the last
  * matching event is DSB_E_INVARIANT (fail closed).
@@ -114,7 +114,7 @@ DSB_API int dsb_session_set_mode(dsb_session *session, dsb_mode mode, dsb_error 
 DSB_API int dsb_session_set_approval(dsb_session *session, const char *policy, dsb_error *reterr);
 
 /*
- * resolve({session, mode}) of spec §2.2: @mode (an approved grant, or _DSB_MODE_INVALID) >
+ * resolve({session, mode}) of dsh-compat §2.2: @mode (an approved grant, or _DSB_MODE_INVALID) >
  * the session's sandbox/mode fold > the deployment default; the header cwd > the configured
  * root. Fills *@ret_policy (release with dsb_exec_policy_done()).
  */

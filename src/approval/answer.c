@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The external answerer of approval.answerer (spec §8.3 answerer chain): a program that reads
+ * The external answerer of approval.answerer (dsh-compat §8.3 answerer chain): a program that reads
  * the request as one JSON line on stdin and prints one outcome word. It runs as the caller,
  * unconfined, and is trusted with the decision (the configuration names it and the call's
  * protected paths keep it out of a command's reach). A hung answerer is cancelled at the call's

@@ -2,11 +2,11 @@
 /*
  * Internals of the approval piece.
  *
- *   escalation.c  WIDER_MODES, validateEscalationArgs, approveEscalation (spec §8.1-8.2)
- *   answer.c      the external answerer program of approval.answerer (spec §8.3)
+ *   escalation.c  WIDER_MODES, validateEscalationArgs, approveEscalation (dsh-compat §8.1-8.2)
+ *   answer.c      the external answerer program of approval.answerer (dsh-compat §8.3)
  *   service.c     the approval service: turn enclosure, the audit pair, the policy gate, the
- *                 answerers, the live policy switch (spec §8.3-8.5)
- *   presets.c     permission presets and the /permission command (spec §8.6-8.7)
+ *                 answerers, the live policy switch (dsh-compat §8.3-8.5)
+ *   presets.c     permission presets and the /permission command (dsh-compat §8.6-8.7)
  */
 #ifndef DSB_APPROVAL_APPROVAL_H
 #define DSB_APPROVAL_APPROVAL_H
@@ -23,7 +23,7 @@ int approval_effective_policy(dsb_session *s, const dsb_config *cfg,
 			      dsb_approval_policy *ret_policy, dsb_error *reterr);
 
 /*
- * The live switch (spec §8.5): nothing when @policy is already effective; else appends
+ * The live switch (dsh-compat §8.5): nothing when @policy is already effective; else appends
  * approval/policy and the user/message notice `The approval policy changed from "A" to "B"
  * (changed by the user).` with source {"kind":"plugin","plugin":"user-approval"}.
  * Returns 1 when it switched, 0 when it was a no-op.
@@ -32,8 +32,8 @@ int approval_set_policy(dsb_session *s, const dsb_config *cfg, dsb_approval_poli
 			dsb_error *reterr);
 
 /*
- * approval.request() (spec §8.3): inside an open turn only (else DSB_E_INVALID_ARGS with DSH's
- * text, nothing appended); appends approval/asked, decides (policy never: rejected; else
+ * approval.request() (dsh-compat §8.3): inside an open turn only (else DSB_E_INVALID_ARGS with
+ * DSH's text, nothing appended); appends approval/asked, decides (policy never: rejected; else
  * @answer, where NULL, a failure or an off-vocabulary outcome mean unavailable), appends
  * approval/decided, and returns the outcome. Sets req->id and req->session_id for @answer.
  */
@@ -46,7 +46,7 @@ int approval_turn_state(dsb_session *s, bool *ret_open, int64_t *ret_last_turn, 
 
 /* --- escalation.c --------------------------------------------------------------------------- */
 
-/* One escalation request (spec §8.2). Strings borrowed. */
+/* One escalation request (dsh-compat §8.2). Strings borrowed. */
 typedef struct dsb_escalation {
 	dsb_mode requested;
 	const char *justification;
@@ -59,7 +59,7 @@ typedef struct dsb_escalation {
 } dsb_escalation;
 
 /*
- * approveEscalation (spec §8.2), in order and fail-closed: not strictly wider; no agent (@s
+ * approveEscalation (dsh-compat §8.2), in order and fail-closed: not strictly wider; no agent (@s
  * NULL); then the approval service. Every refusal is DSB_E_ESCALATION_REFUSED with DSH's text;
  * a grant sets *@ret_granted to the requested mode.
  */
@@ -81,7 +81,7 @@ int approval_answer_command(char *const *argv, const dsb_approval_request *req, 
 /* --- presets.c ------------------------------------------------------------------------------ */
 
 /*
- * The preset new sessions are pinned to (spec §8.6): permission.defaultPreset, else the first
+ * The preset new sessions are pinned to (dsh-compat §8.6): permission.defaultPreset, else the first
  * table entry whose bundle matches the composed defaults (the configured mode and approval
  * policy), else DSB_E_CONFIG_INVALID with `permission: composed sandbox and approval defaults
  * match no preset; configure defaultPreset explicitly`. *@ret points into @cfg.
@@ -92,7 +92,7 @@ int presets_default(const dsb_config *cfg, const dsb_preset **ret, dsb_error *re
 int presets_current(dsb_session *s, const dsb_config *cfg, char **ret_name, dsb_error *reterr);
 
 /*
- * The /permission command's apply (spec §8.6 steps 1-4): appends permission/preset when the
+ * The /permission command's apply (dsh-compat §8.6 steps 1-4): appends permission/preset when the
  * current preset differs, sandbox/mode when the bundle's mode differs from the effective one,
  * and switches the approval policy through approval_set_policy() (with its notice) when it
  * differs. An unknown name is DSB_E_INVALID_ARGS `unknown preset "X" (available: A, B)` and
@@ -100,7 +100,7 @@ int presets_current(dsb_session *s, const dsb_config *cfg, char **ret_name, dsb_
  */
 int presets_apply(dsb_session *s, const dsb_config *cfg, const char *name, dsb_error *reterr);
 
-/* Pinning at session creation (spec §8.6): a fresh session gets the three events in order. */
+/* Pinning at session creation (dsh-compat §8.6): a fresh session gets the three events in order. */
 int presets_pin(dsb_session *s, const dsb_config *cfg, dsb_error *reterr);
 
 #endif

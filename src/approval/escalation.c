@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One-shot escalation (spec §8.1-8.2): a call may ask, once, for a mode strictly wider than its
- * own, with a justification. The checks run in DSH's order and fail closed before anything
+ * One-shot escalation (dsh-compat §8.1-8.2): a call may ask, once, for a mode strictly wider than
+ * its own, with a justification. The checks run in DSH's order and fail closed before anything
  * runs; a grant is the requested mode for this call only, and only the audit pair is written.
  */
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Permission presets (spec §8.6): named bundles of a sandbox mode and an approval policy over
+ * Permission presets (dsh-compat §8.6): named bundles of a sandbox mode and an approval policy over
  * the two independent knobs. A preset is never state of its own that execution reads: a switch
  * records the chosen name (permission/preset), then writes each changed knob through its own
  * setter, and everything else keeps folding sandbox/mode and approval/policy. The recorded name
@@ -13,7 +13,7 @@
 #include "../session/session.h"
 #include "approval.h"
 
-/* The derived not-a-preset state; reserved, so no table entry carries it (spec §8.6). */
+/* The derived not-a-preset state; reserved, so no table entry carries it (dsh-compat §8.6). */
 #define CUSTOM_PRESET "custom"
 
 /* What the three folds of a session hold: the last value of each knob event, if any. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The approval service (spec §8.3-8.5): every request is audited in the session's log as an
+ * The approval service (dsh-compat §8.3-8.5): every request is audited in the session's log as an
  * approval/asked + approval/decided pair inside an open turn. The policy gate decides first:
  * under `never` the service itself rejects, so no answerer can bypass it; otherwise the
  * answerer decides, and a missing, failing or off-vocabulary answerer is `unavailable`.
@@ -36,7 +36,7 @@ dsb_approval_outcome dsb_approval_outcome_from_string(const char *s)
 int approval_effective_policy(dsb_session *s, const dsb_config *cfg,
 			      dsb_approval_policy *ret_policy, dsb_error *reterr)
 {
-	/* fold ?? config ?? ask (spec §3.4); the config's own default is ask. */
+	/* fold ?? config ?? ask (dsh-compat §3.4); the config's own default is ask. */
 	int r = dsb_session_fold_approval(s, ret_policy, reterr);
 	if (r == 0)
 		*ret_policy = cfg->approval_policy;

@@ -113,7 +113,7 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 	opts.on_output = call->on_output;
 	opts.userdata = call->on_output_userdata;
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
-	/* Ours is a confining executor: the escalation hint follows a denial (spec §6.8). */
+	/* Ours is a confining executor: the escalation hint follows a denial (dsh-compat §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
 

@@ -4,7 +4,7 @@
  *
  *   tool.c     the tools' names
  *   setup.c    where a front end's configuration comes from, and one call's policy with the
- *              protected paths a front end adds (spec §2.2)
+ *              protected paths a front end adds (dsh-compat §2.2)
  *   prepare.c  a call's preparation in DSH's order: arguments, escalation pairing, policy,
  *              approval inside a turn, working directory, DSH_* variables, provider (§6.7, §7.4)
  *   call.c     the dsb_call object, its cancellation, and each tool's run
@@ -59,10 +59,10 @@ int call_resolve(const dsb_call_setup *setup, const char *session, dsb_mode mode
 /* --- prepare.c ------------------------------------------------------------------------------ */
 
 /*
- * The tool's own argument checks, first failure wins, in DSH's order (spec §6.7 step 1, §7.4):
- * a blank command; a blank file_path (FS_NOT_FOUND), an edit's blank or unchanged old_string.
- * The escalation pairing (dsb_escalation_validate()) comes next, after what a front end parses
- * of its own in between. DSB_E_INVALID_ARGS (or FS_NOT_FOUND) with DSH's texts.
+ * The tool's own argument checks, first failure wins, in DSH's order (dsh-compat §6.7 step 1,
+ * §7.4): a blank command; a blank file_path (FS_NOT_FOUND), an edit's blank or unchanged
+ * old_string. The escalation pairing (dsb_escalation_validate()) comes next, after what a front end
+ * parses of its own in between. DSB_E_INVALID_ARGS (or FS_NOT_FOUND) with DSH's texts.
  */
 int call_check_arguments(const dsb_call_request *req, dsb_error *reterr);
 
@@ -79,8 +79,8 @@ typedef struct call_context {
 } call_context;
 
 /*
- * Prepares @req (spec §6.7 steps 1-6, §7.4 resolvePolicy): its arguments and escalation pairing
- * checked, its policy resolved, an escalation approved through the session before anything
+ * Prepares @req (dsh-compat §6.7 steps 1-6, §7.4 resolvePolicy): its arguments and escalation
+ * pairing checked, its policy resolved, an escalation approved through the session before anything
  * runs (the call opening its own turn when the session has none open), its working directory,
  * the DSH_* variables and the provider. Fills @ctx, also on failure (release it with
  * call_context_done()).
@@ -99,7 +99,7 @@ void call_context_done(call_context *ctx);
 /* --- observe.c ------------------------------------------------------------------------------ */
 
 /*
- * The write, edit and read tools under @obs (DSH's fs-observation-policy, spec §7.4): the
+ * The write, edit and read tools under @obs (DSH's fs-observation-policy, dsh-compat §7.4): the
  * target's observation decides the mutation's condition, and what succeeds is recorded.
  * Fill @res as run_write(), run_edit(), run_read() do.
  */
@@ -115,14 +115,14 @@ int observe_read(dsb_observations *obs, const dsb_call_request *req, call_contex
 /*
  * Makes @res the failed call @err, for the model: "Error: MESSAGE", a fence denial mapped as
  * mapError() does under @policy (NULL or unresolved: not mapped) with the escalation hint when
- * the tool escalates, a stale version remedied (spec §7.4). -ENOMEM.
+ * the tool escalates, a stale version remedied (dsh-compat §7.4). -ENOMEM.
  */
 int call_result_fail(dsb_call_result *res, const dsb_error *err, const dsb_exec_policy *policy);
 
-/* The write tool's confirmation in @res->text (spec §7.4). -ENOMEM. */
+/* The write tool's confirmation in @res->text (dsh-compat §7.4). -ENOMEM. */
 int call_result_write(dsb_call_result *res);
 
-/* The edit tool's confirmation in @res->text (spec §7.4). -ENOMEM. */
+/* The edit tool's confirmation in @res->text (dsh-compat §7.4). -ENOMEM. */
 int call_result_edit(dsb_call_result *res);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DSH's read-before-write observation rule (packages/fs/fs-observation-policy, spec §7.4) for
+ * DSH's read-before-write observation rule (packages/fs/fs-observation-policy, dsh-compat §7.4) for
  * the calls of one agent session: what the session read (or found absent) is recorded by the
  * target's canonical key, and a write or edit is conditional on it, so the model never replaces
  * a file it has not seen, or has seen in another version. The condition is decided by the
@@ -144,7 +144,7 @@ int observe_edit(dsb_observations *obs, const dsb_call_request *req, call_contex
 	int r = dsb_fs_resolve(cwd, req->path, &t, reterr);
 	if (r < 0)
 		return r;
-	/* DSH's edit intent, before the fence is consulted (spec §7.4). */
+	/* DSH's edit intent, before the fence is consulted (dsh-compat §7.4). */
 	observation seen;
 	if (!lookup(obs, t.target_key, &seen)) {
 		r = dsb_fail(reterr, DSB_E_FS_NOT_OBSERVED, "edit requires reading \"%s\" first",

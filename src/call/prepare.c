@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A call's preparation, in DSH's order (spec §6.7 steps 1-6, §7.4): the tool's argument checks
- * and the escalation pairing; the policy; a one-shot escalation approved (before anything runs,
- * inside a turn of the session); the working directory and the DSH_* variables; the directories
- * checked; the provider that will confine the command.
+ * A call's preparation, in DSH's order (dsh-compat §6.7 steps 1-6, §7.4): the tool's argument
+ * checks and the escalation pairing; the policy; a one-shot escalation approved (before anything
+ * runs, inside a turn of the session); the working directory and the DSH_* variables; the
+ * directories checked; the provider that will confine the command.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,10 +61,11 @@ int call_check_arguments(const dsb_call_request *req, dsb_error *reterr)
 	return 0;
 }
 
-/* The command's working directory (spec §6.7 step 5). -ENOMEM. */
+/* The command's working directory (dsh-compat §6.7 step 5). -ENOMEM. */
 static int resolve_workdir(const char *base, const char *workdir, char **ret_dir)
 {
-	/* Absent: the workspace root; relative: against it; absolute: as given (spec §6.7). */
+	/* Absent: the workspace root; relative: against it; absolute: as given (dsh-compat §6.7).
+	 */
 	if (!workdir)
 		workdir = ".";
 	if (workdir[0] == '/') {
@@ -87,10 +88,10 @@ static int check_dir(const char *what, const char *path, dsb_error *reterr)
 	return 0;
 }
 
-/* The managed DSH_* variables (spec §6.9), key-sorted. -errno. */
+/* The managed DSH_* variables (dsh-compat §6.9), key-sorted. -errno. */
 static int dsh_env(dsb_session *session, char ***ret_env)
 {
-	/* DSH_HOME: $DSH_HOME, else ~/.dsh, made absolute (spec §1.4 shell-env). */
+	/* DSH_HOME: $DSH_HOME, else ~/.dsh, made absolute (dsh-compat §1.4 shell-env). */
 	const char *home = getenv("DSH_HOME");
 	_cleanup_free_ char *fallback = NULL, *cwd = NULL, *dsh_home = NULL;
 	if (!home || !*home) {
@@ -177,7 +178,7 @@ static char *shown_argv(char *const *argv)
 }
 
 /*
- * Steps 3-4 of spec §6.7: approve the escalation (before anything runs), then run this one
+ * Steps 3-4 of dsh-compat §6.7: approve the escalation (before anything runs), then run this one
  * call under the granted mode, keeping the standing root.
  */
 static int escalate(dsb_call *call, const dsb_call_request *req, call_context *ctx,
@@ -246,7 +247,8 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	    req->network < _DSB_NETWORK_ACCESS_INVALID || req->network >= _DSB_NETWORK_ACCESS_MAX)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"invalid mode, backend or network access");
-	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
+	/* The bash tool's order (dsh-compat §6.7 step 1): the escalation pairing after the timeout.
+	 */
 	r = dsb_escalation_validate(req->sandbox_permissions, req->justification, reterr);
 	if (r < 0)
 		return r;
@@ -268,7 +270,7 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	}
 	if (req->sandbox_permissions)
 		r = escalate(call, req, ctx, reterr);
-	/* A cancellation while the answer was awaited wins over the answer (spec §6.5). */
+	/* A cancellation while the answer was awaited wins over the answer (dsh-compat §6.5). */
 	if (atomic_load(&call->cancelled))
 		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 	if (r < 0)

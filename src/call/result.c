@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A call's result as the model sees it (spec §6.8, §7.4): the write and edit confirmations, a
+ * A call's result as the model sees it (dsh-compat §6.8, §7.4): the write and edit confirmations, a
  * failure as "Error: MESSAGE" with a fence denial mapped to the denial marker and the escalation
  * hint (mapError) and a stale version remedied (remediateFsError), and the result as JSON.
  */

@@ -2,7 +2,7 @@
 /*
  * Where a front end's calls find their configuration (the file named, else
  * $DSH_SANDBOX_CONFIG, else the XDG default when it exists, else the defaults), and one call's
- * policy resolved from it (spec §2.2) with the protected paths a front end adds: the store it
+ * policy resolved from it (dsh-compat §2.2) with the protected paths a front end adds: the store it
  * uses and the configuration as spelled, and, when no file was loaded, the directory one would
  * be looked for in, so that a command cannot plant one there for the next call.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CLI's approval answerer (spec §8.3 answerer chain), asked when approval.answerer names no
- * program (the library asks that one itself): a prompt on the controlling terminal (allow once
+ * The CLI's approval answerer (dsh-compat §8.3 answerer chain), asked when approval.answerer names
+ * no program (the library asks that one itself): a prompt on the controlling terminal (allow once
  * / reject; Ctrl-C cancels); without a terminal none, which the service records as
  * `unavailable`. An unanswered prompt is cancelled at the call's timeout.
  */

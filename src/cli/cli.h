@@ -190,7 +190,7 @@ int cli_apply_network(const cli_args *args, dsb_config *cfg, dsb_error *reterr);
 
 /*
  * Resolves one call's policy with dsb_call_resolve(): the session's when one is named, else
- * agentless (spec §2.2). On success *@ret_cfg is the configuration used (free it with
+ * agentless (dsh-compat §2.2). On success *@ret_cfg is the configuration used (free it with
  * dsb_config_free()) and *@ret_policy the policy.
  */
 int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, dsb_config **ret_cfg,
@@ -233,7 +233,7 @@ int cmd_serve(const cli_args *args);
 /* `completions bash|zsh`: the shell's completion script, generated from the tables. */
 int cmd_completions(const cli_args *args);
 
-/* DSH's landlock-run launcher contract (spec §5.6); also the binary run as `landlock-run`. */
+/* DSH's landlock-run launcher contract (dsh-compat §5.6); also the binary run as `landlock-run`. */
 int cmd_landlock_run(const cli_global *global, int argc, char **argv);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsh-sandbox context: the runtime-context snapshot a harness hands the model at this step
- * (spec §9): its text and a newline, or nothing at all when the model already sees the policy
+ * (dsh-compat §9): its text and a newline, or nothing at all when the model already sees the policy
  * in force. A harness calls it once per model step, with --append to log what it sends.
  */
 #include <stdio.h>

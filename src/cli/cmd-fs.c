@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsh-sandbox fs write|edit|read: DSH's write and edit tools (and read) from the command line,
- * fenced by the resolved policy (spec §7; reads only by its denyRead paths): a DSB_TOOL_WRITE,
- * EDIT or READ call, the write's content on stdin. Results and errors are printed as the model
- * sees them; a fence denial becomes the denial marker plus the escalation hint (§7.4 mapError),
- * and the protected path that refused it, if one did. A one-shot --sandbox-permissions
+ * fenced by the resolved policy (dsh-compat §7; reads only by its denyRead paths): a
+ * DSB_TOOL_WRITE, EDIT or READ call, the write's content on stdin. Results and errors are printed
+ * as the model sees them; a fence denial becomes the denial marker plus the escalation hint (§7.4
+ * mapError), and the protected path that refused it, if one did. A one-shot --sandbox-permissions
  * escalation is approved before the path is even resolved.
  */
 #include <string.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dsh-sandbox permission: DSH's /permission command (spec §8.7) on a session. Without a PRESET
- * it reports the current preset; with one it switches the session to that preset's sandbox mode
- * and approval policy (spec §8.6). Each run is logged as DSH's command runtime logs a command:
- * command/run before the handler, command/done with its outcome after. Without --session it
- * prints the configured table and the preset new sessions are pinned to.
+ * dsh-sandbox permission: DSH's /permission command (dsh-compat §8.7) on a session. Without a
+ * PRESET it reports the current preset; with one it switches the session to that preset's sandbox
+ * mode and approval policy (dsh-compat §8.6). Each run is logged as DSH's command runtime logs a
+ * command: command/run before the handler, command/done with its outcome after. Without --session
+ * it prints the configured table and the preset new sessions are pinned to.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +104,7 @@ static int log_done(dsb_session *s, const char *command_id, bool success, const 
 }
 
 /*
- * The handler (spec §8.7) on the trimmed input: fills @text and *@ret_success. A failure to
+ * The handler (dsh-compat §8.7) on the trimmed input: fills @text and *@ret_success. A failure to
  * read or write the log is returned in @err (a thrown handler, in DSH's terms).
  */
 static int handle(dsb_session *s, const dsb_config *cfg, const char *name, strbuf *text,

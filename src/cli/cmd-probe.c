@@ -53,7 +53,7 @@ static const named_bit hardening[] = {
 };
 
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
- * ABI (spec §5.6 caveats): those four names, where no supervisor or refusal closes them. */
+ * ABI (dsh-compat §5.6 caveats): those four names, where no supervisor or refusal closes them. */
 static const named_bit ungoverned[] = {
 	{DSB_UNGOVERNED_METADATA, "chmod"},
 	{DSB_UNGOVERNED_METADATA, "chown"},

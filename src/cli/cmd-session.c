@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsh-sandbox session: create a session, list and inspect them, print a log, and switch a
- * session's mode or approval policy by appending the event DSH appends (spec §3.4).
+ * session's mode or approval policy by appending the event DSH appends (dsh-compat §3.4).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,7 +95,7 @@ int cli_session_new(const cli_global *global, const char *cwd_arg, dsb_store **r
 		r = dsb_store_open(global->store_path, &store, err);
 	if (r >= 0)
 		r = dsb_session_create(store, cwd, &session, err);
-	/* Pinned before the id is shown (spec §8.6); a failure here leaves the log behind. */
+	/* Pinned before the id is shown (dsh-compat §8.6); a failure here leaves the log behind. */
 	if (r >= 0 && (r = presets_pin(session, cfg, err)) < 0)
 		dsb_error_prefix(err, "session %s: pinning the default preset",
 				 dsb_session_id(session));
@@ -236,7 +236,7 @@ static int gather(const cli_global *global, dsb_session *session, shown *s, dsb_
 	}
 	if (r >= 0) {
 		s->approval_from_session = r > 0;
-		/* fold ?? config ?? ask (spec §3.4); the config's default is ask. */
+		/* fold ?? config ?? ask (dsh-compat §3.4); the config's default is ask. */
 		if (!s->approval_from_session)
 			s->approval = dsb_config_approval_policy(cfg);
 		r = dsb_session_fold_preset(session, &s->preset, err);
@@ -356,7 +356,7 @@ static int cmd_approval(const cli_global *global, const session_args *args, dsb_
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
 	dsb_config *cfg = NULL;
-	/* Validated before anything is opened or appended (spec §3.4). */
+	/* Validated before anything is opened or appended (dsh-compat §3.4). */
 	dsb_approval_policy policy = dsb_approval_policy_from_string(args->positional[1]);
 	int r = 0;
 	if (policy == _DSB_APPROVAL_INVALID)

@@ -32,7 +32,8 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err)
 	errno = 0;
 	unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
 	if (!end || *end || errno || v == 0) {
-		/* The tool's text: the value as JSON, a number when it reads as one (spec §6.7). */
+		/* The tool's text: the value as JSON, a number when it reads as one (dsh-compat
+		 * §6.7). */
 		char *num_end = NULL;
 		(void)strtod(s, &num_end);
 		bool numeric = *s && num_end && !*num_end;
@@ -62,7 +63,8 @@ static int check_options(const cli_global *global, const run_args *args, dsb_cal
 				policy_backends_accepted());
 	if (args->network && cli_parse_network(args->network, &req->network, err) < 0)
 		return -DSB_E_INVALID_ARGS;
-	/* The bash tool's order (spec §6.7 step 1): the escalation pairing after the timeout. */
+	/* The bash tool's order (dsh-compat §6.7 step 1): the escalation pairing after the timeout.
+	 */
 	r = dsb_escalation_validate(args->sandbox_permissions, args->justification, err);
 	if (r >= 0)
 		r = cli_parse_mode(&args->policy, &req->mode, err);

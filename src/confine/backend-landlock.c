@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Landlock backend, in-process: the command itself is spawned, and the child restricts
- * itself to DSH's launcher grants (spec §5.6) before exec — one exec instead of launcher plus
+ * itself to DSH's launcher grants (dsh-compat §5.6) before exec — one exec instead of launcher plus
  * command, and failures come back out of band. Read-only: `/` readable, `/dev/null` writable;
  * workspace-write adds the host's /tmp and the workspace. Beyond DSH the child also gets IPC and
  * UTS namespaces where the kernel allows, loses every capability and gets the system-call

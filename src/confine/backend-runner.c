@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A configured runnerCommand (spec §5.5, §5.8): the operator's runner with DSH's exact bwrap
+ * A configured runnerCommand (dsh-compat §5.5, §5.8): the operator's runner with DSH's exact bwrap
  * profile (profile.c) and the command after "--", asserted full enforcement, with the
  * configured failure signatures as its runner-failure rule. It is no member of the chain and
  * is never probed: with a runnerCommand, it is what every confined call runs. Its contract is

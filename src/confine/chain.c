@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The provider (spec §5.2-5.4, §5.9): a chain of backends, probed in order until one works, with
- * the verdict cached for the provider's life. The CLI also keeps usable verdicts on disk, keyed
- * by what would change them (kernel release, the bwrap binary's identity, uid, chain, options):
- * a one-shot call then costs no probe. A stale verdict can only fail closed: if the cached
- * backend stopped working, its runs fail as runner failures; "unavailable" is never cached on
- * disk, so a fixed host is noticed on the next call. No backend means SANDBOX_UNAVAILABLE and
+ * The provider (dsh-compat §5.2-5.4, §5.9): a chain of backends, probed in order until one works,
+ * with the verdict cached for the provider's life. The CLI also keeps usable verdicts on disk,
+ * keyed by what would change them (kernel release, the bwrap binary's identity, uid, chain,
+ * options): a one-shot call then costs no probe. A stale verdict can only fail closed: if the
+ * cached backend stopped working, its runs fail as runner failures; "unavailable" is never cached
+ * on disk, so a fixed host is noticed on the next call. No backend means SANDBOX_UNAVAILABLE and
  * nothing runs.
  *
  * The chain knows backends only through their backend_ops (backend-*.c), registered from the
@@ -98,7 +98,7 @@ dsb_provider *dsb_provider_free(dsb_provider *p)
 /* --- probes --------------------------------------------------------------------------------- */
 
 /* Probes the chain in order; with @all, every backend (for the report), else up to the first
- * usable one (spec §5.3: each probed at most once, none after the selected). */
+ * usable one (dsh-compat §5.3: each probed at most once, none after the selected). */
 static void probe_chain(dsb_provider *p, bool all)
 {
 	dsb_probe_report *rep = &p->last;

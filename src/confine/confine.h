@@ -157,7 +157,7 @@ int record_receive(int fd, const record_type *t, void *rec);
 
 /* --- landlock.c ------------------------------------------------------------------------------ */
 
-/* Filesystem rights (spec §5.6 table; the kernel's LANDLOCK_ACCESS_FS_*). */
+/* Filesystem rights (dsh-compat §5.6 table; the kernel's LANDLOCK_ACCESS_FS_*). */
 #define LL_EXECUTE     (1ULL << 0)
 #define LL_WRITE_FILE  (1ULL << 1)
 #define LL_READ_FILE   (1ULL << 2)
@@ -194,7 +194,8 @@ typedef struct landlock_plan {
 	RECORD_MEMBERS(LANDLOCK_PLAN_FIELDS)
 } landlock_plan;
 
-/* What DSH's launcher prints on stderr before exec when enforcement is partial (spec §5.6). */
+/* What DSH's launcher prints on stderr before exec when enforcement is partial (dsh-compat §5.6).
+ */
 #define LL_PARTIAL_NOTICE "landlock-run: partial enforcement (older Landlock ABI)"
 
 /* The outcome of negotiating a plan with this kernel. */
@@ -766,7 +767,7 @@ int network_handler_new(const net_supervision *rules, void **ret_state);
 /* The distinct destinations refused so far, in order ("10.1.2.3:443", "/run/x.sock",
  * "@abstract", "vsock:2:1234"), at most NETWORK_NAMED_MAX, a new vector; the count of every
  * refusal in *@ret_count. NULL on OOM. */
-#define NETWORK_NAMED_MAX 64
+#define NETWORK_NAMED_MAX 1024 /* as many as the proxy keeps of its hosts */
 char **network_refused(void *state, unsigned *ret_count);
 
 /* --- supervise.c: one run's supervision ----------------------------------------------------------
@@ -931,7 +932,8 @@ void tree_done(proc_tree *t);
 /* --- profile.c -----------------------------------------------------------------------------------
  */
 
-/* Appends DSH's bwrap profile arguments for @mode (and @root) to *@io_argv (spec §5.5). -ENOMEM. */
+/* Appends DSH's bwrap profile arguments for @mode (and @root) to *@io_argv (dsh-compat §5.5).
+ * -ENOMEM. */
 int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
 
 /* --- backend-*.c, chain.c: the provider and the backends' interface -----------------------------
@@ -975,8 +977,9 @@ struct dsb_provider {
  */
 typedef struct backend_ops {
 	const char *name;
-	const char *const *denials; /* the dialect (spec §5.7): lower-case stderr signatures */
-	const char *const *fatal;   /* runner-failure signatures (§5.8); NULL: none of its own */
+	const char *const
+		*denials;	  /* the dialect (dsh-compat §5.7): lower-case stderr signatures */
+	const char *const *fatal; /* runner-failure signatures (§5.8); NULL: none of its own */
 	/*
 	 * What identifies the backend's own parts for the verdict cache (its runner's path and
 	 * identity); may resolve them into @p. Returns -errno, or 0 with @sb appended to.

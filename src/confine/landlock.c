@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel's Landlock interface as DSH's launcher uses it (spec §5.6): the ABI version, the
+ * The kernel's Landlock interface as DSH's launcher uses it (dsh-compat §5.6): the ABI version, the
  * rights a plan gets at that version (one table, reported as full or partial), and the
  * irreversible restriction of the calling process. Raw system calls through syscall(2), with
  * our own copies of the UAPI numbers and structs so the code builds against old headers (the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DSH's bubblewrap profile (spec §5.5), byte for byte: the whole host read-only, a fresh /dev
+ * DSH's bubblewrap profile (dsh-compat §5.5), byte for byte: the whole host read-only, a fresh /dev
  * (so /dev/null works), a private PID namespace with its own /proc (so procfs magic links such
  * as /proc/1/root cannot reach around the read-only bind, and every process ends with the
  * command), death with the parent; for workspace-write an ephemeral /tmp and the workspace

@@ -134,8 +134,8 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	 * in-process under Landlock, whose restrictions were all in place, that is the command's
 	 * failure (126/127, as env(1) reports it), never the sandbox's. Its text is Node's spawn
 	 * error, what DSH reports for a command it could not start. A runner's own spawn
-	 * failure (bwrap or a runnerCommand missing) stays a runner failure (spec §5.8); so does
-	 * that of a caller's own dsb_confined that names a backend but has no plan of ours.
+	 * failure (bwrap or a runnerCommand missing) stays a runner failure (dsh-compat §5.8); so
+	 * does that of a caller's own dsb_confined that names a backend but has no plan of ours.
 	 */
 	int e = errno;
 	const char *name = strerrorname_np(e);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Assembly of the runtime contexts (spec §9.2), as DSH's system-prompt service does it: contexts
- * registered by name with an order, sorted stably by order, each text interpolated strictly
+ * Assembly of the runtime contexts (dsh-compat §9.2), as DSH's system-prompt service does it:
+ * contexts registered by name with an order, sorted stably by order, each text interpolated
+ * strictly
  * ({{name}} references to registered variables; malformed or unknown references fail, a lone
  * "{{" is prose), empty texts dropped, the rest joined under one fixed header. Any deviation
  * changes the snapshot's bytes, and with them the provider's cache and when a snapshot is sent.

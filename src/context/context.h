@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the context piece (spec §9).
+ * Internals of the context piece (dsh-compat §9).
  *
  *   texts.c     the three model-facing statements (§9.4, §8.4, §8.9)
  *   assemble.c  an assembly of named, ordered contexts: registration, the stable order sort,
@@ -152,7 +152,7 @@ bool context_is_owned(const json_t *data);
 
 /*
  * The snapshot text in force for @session now, whatever the log already holds: the contexts
- * joined (spec §9.2), or DSB_CONTEXT_CLEARED when there are none. For a front end that states
+ * joined (dsh-compat §9.2), or DSB_CONTEXT_CLEARED when there are none. For a front end that states
  * the policy outside the log (the MCP server's instructions). *@ret_text is new.
  */
 int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const dsb_config *cfg,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runtime-context snapshot (spec §9.3): DSH's RuntimeContextProjection, rebuilt from the log
- * on every call. The model sees the policy only through owned user/messages appended after the
+ * The runtime-context snapshot (dsh-compat §9.3): DSH's RuntimeContextProjection, rebuilt from the
+ * log on every call. The model sees the policy only through owned user/messages appended after the
  * conversation; a new one is appended exactly when the rendered text differs from the one the
  * model can still see, so an unchanged policy never costs the provider's prompt cache anything,
  * and a changed one is never left unstated.
  *
- * What the model can still see is the surface (spec §3.1): append-marked messages, with the
+ * What the model can still see is the surface (dsh-compat §3.1): append-marked messages, with the
  * ranges a compaction replaced shadowed. The retained snapshot is the newest owned message on
  * it (DSH's restart recovery) that no later replacement cites in its sourceEventSeqs (DSH's
  * live rule, which the two agree on for every log DSH itself writes).

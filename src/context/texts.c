@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The model-facing statements of the policy in force (spec §9.4, §8.4, §8.9), byte for byte as
- * DSH words them. They are phrased so the model tries and follows the tools' denial guidance
+ * The model-facing statements of the policy in force (dsh-compat §9.4, §8.4, §8.9), byte for byte
+ * as DSH words them. They are phrased so the model tries and follows the tools' denial guidance
  * instead of refusing up front (§9.1), and they name nothing that varies outside the policy:
  * temp paths are left out on purpose, so the bytes (and the provider's prompt cache) survive a
  * change of TMPDIR or of the mounted tools.

@@ -79,7 +79,8 @@ char *strbuf_take(strbuf *sb);
 char *str_trim_space(char *s);
 void strbuf_done(strbuf *sb);
 
-/* --- path.c: canonicalisation (spec §2.3, §4.1) --------------------------------------------- */
+/* --- path.c: canonicalisation (dsh-compat §2.3, §4.1)
+ * --------------------------------------------- */
 
 /*
  * Lexical resolution as Node's path.resolve(cwd, path) on POSIX: @path made absolute against @cwd
@@ -195,7 +196,8 @@ int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
 
-/* --- tmpdir.c: Node's os.tmpdir() on POSIX (spec §4.1) -------------------------------------- */
+/* --- tmpdir.c: Node's os.tmpdir() on POSIX (dsh-compat §4.1)
+ * -------------------------------------- */
 
 /* The first non-empty of @tmpdir, @tmp, @temp, else "/tmp", with one trailing '/' stripped
  * unless the value is "/". Returns a new string, or NULL on OOM. */

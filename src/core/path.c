@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Path canonicalisation exactly as DSH does it (spec §2.3, §4.1): realpath(3) first, so a
+ * Path canonicalisation exactly as DSH does it (dsh-compat §2.3, §4.1): realpath(3) first, so a
  * component like "link/.." resolves where chdir() would land, and only then lexical
  * normalisation, as Node's path.resolve(). A path realpath cannot resolve (missing, unreadable)
  * keeps its spelling; a missing root is then granted as spelled and matches nothing until it

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The platform temp dir as Node's os.tmpdir() computes it on POSIX (spec §4.1), because the
+ * The platform temp dir as Node's os.tmpdir() computes it on POSIX (dsh-compat §4.1), because the
  * writable roots DSH grants include it. secure_getenv() mirrors Node's safeGetenv(): in a
  * set-user-ID process the environment is not trusted to pick a writable root.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-stream output collectors (spec §6.3, DSH's OutputCollector): an in-memory ring holding the
- * last max_bytes bytes of the stream, byte-exact whatever the chunking, and a spill file that
+ * Per-stream output collectors (dsh-compat §6.3, DSH's OutputCollector): an in-memory ring holding
+ * the last max_bytes bytes of the stream, byte-exact whatever the chunking, and a spill file that
  * holds every byte of the stream from the first overflow on, until the stream passes
  * max_spill_bytes. Memory stays bounded by max_bytes whatever the stream size: the ring grows
  * with the data up to max_bytes and then wraps; chunks are copied with at most two memcpy()s.
@@ -138,7 +138,7 @@ collector *collector_free(collector *c)
 		return NULL;
 	/*
 	 * An unfinished spill is incomplete and its path is never reported: remove it. A sealed
-	 * one is complete, and its path may have been reported already: it stays (spec §6.3).
+	 * one is complete, and its path may have been reported already: it stays (dsh-compat §6.3).
 	 */
 	if (!c->sealed)
 		spill_discard(c);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Classifying a confined run from its exit code and stderr tail (DSH's bash-sandbox helpers):
- * did the sandbox runner itself fail (spec §5.8: nothing useful ran, the caller fails closed),
- * or did the sandbox deny a file operation of the command (§6.5: a result, told to the model)?
- * Both are case-insensitive substring tests against the selected backend's own dialect only.
+ * did the sandbox runner itself fail (dsh-compat §5.8: nothing useful ran, the caller fails
+ * closed), or did the sandbox deny a file operation of the command (§6.5: a result, told to the
+ * model)? Both are case-insensitive substring tests against the selected backend's own dialect
+ * only.
  *
  * DSH lower-cases with String.prototype.toLowerCase(); every signature and informational line a
  * backend ships is ASCII, so ASCII folding gives the same answers. Other bytes compare as they

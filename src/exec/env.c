@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The environment a command sees (spec §6.2): the caller's, minus anything that looks like a
+ * The environment a command sees (dsh-compat §6.2): the caller's, minus anything that looks like a
  * credential (DSH's rule, then bash.scrubEnv: src/policy/scrub.c) and minus every DSH_* variable
  * (only the managed ones may reach the command), then the terminal overrides, the request's
  * variables and the managed DSH_* ones, later winning.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the executor piece (spec §6).
+ * Internals of the executor piece (dsh-compat §6).
  *
  *   capture.c   per-stream output collectors: byte-exact tails and spill files (§6.3)
  *   classify.c  runner failures (§5.8) and denials (§6.5)
@@ -80,9 +80,9 @@ typedef struct exec_opts {
 	/* NULL: nobody. Called in the running thread, before the bytes are collected. */
 	exec_output_fn on_output;
 	/*
-	 * A background run (spec §6.4, §6.5 start()): its output goes to @live as it comes, it has
-	 * no timeout, and its end is a result whatever it was: a cancellation sets @aborted, a
-	 * runner failure sets @runner_failed (and no denial), instead of failing the run. bwrap's
+	 * A background run (dsh-compat §6.4, §6.5 start()): its output goes to @live as it comes,
+	 * it has no timeout, and its end is a result whatever it was: a cancellation sets @aborted,
+	 * a runner failure sets @runner_failed (and no denial), instead of failing the run. bwrap's
 	 * execvp line stays the command's output (a foreground run makes it EXEC_FAILED).
 	 */
 	exec_live *live;
@@ -153,7 +153,7 @@ int spill_dir_ensure(spill_dir *d);
 
 /*
  * Removes the spill directory if it is still empty and still ours at its name, closes its
- * descriptors and frees the strings; @d is zeroed. Completed spill files stay (spec §6.3).
+ * descriptors and frees the strings; @d is zeroed. Completed spill files stay (dsh-compat §6.3).
  */
 void spill_dir_done(spill_dir *d);
 
@@ -203,13 +203,14 @@ int collector_snapshot(const collector *c, dsb_output *ret);
 /* --- classify.c ----------------------------------------------------------------------------- */
 
 /*
- * classifyRunnerFailure (spec §5.8): NULL, or a new string with the first stderr line matching a
- * rule's fatal signature (the original line). @exit_code < 0 means "no exit code" (a signal).
+ * classifyRunnerFailure (dsh-compat §5.8): NULL, or a new string with the first stderr line
+ * matching a rule's fatal signature (the original line). @exit_code < 0 means "no exit code" (a
+ * signal).
  */
 char *classify_runner_failure(int exit_code, const char *stderr_text, size_t stderr_len,
 			      const dsb_runner_rule *rules, size_t n_rules);
 
-/* matchesSignature (spec §6.5): non-zero exit and the whole stderr contains a signature. */
+/* matchesSignature (dsh-compat §6.5): non-zero exit and the whole stderr contains a signature. */
 bool classify_denial(int exit_code, const char *stderr_text, size_t stderr_len,
 		     char *const *signatures);
 
@@ -239,7 +240,7 @@ int render_result(const dsb_run_result *r, bool confines, char **ret_text, size_
 /* "[sandbox: file access denied under MODE mode]", new; NULL on OOM or a bad mode (§8.1). */
 char *render_denial_marker(dsb_mode mode);
 
-/* ESCALATION_HINT(@subject) of spec §6.8 ("command", "operation"), new; NULL on OOM. */
+/* ESCALATION_HINT(@subject) of dsh-compat §6.8 ("command", "operation"), new; NULL on OOM. */
 char *render_escalation_hint(const char *subject);
 
 /* The signal's name as Node reports it ("SIGTERM"), or NULL when Node has none. */
@@ -248,7 +249,7 @@ const char *render_signal_name(int sig);
 /* --- env.c ---------------------------------------------------------------------------------- */
 
 /*
- * The child's environment (spec §6.2): @parent (envp form) with every name matching
+ * The child's environment (dsh-compat §6.2): @parent (envp form) with every name matching
  * /KEY|PASSWORD|SECRET|TOKEN/i or starting with DSH_ (any case) removed, and every entry one of
  * @rules (bash.scrubEnv) matches, then NO_COLOR=1, TERM=dumb, PAGER=cat, GIT_PAGER=cat, then
  * @extra, then @dsh (later wins; these are never scrubbed). Borrows everything. Returns a new

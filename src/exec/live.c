@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A background run's output, read while it comes (spec §6.5, DSH's readOutput() over the
+ * A background run's output, read while it comes (dsh-compat §6.5, DSH's readOutput() over the
  * subprocess collectors' readFrom()): the run hands its two collectors over once made, writes
  * them under the lock as the pipes deliver, and seals them when the command is done; a reader in
  * another thread gets what each stream took since its previous read. The collectors bound the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bash tool's model-facing text for one foreground run (spec §6.8, DSH's tool-bash
+ * The bash tool's model-facing text for one foreground run (dsh-compat §6.8, DSH's tool-bash
  * renderResult): the stdout tail and its truncation note, a marked stderr section with its own
  * note, "(no output)" for silence, then one marker a line: the sandbox denial and the escalation
  * hint (§8.1), the timeout, and last the signal or non-zero exit, where DSH's parseExitStatus

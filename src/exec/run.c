@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Running one command (spec §6.2-6.5): confine it (or not, for danger-full-access), spawn it in
- * a new session with a scrubbed environment, pump stdin, stdout and stderr through one poll
- * loop that also watches the child through a pidfd, the deadline and the caller's
- * cancellation, and on timeout (or cancellation) SIGTERM the whole process group, then SIGKILL
- * it after graceMs — a timer that outlives the leader, so a TERM-trapping descendant still
- * dies. Once the leader is gone, the pipes get graceMs more to close: a background grandchild
- * holding them cannot hold the result hostage. Then whatever the command left running is
- * killed (src/confine/tree.c: nothing outlives the call), and the outcome is classified: a
- * runner failure outranks a denial.
+ * Running one command (dsh-compat §6.2-6.5): confine it (or not, for danger-full-access), spawn it
+ * in a new session with a scrubbed environment, pump stdin, stdout and stderr through one poll loop
+ * that also watches the child through a pidfd, the deadline and the caller's cancellation, and on
+ * timeout (or cancellation) SIGTERM the whole process group, then SIGKILL it after graceMs — a
+ * timer that outlives the leader, so a TERM-trapping descendant still dies. Once the leader is
+ * gone, the pipes get graceMs more to close: a background grandchild holding them cannot hold the
+ * result hostage. Then whatever the command left running is killed (src/confine/tree.c: nothing
+ * outlives the call), and the outcome is classified: a runner failure outranks a denial.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,7 +162,7 @@ static int pump(run *r, int *fd, collector *c, int tee, int stream)
 /*
  * The loop: until the leader has exited and both pipes are closed (or the drain bound passed).
  * Fills exit status, timed_out and aborted: @cancel_fd (-1: none) polled readable before the
- * deadline ends the command as the deadline does (spec §6.4: the timer first is a timeout, a
+ * deadline ends the command as the deadline does (dsh-compat §6.4: the timer first is a timeout, a
  * cancellation first an abort; never both).
  */
 static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t timeout_ms,
@@ -274,7 +273,7 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 	return 0;
 }
 
-/* The command and its limits, as resolve() turns a request into a spec (spec §6.1). */
+/* The command and its limits, as resolve() turns a request into a spec (dsh-compat §6.1). */
 static int check_request(const dsb_config *cfg, const dsb_run_request *req, uint64_t *ret_timeout,
 			 dsb_error *reterr)
 {
@@ -334,7 +333,7 @@ static void report_spawn(const exec_opts *opts, int r, const dsb_error *err)
 
 /*
  * The command and its confinement: the argv (bash -c COMMAND), the sandbox (none for
- * danger-full-access, which never reaches the provider: spec §1.1, §6.5), with the spill
+ * danger-full-access, which never reaches the provider: dsh-compat §1.1, §6.5), with the spill
  * directory protected, and the environment and collectors it will run with.
  */
 static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
@@ -366,7 +365,8 @@ static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
 		/*
 		 * A runnerCommand that is missing is found here, in DSH's words for its failed
 		 * spawn (backend-runner.c). DSH only finds it when spawning, which in the
-		 * background is a job that started and failed (spec §6.5 start()): so is ours.
+		 * background is a job that started and failed (dsh-compat §6.5 start()): so is
+		 * ours.
 		 */
 		if (r < 0 && live && failure.kind == CONFINE_RUNNER_SPAWN)
 			report_spawn(opts, r, reterr);
@@ -465,7 +465,7 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
 	x->aborted = aborted;
-	/* Cancellation wins over whatever the killed command left (spec §6.5, §6.7). */
+	/* Cancellation wins over whatever the killed command left (dsh-compat §6.5, §6.7). */
 	if (aborted && !x->live)
 		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 
@@ -563,8 +563,8 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	int r = check_request(cfg, req, &timeout_ms, reterr);
 	if (r < 0)
 		return r;
-	/* Background processes have no timeout (spec §6.4): a kill or the registry's end stops
-	 * them. */
+	/* Background processes have no timeout (dsh-compat §6.4): a kill or the registry's end
+	 * stops them. */
 	if (opts && opts->live)
 		timeout_ms = UINT64_MAX;
 

@@ -5,9 +5,9 @@
  * openat2(2), and publishes the new content with a temp file and rename(2).
  *
  * DSH checks a canonical path and then hands the *path* to open() and rename(); a directory
- * swapped for a symlink between the two lands the write outside (spec §7.1 accepts that window).
- * Here the path the check approved is a realpath, so it has no symlink on it; every step below
- * the anchor refuses symlinks (RESOLVE_NO_SYMLINKS, which includes magic links such as
+ * swapped for a symlink between the two lands the write outside (dsh-compat §7.1 accepts that
+ * window). Here the path the check approved is a realpath, so it has no symlink on it; every step
+ * below the anchor refuses symlinks (RESOLVE_NO_SYMLINKS, which includes magic links such as
  * /proc/self/fd/N) and stays beneath its directory (RESOLVE_BENEATH: no "..", no absolute jump).
  * A symlink met on the way is therefore a swap made after the check, and it is refused as the
  * check would have refused it: FS_SANDBOX_DENIED. Everything after the walk (stat, create,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fs fence's decisions and its two mutations (spec §7.2; DSH packages/fs/fs-sandbox/src/
+ * The fs fence's decisions and its two mutations (dsh-compat §7.2; DSH packages/fs/fs-sandbox/src/
  * index.ts checkedTarget, packages/fs/fs-local/src/index.ts writeText/editText).
  *
  * Every call resolves its path now (as DSH's tool resolves, then checkedTarget re-resolves), so
  * the identity checked is the one mutated. danger-full-access passes unfenced; read-only refuses
- * every mutation; workspace-write allows a target under the first writable root (spec §4.1),
+ * every mutation; workspace-write allows a target under the first writable root (dsh-compat §4.1),
  * unless it lies in one of the call's protected paths (beyond DSH), and anchors the mutation at
  * that root (beneath.c). The texts are DSH's; the denial says "write" for edits too, as DSH's
  * does, and a protected path adds one line naming it after DSH's text.

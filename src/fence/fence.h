@@ -33,7 +33,7 @@
 
 /* --- resolve.c ----------------------------------------------------------------------------- */
 
-/* How a path was found under a root (spec §7.3). */
+/* How a path was found under a root (dsh-compat §7.3). */
 typedef struct fence_match {
 	size_t base_len;  /* the path's first base_len bytes name the matching directory */
 	bool by_identity; /* matched by (st_dev, st_ino), not by spelling */
@@ -59,7 +59,7 @@ typedef struct fence_grant {
 } fence_grant;
 
 /*
- * checkedTarget (spec §7.2) under @policy's mode and protected paths, but against explicit
+ * checkedTarget (dsh-compat §7.2) under @policy's mode and protected paths, but against explicit
  * @roots (NULL-terminated, canonical) instead of its writable roots: resolve @path against @cwd,
  * then deny or fill *@ret. A target under a root that lies in a protected path is denied too.
  * The tests use it to reach the identity (alias root) branch, which

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsb_fs_read(): DSH's readText (packages/fs/fs-local/src/fsio.ts readWholeText), not fenced:
- * every mode reads (spec §7.6). A regular file only; a NUL in the first 8 KiB is a binary file;
- * the rest must be strict UTF-8; a leading BOM is dropped as TextDecoder drops it. DSH reads
+ * every mode reads (dsh-compat §7.6). A regular file only; a NUL in the first 8 KiB is a binary
+ * file; the rest must be strict UTF-8; a leading BOM is dropped as TextDecoder drops it. DSH reads
  * text without a size limit; we stop at FENCE_MAX_BYTES with the texts of its byte reader.
  *
  * dsb_fence_read() is the same read under a policy (beyond DSH): what sandbox-policy.denyRead

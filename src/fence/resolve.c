@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * resolve() and isPathUnder() of DSH's fs fence (spec §7.2, §7.3; packages/fs/fs-local/src/
+ * resolve() and isPathUnder() of DSH's fs fence (dsh-compat §7.2, §7.3; packages/fs/fs-local/src/
  * fsio.ts resolveLocalTarget, packages/fs/fs-sandbox/src/containment.ts).
  *
  * A target has two names: the display path (path.resolve(cwd, path), purely lexical, shown to

@@ -3,9 +3,9 @@
  * Internals of the jobs piece.
  *
  *   texts.c     DSH's texts: the status line, a bash job's read body, job_output, job_kill,
- *               job_list and the completion notice (spec §6.10; tool-jobs, tool-bash render.ts)
- *   registry.c  the registry: ids, starts and the job threads, reads, waits, kills, settling,
- *               notices, the end
+ *               job_list and the completion notice (dsh-compat §6.10; tool-jobs, tool-bash
+ * render.ts) registry.c  the registry: ids, starts and the job threads, reads, waits, kills,
+ * settling, notices, the end
  */
 #ifndef DSB_JOBS_JOBS_H
 #define DSB_JOBS_JOBS_H

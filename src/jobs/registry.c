@@ -228,7 +228,7 @@ static void on_spawn(void *userdata, int r, const dsb_error *err)
 
 	(void)pthread_mutex_lock(&jobs->lock);
 	if (r < 0) {
-		/* A start whose spawn fails still takes its id, as DSH's does (spec §6.5). */
+		/* A start whose spawn fails still takes its id, as DSH's does (dsh-compat §6.5). */
 		j->spawn_failed = true;
 		j->spawn_note = note;
 		j->facts.runner_failed = err && err->code == DSB_E_SANDBOX_UNAVAILABLE;
@@ -375,7 +375,7 @@ static size_t active_count(const dsb_jobs *jobs)
 }
 
 /*
- * The prepared start (spec §6.7 step 7, jobs-local start()): the limit, then the command
+ * The prepared start (dsh-compat §6.7 step 7, jobs-local start()): the limit, then the command
  * spawned in its thread, then the id. *@j is the new job on success. Fills @err otherwise.
  */
 static int start_job(dsb_jobs *jobs, const dsb_call_request *req, call_context *ctx, job **ret,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DSH's background-job texts, byte for byte (spec §6.10). Their sources in DSH: the status line,
- * job_output's, job_kill's and job_list's renderings and the completion notice are tool-jobs'
+ * DSH's background-job texts, byte for byte (dsh-compat §6.10). Their sources in DSH: the status
+ * line, job_output's, job_kill's and job_list's renderings and the completion notice are tool-jobs'
  * (packages/jobs/tool-jobs/src/index.ts); a bash job's read body is bash-local's readOutput()
  * (the stdout and stderr deltas) and tool-bash's renderProcessRead() (the notices), and the
  * status details are tool-bash's processOutcome() (background.ts).
@@ -89,7 +89,8 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 	}
 	if (!facts->denied)
 		return facts->network_note ? add_notice(notices, strdup(facts->network_note)) : 0;
-	/* Ours is a confining executor: the escalation hint follows the marker (spec §6.8). */
+	/* Ours is a confining executor: the escalation hint follows the marker (dsh-compat §6.8).
+	 */
 	r = add_notice(notices, render_denial_marker(facts->mode));
 	if (r >= 0)
 		r = add_notice(notices, render_escalation_hint("command"));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `landlock-run`: DSH's Landlock launcher, byte for byte (spec §5.6). It restricts itself to
+ * `landlock-run`: DSH's Landlock launcher, byte for byte (dsh-compat §5.6). It restricts itself to
  * the --ro and --rw grants and execs the command, which inherits the domain, as do all its
  * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement.
  * Every launcher failure exits 125 with one `landlock-run: ` line on stderr; once the command
@@ -296,7 +296,7 @@ static _Noreturn void confine_and_exec(const landlock_run_args *a, const confine
 		fprintf(stderr, "%s\n", msg);
 		restricted_exit(LANDLOCK_RUN_EXIT);
 	}
-	/* Informational, never fatal: DSH's classifier knows this exact line (spec §5.8). */
+	/* Informational, never fatal: DSH's classifier knows this exact line (dsh-compat §5.8). */
 	if (partial)
 		fprintf(stderr, "%s\n", LL_PARTIAL_NOTICE);
 	(void)fflush(stdout);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DSH's `landlock-run` launcher contract (spec §5.6), shared by `dsh-sandbox landlock-run` and
- * the static `landlock-run` program (main.c), which is built from this piece and the
+ * DSH's `landlock-run` launcher contract (dsh-compat §5.6), shared by `dsh-sandbox landlock-run`
+ * and the static `landlock-run` program (main.c), which is built from this piece and the
  * confinement's self-restriction alone: no JSON, no YAML, no allocation beyond the argument
  * lists.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The configuration object: its defaults (DESIGN.md, spec §1.4), the DSH_PERMISSION_MODE
+ * The configuration object: its defaults (DESIGN.md, dsh-compat §1.4), the DSH_PERMISSION_MODE
  * override and the accessors. Parsing YAML into it lives in load.c.
  */
 #include <stdlib.h>
@@ -9,10 +9,10 @@
 #include "policy.h"
 
 /*
- * The shipped DSH CLI base bundle's table (spec §1.4), not the package's two-entry default: our
- * deployment default (read-only + ask) matches only its first entry, and a default that matches
- * no entry would leave new sessions nothing to pin (spec §8.6). The bundle gives no labels; the
- * two entries the package describes keep its name and description.
+ * The shipped DSH CLI base bundle's table (dsh-compat §1.4), not the package's two-entry default:
+ * our deployment default (read-only + ask) matches only its first entry, and a default that matches
+ * no entry would leave new sessions nothing to pin (dsh-compat §8.6). The bundle gives no labels;
+ * the two entries the package describes keep its name and description.
  */
 static const dsb_preset default_presets[] = {
 	{
@@ -84,7 +84,7 @@ dsb_config *dsb_config_new(void)
 	if (!cfg)
 		return NULL;
 
-	/* The "fail-safe default" of sandbox-policy (spec §1.4). */
+	/* The "fail-safe default" of sandbox-policy (dsh-compat §1.4). */
 	cfg->mode = DSB_MODE_READ_ONLY;
 	/* DSH's chain: every backend, in the build's order (bwrap, then Landlock). */
 	for (int b = 0; b < _DSB_BACKEND_MAX; b++)

@@ -123,7 +123,7 @@ static int fail_at(struct parser *p, const yaml_mark_t *mark, const char *fmt, .
 }
 
 /*
- * `ORIGIN:LINE:COLUMN: TEXT` for DSH's own validation texts (spec §1.4, §8.6), which already
+ * `ORIGIN:LINE:COLUMN: TEXT` for DSH's own validation texts (dsh-compat §1.4, §8.6), which already
  * begin with the section they belong to; the key path stays the subject.
  */
 static int fail_spec_at(struct parser *p, const yaml_mark_t *mark, const char *fmt, ...)
@@ -984,7 +984,7 @@ static int parse_presets(struct parser *p, const struct field *f, void *base)
 	return 0;
 }
 
-/* The runner cross-checks of spec §1.4, once the whole sandbox-local section is known. */
+/* The runner cross-checks of dsh-compat §1.4, once the whole sandbox-local section is known. */
 static int check_local(struct parser *p, void *base, const yaml_mark_t *mark,
 		       const yaml_mark_t *marks)
 {

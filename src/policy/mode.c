@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The closed vocabularies of the policy piece: modes (spec §1.1), approval policies, backends,
- * network access levels.
+ * The closed vocabularies of the policy piece: modes (dsh-compat §1.1), approval policies,
+ * backends, network access levels.
  */
 #include <string.h>
 

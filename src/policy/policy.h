@@ -16,14 +16,14 @@
 
 #include "../core/core.h"
 
-/* Defaults of DESIGN.md / spec §1.4. */
+/* Defaults of DESIGN.md / dsh-compat §1.4. */
 #define DSB_DEFAULT_PROBE_TIMEOUT_MS 5000
 #define DSB_DEFAULT_TIMEOUT_MS	     120000
 #define DSB_DEFAULT_MAX_TIMEOUT_MS   600000
 #define DSB_DEFAULT_MAX_OUTPUT_BYTES 64000
 #define DSB_DEFAULT_MAX_SPILL_BYTES  67108864
 #define DSB_DEFAULT_GRACE_MS	     3000
-#define DSB_MAX_GRACE_MS	     2147483647 /* what a Node timer can carry (spec §1.4) */
+#define DSB_MAX_GRACE_MS	     2147483647 /* what a Node timer can carry (dsh-compat §1.4) */
 
 /* sandbox-local.landlockScope (beyond DSH): signals, and abstract unix sockets. */
 #define DSB_SCOPE_SIGNAL	       (1u << 0)
@@ -35,7 +35,7 @@
 /* "bwrap, landlock": the backends of this build, in chain order (generated, see backends.h). */
 const char *policy_backends_accepted(void);
 
-/* One permission preset (spec §8.6): a sandbox mode bundled with an approval policy. */
+/* One permission preset (dsh-compat §8.6): a sandbox mode bundled with an approval policy. */
 typedef struct dsb_preset {
 	char *key; /* the table key, as the user types it */
 	dsb_mode sandbox;
@@ -95,7 +95,7 @@ struct dsb_config {
 	/* permission */
 	dsb_preset *presets; /* in declaration order */
 	size_t n_presets;
-	char *default_preset; /* NULL = inferred from the composed defaults (spec §8.6) */
+	char *default_preset; /* NULL = inferred from the composed defaults (dsh-compat §8.6) */
 
 	/* network (issue 17) */
 	dsb_network_access network_access;
@@ -132,7 +132,7 @@ void policy_protected_free(dsb_protected *v, size_t n);
 dsb_preset *config_presets_copy(const dsb_preset *presets, size_t n);
 void config_presets_free(dsb_preset *presets, size_t n);
 
-/* scrub.c: the environment scrub (spec §6.2 and bash.scrubEnv). */
+/* scrub.c: the environment scrub (dsh-compat §6.2 and bash.scrubEnv). */
 
 /*
  * Compiles @text (a bash.scrubEnv entry, non-empty) into *@ret. 0; -EINVAL with the reason
@@ -152,7 +152,7 @@ int scrub_rules_default(scrub_rule **ret_rules, size_t *ret_n);
 bool scrub_check(const scrub_rule *rules, size_t n_rules, const char *entry);
 
 /*
- * unavailable.c: fails with DSB_E_SANDBOX_UNAVAILABLE and the exact message of spec §1.2 for
+ * unavailable.c: fails with DSB_E_SANDBOX_UNAVAILABLE and the exact message of dsh-compat §1.2 for
  * @mode, with " Runner failure: DETAIL" appended when @runner_detail is non-NULL.
  */
 int policy_fail_unavailable(dsb_error *reterr, dsb_mode mode, const char *runner_detail);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The policy service (spec §2): a deployment default mode and a fallback workspace root, and
+ * The policy service (dsh-compat §2): a deployment default mode and a fallback workspace root, and
  * resolve(), which gives each call its complete policy. It holds no per-session state: the
  * session's fold and header cwd arrive in the request, read from the session's log.
  */
@@ -134,7 +134,8 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"dsb_policy_resolve: mode out of range");
 
-	/* Precedence (spec §2.2): explicit approved mode > session fold > deployment default. */
+	/* Precedence (dsh-compat §2.2): explicit approved mode > session fold > deployment default.
+	 */
 	dsb_mode mode = req->mode;
 	if (mode == _DSB_MODE_INVALID && req->session_id)
 		mode = req->session_mode;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The writable roots (spec §4.1) that the in-process fs fence grants. bwrap and Landlock spell
- * their own grants; this list is what the fence and `policy` report.
+ * The writable roots (dsh-compat §4.1) that the in-process fs fence grants. bwrap and Landlock
+ * spell their own grants; this list is what the fence and `policy` report.
  */
 #include <stdlib.h>
 #include <string.h>

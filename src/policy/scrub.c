@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The environment scrub: which of the caller's variables a command never sees. DSH's rule
- * (spec §6.2) is the floor and always applies; bash.scrubEnv adds rules, each a POSIX extended
- * regular expression over the name (or, written "value:...", over the value), compiled once when
- * the config loads. The default list is matched by hand-written equivalents of its expressions:
- * the CLI loads the config and builds an environment on every tool call, and in a fresh process
- * the first regcomp() alone costs more than the whole scrub's budget of about 20 µs
+ * (dsh-compat §6.2) is the floor and always applies; bash.scrubEnv adds rules, each a POSIX
+ * extended regular expression over the name (or, written "value:...", over the value), compiled
+ * once when the config loads. The default list is matched by hand-written equivalents of its
+ * expressions: the CLI loads the config and builds an environment on every tool call, and in a
+ * fresh process the first regcomp() alone costs more than the whole scrub's budget of about 20 µs
  * (docs/design/environment.md has the measurements). A unit test checks every equivalent against
  * its expression.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fail-closed error (spec §1.2): a confined mode that no backend can enforce refuses to run
- * the command at all. Its message is model-facing and byte-exact.
+ * The fail-closed error (dsh-compat §1.2): a confined mode that no backend can enforce refuses to
+ * run the command at all. Its message is model-facing and byte-exact.
  */
 #include "policy.h"
 

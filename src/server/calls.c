@@ -79,7 +79,8 @@ static json_t *tool_result(server *srv, const char *text, size_t len, bool is_er
 		json_decref(structured);
 		return NULL;
 	}
-	/* The policy changed since the model last saw it: the snapshot rides along (spec §9). */
+	/* The policy changed since the model last saw it: the snapshot rides along (dsh-compat §9).
+	 */
 	_cleanup_free_ char *snapshot = server_snapshot(srv);
 	if (snapshot)
 		(void)json_array_append_new(

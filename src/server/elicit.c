@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Approvals in the client: an escalation (spec §8.2) asks the human through MCP elicitation
+ * Approvals in the client: an escalation (dsh-compat §8.2) asks the human through MCP elicitation
  * when the client declared it. The question names the tool, the command or path, the mode and
  * the justification, and the form has one field:
  *

@@ -42,7 +42,7 @@ static int on_initialize(server *srv, json_t *id, const json_t *params)
 
 	/*
 	 * DSH puts its tools' sections in the system prompt and the policy in a snapshot after
-	 * them: the instructions carry both, the snapshot logged as shown (spec §9.3).
+	 * them: the instructions carry both, the snapshot logged as shown (dsh-compat §9.3).
 	 */
 	_cleanup_free_ char *snap = NULL, *instructions = NULL;
 	dsb_error err = {0};

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runtime-context snapshot (spec §9.3) as the server shows it: decided and logged under the
- * session log's lock by dsb_context_project_append(), in the instructions at initialize and in
+ * The runtime-context snapshot (dsh-compat §9.3) as the server shows it: decided and logged under
+ * the session log's lock by dsb_context_project_append(), in the instructions at initialize and in
  * a tool result after a policy change.
  */
 #include <stdlib.h>

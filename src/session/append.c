@@ -199,7 +199,7 @@ int log_append_decide(const char *path, bool sync, log_decide_fn decide, void *u
 		return r;
 	const char *type = ev.type, *data_json = ev.data_json, *extra = ev.extra;
 
-	/* JSON.stringify({type, seq, time, data}): DSH's envelope key order (spec §3.1). */
+	/* JSON.stringify({type, seq, time, data}): DSH's envelope key order (dsh-compat §3.1). */
 	jw line = JW_INIT;
 	jw_object_begin(&line);
 	jw_member_string(&line, "type", type);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The header line of a session log (spec §3.6): parsed and checked as DSH's parseHeaderRecord()
- * and isHeaderLine() do, with DSH's refusals (a foreign format version before any shape check,
- * retired policy fields), and written as its toHeaderLine() and JSON.stringify() write it.
+ * The header line of a session log (dsh-compat §3.6): parsed and checked as DSH's
+ * parseHeaderRecord() and isHeaderLine() do, with DSH's refusals (a foreign format version before
+ * any shape check, retired policy fields), and written as its toHeaderLine() and JSON.stringify()
+ * write it.
  */
 #include <errno.h>
 #include <stdlib.h>

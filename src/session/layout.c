@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Where logs live (spec §3.6): ROOT/--projectKey(cwd)--/encodeSegment(id)/session.jsonl, or
+ * Where logs live (dsh-compat §3.6): ROOT/--projectKey(cwd)--/encodeSegment(id)/session.jsonl, or
  * ROOT/_no-cwd/... for a header without cwd. Both encodings work on UTF-16 code units, as DSH's
  * JavaScript does, so a non-ASCII id or path lands in the very directory DSH would use.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The forward scanner of DSH's session logs (spec §3.6): the header line, then every event line
- * in order, plain JSONL or concatenated zstd frames. It is the one place that decides what DSH
+ * The forward scanner of DSH's session logs (dsh-compat §3.6): the header line, then every event
+ * line in order, plain JSONL or concatenated zstd frames. It is the one place that decides what DSH
  * would accept as a log, so the rules follow DSH's reader (session-persistence-jsonl format.ts
  * and zstd.ts, chunk-rows.ts) and its messages are DSH's texts. The line reader (reader.c) hands
  * it complete lines, the header is header.c's, each line is decoded with JSON.parse() semantics
@@ -173,7 +173,7 @@ static int approval_from_string(const char *s)
 }
 
 /*
- * The package invariants of spec §3.5 that concern policy values: a mode or approval policy
+ * The package invariants of dsh-compat §3.5 that concern policy values: a mode or approval policy
  * outside the vocabulary is refused, never read as a default (fail closed).
  */
 static int check_invariants(const scan_state *s, const char *type, const json_t *v, size_t line,

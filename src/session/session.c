@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session object: a log's path and header, and what the rest of the library asks of it:
- * folds (spec §3.4), the two write paths (setSandboxMode, setApprovalPolicy) and resolve()
+ * folds (dsh-compat §3.4), the two write paths (setSandboxMode, setApprovalPolicy) and resolve()
  * with a session (§2.2). Nothing stays open between calls.
  */
 #include <dirent.h>
@@ -414,7 +414,7 @@ static int fold_last(dsb_session *s, const char *type, json_t **ret_data, dsb_er
 
 /*
  * The string at data.@key of the last @type event: 1, or 0 when there is none. A value that
- * is not a string is DSB_E_INVARIANT, "TYPE carries unknown KEY ..." (spec §3.5).
+ * is not a string is DSB_E_INVARIANT, "TYPE carries unknown KEY ..." (dsh-compat §3.5).
  */
 static int fold_string(dsb_session *s, const char *type, const char *key, char **ret_value,
 		       dsb_error *reterr)
@@ -569,7 +569,7 @@ int dsb_session_set_approval(dsb_session *session, const char *policy, dsb_error
 {
 	if (!session)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_session_set_approval: no session");
-	/* Validated before anything is appended (spec §3.4), with DSH's TypeError text. */
+	/* Validated before anything is appended (dsh-compat §3.4), with DSH's TypeError text. */
 	dsb_approval_policy p = dsb_approval_policy_from_string(policy);
 	if (p == _DSB_APPROVAL_INVALID)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,

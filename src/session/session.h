@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the session piece: DSH's JSONL v0 session logs (spec §3), plain or zstd-framed.
+ * Internals of the session piece: DSH's JSONL v0 session logs (dsh-compat §3), plain or
+ * zstd-framed.
  *
  * Files on floors, each using only those below it (and core):
  *
@@ -164,7 +165,7 @@ void line_reader_seek(line_reader *r, off_t offset, size_t lines);
 
 /* --- header.c ------------------------------------------------------------------------------ */
 
-/* The header line (spec §3.6), absent optional keys NULL / false. */
+/* The header line (dsh-compat §3.6), absent optional keys NULL / false. */
 typedef struct log_header {
 	char *id;
 	uint64_t created_at;
@@ -235,10 +236,10 @@ typedef struct log_scan_result {
  * A malformed line, a seq gap or duplicate, or a packed row that does not decode is
  * DSB_E_SESSION_INVALID naming @path and the line ("PATH:LINE: corrupt session log:
  * ..."). A sandbox/mode event with a mode outside the three, or an approval/policy event with a
- * policy outside ask/never, is DSB_E_INVARIANT with spec §3.5's text, "PATH:LINE: sandbox/mode
- * carries unknown mode "X"" (fail closed: never read as the default). A final
- * line without a newline (or a final incomplete zstd frame) is a torn tail: not handed over,
- * reported in *@ret_result. Memory stays bounded by the longest line.
+ * policy outside ask/never, is DSB_E_INVARIANT with dsh-compat §3.5's text, "PATH:LINE:
+ * sandbox/mode carries unknown mode "X"" (fail closed: never read as the default). A final line
+ * without a newline (or a final incomplete zstd frame) is a torn tail: not handed over, reported in
+ * *@ret_result. Memory stays bounded by the longest line.
  * @ret_header and @ret_result may be NULL. Returns 0, or 1 when @fn stopped early.
  */
 int log_scan(int fd, const char *path, log_header *ret_header, log_record_fn fn, void *userdata,

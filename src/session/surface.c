@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The surface rule of spec §3.1. What the model sees of a log is its surface: the
+ * The surface rule of dsh-compat §3.1. What the model sees of a log is its surface: the
  * surface-eligible events (user/message, assistant/message, tool/result), each of which must
  * carry a surfaceOp. "append" adds the event; {"op":"replace","start":S,"end":E} collapses the
  * visible range S..E into it (a compaction), and its sourceEventSeqs must name every event it

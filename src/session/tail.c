@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading a plain log from its end. The folds (spec §3.4) want the last event of one type, and
- * an append wants the last seq: both are near the end of a log that may be gigabytes long, so
+ * Reading a plain log from its end. The folds (dsh-compat §3.4) want the last event of one type,
+ * and an append wants the last seq: both are near the end of a log that may be gigabytes long, so
  * lines are found backwards in fixed-size blocks and only a short prefix of each is looked at
  * ("{"type":"sandbox/mode"" — DSH always writes "type" first). The cost follows the distance to
  * the answer, not the size of the log, and memory is one block plus the matching line.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end tests of `dsh-sandbox bash` (DSH's bash tool: the model-facing text byte for byte,
-# spec §6.7-6.8) and `dsh-sandbox exec` (for people: passthrough, 124, 125, the denial marker).
+# dsh-compat §6.7-6.8) and `dsh-sandbox exec` (for people: passthrough, 124, 125, the denial marker).
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end confinement through `dsh-sandbox exec` on both backends (spec §4.2, §5, §11.5,
+# End-to-end confinement through `dsh-sandbox exec` on both backends (dsh-compat §4.2, §5, §11.5,
 # §11.6): writes land only where the mode grants, each backend's denial dialect, /tmp per
 # backend, nested children, exit statuses, escape attempts, the fail-closed matrix, a degraded
 # Landlock ABI, `probe` and a configured runner. Runs as root and as nobody.
@@ -149,7 +149,7 @@ test_escapes_fail() {
 	[ "$b" = bwrap ] || [ "$rc" -ne 0 ] || fail "Landlock let /dev/shm be written"
 	[ ! -e "/dev/shm/dsb-e2e-$$" ] || fail "the host's /dev/shm was written"
 
-	# Metadata: bwrap's read-only bind refuses chmod; Landlock does not govern it (spec §5.6),
+	# Metadata: bwrap's read-only bind refuses chmod; Landlock does not govern it (dsh-compat §5.6),
 	# so its calls go to our supervisor, which refuses them outside the writable roots
 	# (t-escape-metadata.sh has the whole family).
 	sbx "$b" workspace-write "chmod 600 '$OUT/victim'"
@@ -332,7 +332,7 @@ for b in bwrap landlock; do
 	t "$b: read-only denies writes, in its own dialect" test_read_only_denies_writes "$b"
 	t "$b: read-only keeps the tree readable and /dev/null writable" test_read_only_tree_readable_dev_null_writable "$b"
 	t "$b: workspace-write lands inside, denies beside" test_workspace_write_inside_lands_beside_denied "$b"
-	t "$b: /tmp as spec §4.2 says" test_tmp_per_backend "$b"
+	t "$b: /tmp as dsh-compat §4.2 says" test_tmp_per_backend "$b"
 	t "$b: nested children are confined" test_nested_children_are_confined "$b"
 	t "$b: exit statuses pass through (7, 125, signals)" test_exit_statuses_pass_through "$b"
 	t "$b: escape attempts fail (symlink, .., links, renames, /proc magic links, /dev/shm, fifo, socket, truncate)" test_escapes_fail "$b"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end tests of `dsh-sandbox context`: the runtime-context snapshot a harness sends the
-# model each step (spec §9) — printed exactly, appended once with --append, nothing while the
+# model each step (dsh-compat §9) — printed exactly, appended once with --append, nothing while the
 # policy in force is unchanged, a new one after a mode or approval switch, and the same bytes
 # whatever TMPDIR says.
 # shellcheck source=tests/e2e/libtest.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end escalation and approval (spec §8.1-8.5, §6.7 steps 1-4): a denied command retried
+# End-to-end escalation and approval (dsh-compat §8.1-8.5, §6.7 steps 1-4): a denied command retried
 # once with --sandbox-permissions and a justification runs wider only when approved, with the
 # audit pair in the log; every refusal has DSH's text and runs nothing. Answerers: a script
 # (approval.answerer), the terminal (driven through a pseudo-terminal), none.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end tests of the environment scrub (spec §6.2 and bash.scrubEnv,
+# End-to-end tests of the environment scrub (dsh-compat §6.2 and bash.scrubEnv,
 # docs/design/environment.md): a secret in the caller's environment never reaches a command,
 # whatever the mode. Each case first shows, as a control, that a plain child outside
 # dsh-sandbox does see the variable; then `exec` in danger-full-access and in workspace-write

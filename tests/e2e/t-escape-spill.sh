@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end: the confined command cannot redirect the spill files (spec §6.3, docs/design/
+# End-to-end: the confined command cannot redirect the spill files (dsh-compat §6.3, docs/design/
 # spill.md) nor write them (docs/design/protected-paths.md). The spill directory is made by the
 # unconfined caller before the command starts, in a TMPDIR the command can write, and kept
 # read-only inside; the command tries to swap TMPDIR, or the spill directory, for a symlink to a
@@ -9,7 +9,7 @@
 # (tests/shims --no-openat2: the walk). Runs as root and as nobody.
 #
 #   $PWD/ws/           the workspace
-#   $PWD/ws/tmp/       TMPDIR for the run: a writable root (spec §4.1)
+#   $PWD/ws/tmp/       TMPDIR for the run: a writable root (dsh-compat §4.1)
 #   $OUT/              outside every grant, writable by the test user (/var/tmp): must stay empty
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end tests of `dsh-sandbox fs` (DSH's write and edit tools, spec §7): result texts,
+# End-to-end tests of `dsh-sandbox fs` (DSH's write and edit tools, dsh-compat §7): result texts,
 # the fence per mode with the model-facing denial, escapes through symlinks, `..` and /proc,
 # escalation approved before the path is resolved, failing closed without openat2, and (beyond
 # DSH) the protected paths: no write into a checkout's hooks, no read of denyRead.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end tests of DSH's Landlock launcher contract (spec §5.6, §11.10), reached as the static
+# End-to-end tests of DSH's Landlock launcher contract (dsh-compat §5.6, §11.10), reached as the static
 # landlock-run program ($DSB_LANDLOCK_RUN, the one installed), as `dsh-sandbox landlock-run` and
 # through a link to dsh-sandbox named landlock-run: usage errors, the probe,
 # exit codes passing through, what the kernel really denies (world proofs) and failing closed.
@@ -338,7 +338,7 @@ test_many_grants() {
 	assert_streq "$err" 'landlock-run: cannot open rule path: /no/such/grant: No such file or directory'
 }
 
-# DSH's workspace-write grant, with the host /tmp (spec §5.6, §11.6 #4 and #5).
+# DSH's workspace-write grant, with the host /tmp (dsh-compat §5.6, §11.6 #4 and #5).
 test_workspace_write_grant() {
 	local how=$1 scratch
 	mkdir ws

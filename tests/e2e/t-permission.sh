@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end tests of permission presets through the CLI: `session new` pins the default preset
-# (spec §8.6), and `permission` is DSH's /permission command (§8.7, §11.28), logged as DSH's
+# (dsh-compat §8.6), and `permission` is DSH's /permission command (§8.7, §11.28), logged as DSH's
 # command runtime logs it: command/run, the knob events, command/done.
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end tests of `dsh-sandbox policy`: the resolved mode, workspace root and writable roots
-# (spec §2, §4.1), their sources (flag, DSH_PERMISSION_MODE, config file), and usage errors.
+# (dsh-compat §2, §4.1), their sources (flag, DSH_PERMISSION_MODE, config file), and usage errors.
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
 

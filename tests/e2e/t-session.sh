@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # End-to-end tests of `dsh-sandbox session` and `policy --session`: sessions in a store, DSH's
-# own logs by path, mode and approval switches appended as DSH appends them (spec §3).
+# own logs by path, mode and approval switches appended as DSH appends them (dsh-compat §3).
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
 

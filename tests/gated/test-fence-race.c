@@ -6,8 +6,8 @@
  * Race: a child swaps an ancestor directory of the target with a symlink pointing outside
  * (renameat2 RENAME_EXCHANGE, so the name is always one or the other), as fast as it can, while
  * the parent writes and edits through it. DSH's canonicalise-then-open loses this race
- * (spec §7.1); here every mutation must either land inside or fail with FS_SANDBOX_DENIED, and
- * nothing may ever appear outside.
+ * (dsh-compat §7.1); here every mutation must either land inside or fail with FS_SANDBOX_DENIED,
+ * and nothing may ever appear outside.
  *
  * Crash: a child rewrites a large file through dsb_fence_write() in a loop and is SIGKILLed at a
  * random point, many times. The file must always hold one complete version. A kill between the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Landlock, against the running kernel (spec §5.6): what landlock_restrict() really denies, with
- * the errno the kernel gives, and what it does not. Gated: when the kernel has no Landlock the
+ * Landlock, against the running kernel (dsh-compat §5.6): what landlock_restrict() really denies,
+ * with the errno the kernel gives, and what it does not. Gated: when the kernel has no Landlock the
  * binary prints why and exits 77 (meson: SKIP); it never skips when the kernel has it. Every
  * restriction is irreversible, so it runs in a forked child (dsb_test_run_in_child()); the child
  * reports through its exit status and a line on stderr, never through cmocka asserts. The
@@ -605,7 +605,7 @@ static int child_metadata(void *arg)
 
 /*
  * Kernel behaviour, asserted so that a change is noticed: Landlock's filesystem rights do not
- * govern metadata, so chmod, utimes and chown succeed on files outside the grants (spec §5.6
+ * govern metadata, so chmod, utimes and chown succeed on files outside the grants (dsh-compat §5.6
  * caveat; bwrap's read-only bind gives EROFS instead).
  */
 static void test_chmod_outside_succeeds_landlock_ignores_metadata(void **state)

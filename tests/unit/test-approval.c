@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of escalation and the approval service (spec §8.1-8.5, §11.1, §11.25): the wider
+ * Unit tests of escalation and the approval service (dsh-compat §8.1-8.5, §11.1, §11.25): the wider
  * ladder, argument validation, approveEscalation's ordered refusals with DSH's texts, and the
  * service's turn enclosure, audit pair, policy gate and answerer containment.
  */

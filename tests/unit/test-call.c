@@ -187,7 +187,7 @@ static void test_fenced_write_denied_in_read_only(void **state)
 	assert_true(res.is_error);
 	assert_true(res.prepared);
 	assert_int_equal(res.error.code, DSB_E_FS_SANDBOX_DENIED);
-	/* mapError (spec §7.4): the marker and the hint, never the fence's own first line. */
+	/* mapError (dsh-compat §7.4): the marker and the hint, never the fence's own first line. */
 	assert_string_equal(res.text,
 			    "Error: [sandbox: file access denied under read-only mode]\n"
 			    "[sandbox: escalation available — retry this exact operation once with "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the output collectors (spec §6.3; DSH's OutputCollector cases in
+ * Unit tests of the output collectors (dsh-compat §6.3; DSH's OutputCollector cases in
  * subprocess-local/tests/spawn.spec.ts): byte-exact tails whatever the chunking, the spill file's
  * life (created on the first overflow only, whole stream, 0700 dir, 0600 file, exact name,
  * shared counter), the max_spill_bytes cut-off (">": exactly the cap is kept), best-effort spill

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the confinement contract (spec §5.3-5.8, §11.4): the exact bwrap profile and
+ * Unit tests of the confinement contract (dsh-compat §5.3-5.8, §11.4): the exact bwrap profile and
  * Landlock grants per mode, each backend's denial dialect and runner-failure rules, a configured
  * runner, and dsb_confined_spawn(): failures before exec come back out of band with DSH's
  * detail texts, and a command cannot fake one. These need bwrap and Landlock to select them;

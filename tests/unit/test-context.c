@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the context piece (spec §9, §8.4, §8.9, §11.29-11.30): the three texts byte for
- * byte (goldens in tests/data/context/, taken from DSH's sources and the spec, never from our
+ * Unit tests of the context piece (dsh-compat §9, §8.4, §8.9, §11.29-11.30): the three texts byte
+ * for byte (goldens in tests/data/context/, taken from DSH's sources and the spec, never from our
  * output), assembly (order, ties, empty texts, interpolation, the join), project() and the
  * retained snapshot rebuilt from logs (first, unchanged, changed, switched back, compacted,
  * cleared, restarted, malformed), and every owned snapshot of DSH's fixture logs reproduced

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the core piece: canonicalisation (spec §2.3, §11.2), the platform temp dir
+ * Unit tests of the core piece: canonicalisation (dsh-compat §2.3, §11.2), the platform temp dir
  * (§4.1), symlink-free directory opening (with and without openat2), JSON.stringify-identical
  * quoting, UUIDs, string helpers and error helpers.
  *
@@ -146,7 +146,8 @@ static void test_lexical_resolve_errors(void **state)
 	free(huge);
 }
 
-/* --- canonicalPath (spec §11.2 #1, #2) ------------------------------------------------------ */
+/* --- canonicalPath (dsh-compat §11.2 #1, #2)
+ * ------------------------------------------------------ */
 
 static void test_canonical_existing_realpaths(void **state)
 {
@@ -193,7 +194,8 @@ static void test_canonical_root_and_trailing_slash(void **state)
 	free(p);
 }
 
-/* --- resolveWorkspaceRoot (spec §2.3, §11.11 #5) -------------------------------------------- */
+/* --- resolveWorkspaceRoot (dsh-compat §2.3, §11.11 #5)
+ * -------------------------------------------- */
 
 static void test_root_symlink_dotdot_follows_chdir(void **state)
 {
@@ -270,7 +272,8 @@ static void test_root_of_a_file_is_kept(void **state)
 	free(expected);
 }
 
-/* --- os.tmpdir() (spec §4.1) ---------------------------------------------------------------- */
+/* --- os.tmpdir() (dsh-compat §4.1)
+ * ---------------------------------------------------------------- */
 
 static void test_tmpdir_pick_table(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the executor (spec §6.2-6.5, §11.14-11.17) through dsb_exec_run(): outcomes,
+ * Unit tests of the executor (dsh-compat §6.2-6.5, §11.14-11.17) through dsb_exec_run(): outcomes,
  * timeouts and process-group kills, the post-exit pipe drain bound, output limits and spill
  * files, the environment, stdin, and classification (runner failure > denial > ordinary) on
  * both backends. Real processes; both backends must be usable here (never skipped). The
@@ -572,7 +572,7 @@ static void test_denials_in_each_dialect(void **state)
 	assert_int_equal(r.enforcement, DSB_ENFORCEMENT_FULL);
 	dsb_run_result_done(&r);
 
-	/* Under bwrap "Permission denied" is ordinary DAC, not the sandbox (spec §5.7). */
+	/* Under bwrap "Permission denied" is ordinary DAC, not the sandbox (dsh-compat §5.7). */
 	assert_int_equal(run_cmd(f, f->bwrap, DSB_MODE_READ_ONLY,
 				 "echo 'cat: x: Permission denied' >&2; exit 1", 0, &r, NULL),
 			 0);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the fs fence (spec §7; DSH packages/fs/fs-sandbox/tests/{containment,fs-sandbox}
- * .spec.ts, §11.22, §11.23, and the edit/read rules of packages/fs/fs-local/tests/fsio.spec.ts):
- * resolve(), isPathUnder(), the mode fence on write and edit with DSH's texts, every escape we
- * know (symlinks in every position, "..", hard links, /proc/self/root, a cwd outside), paths
- * swapped between the check and the mutation (which only openat2 catches), the kernel's own
- * refusals (EACCES, a seccomp filter hiding openat2) and the text rules of edit and read; and,
- * beyond DSH, the call's protected paths: no write or edit lands in one, no read in a hidden one.
+ * Unit tests of the fs fence (dsh-compat §7; DSH
+ * packages/fs/fs-sandbox/tests/{containment,fs-sandbox} .spec.ts, §11.22, §11.23, and the edit/read
+ * rules of packages/fs/fs-local/tests/fsio.spec.ts): resolve(), isPathUnder(), the mode fence on
+ * write and edit with DSH's texts, every escape we know (symlinks in every position, "..", hard
+ * links, /proc/self/root, a cwd outside), paths swapped between the check and the mutation (which
+ * only openat2 catches), the kernel's own refusals (EACCES, a seccomp filter hiding openat2) and
+ * the text rules of edit and read; and, beyond DSH, the call's protected paths: no write or edit
+ * lands in one, no read in a hidden one.
  *
  * Every case runs on a fresh tree under a private base B, made OUTSIDE /tmp and the TMPDIR of
  * the run, because workspace-write grants both: an "outside" under /tmp would be writable.
@@ -314,7 +315,8 @@ static void assert_error(int r, const dsb_error *err, dsb_code code, const fixtu
 	}
 }
 
-/* --- resolve (spec §7.2) ------------------------------------------------------------------------
+/* --- resolve (dsh-compat §7.2)
+ * ------------------------------------------------------------------------
  */
 
 typedef struct resolve_case {
@@ -382,7 +384,8 @@ static void test_resolve(void **state)
 	}
 }
 
-/* --- containment (spec §7.3, §11.22) -----------------------------------------------------------
+/* --- containment (dsh-compat §7.3, §11.22)
+ * -----------------------------------------------------------
  */
 
 typedef struct under_case {
@@ -432,7 +435,8 @@ static void test_is_under(void **state)
 	}
 }
 
-/* --- write (spec §7.2, §11.23) -------------------------------------------------------------------
+/* --- write (dsh-compat §7.2, §11.23)
+ * -------------------------------------------------------------------
  */
 
 typedef struct write_case {
@@ -900,7 +904,7 @@ static void swap_for_symlink(const fixture *fx, const char *rel, const char *tar
 }
 
 /*
- * DSH's TOCTOU window (spec §7.1), made deterministic: the check runs, then an ancestor is
+ * DSH's TOCTOU window (dsh-compat §7.1), made deterministic: the check runs, then an ancestor is
  * swapped for a symlink pointing outside, then the mutation runs with the checked grant. A
  * path-based open() would land in B/out; the openat2 walk refuses the symlink.
  */
@@ -1337,7 +1341,8 @@ static bool have_openat2(void)
 	return fd >= 0;
 }
 
-/* --- edit (spec §7.2, fsio.ts applyLiteralEdit/readForEdit) --------------------------------- */
+/* --- edit (dsh-compat §7.2, fsio.ts applyLiteralEdit/readForEdit)
+ * --------------------------------- */
 
 typedef struct edit_case {
 	const char *name;
@@ -1765,7 +1770,8 @@ static void test_edit_table(void **state)
 	}
 }
 
-/* --- read (spec §7.6: not fenced) --------------------------------------------------------------
+/* --- read (dsh-compat §7.6: not fenced)
+ * --------------------------------------------------------------
  */
 
 typedef struct read_case {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the policy piece: the mode vocabulary (spec §1.1, §11.11 #16), the fail-closed
- * error (§1.2, §11.3), resolve() precedence and roots (§2.2, §11.11), the writable roots (§4.1,
- * §11.2) and the DSH_PERMISSION_MODE override.
+ * Unit tests of the policy piece: the mode vocabulary (dsh-compat §1.1, §11.11 #16), the
+ * fail-closed error (§1.2, §11.3), resolve() precedence and roots (§2.2, §11.11), the writable
+ * roots (§4.1, §11.2) and the DSH_PERMISSION_MODE override.
  *
  * Fixture tree under a private temp dir T:
  *
@@ -157,7 +157,8 @@ static void test_approval_and_backend_vocabularies(void **state)
 	assert_int_equal(dsb_backend_from_string("seatbelt"), _DSB_BACKEND_INVALID);
 }
 
-/* --- the fail-closed error (spec §1.2, §11.3) ----------------------------------------------- */
+/* --- the fail-closed error (dsh-compat §1.2, §11.3)
+ * ----------------------------------------------- */
 
 static const char unavailable_ww[] =
 	"sandbox mode \"workspace-write\" is requested but no sandbox backend is usable on this "
@@ -210,7 +211,8 @@ static void test_unavailable_carries_runner_detail(void **state)
 					    "bwrap ENOENT"));
 }
 
-/* --- the policy service (spec §2, §11.11) --------------------------------------------------- */
+/* --- the policy service (dsh-compat §2, §11.11)
+ * --------------------------------------------------- */
 
 static void test_defaults_to_read_only_under_the_cwd(void **state)
 {
@@ -432,7 +434,8 @@ static void test_env_mode_overrides_the_configured_mode(void **state)
 	dsb_config_free(cfg);
 }
 
-/* --- writable roots (spec §4.1, §11.2 #3, #4) ----------------------------------------------- */
+/* --- writable roots (dsh-compat §4.1, §11.2 #3, #4)
+ * ----------------------------------------------- */
 
 static char **roots_of(dsb_mode mode, const char *root, const char *tmpdir, int *ret_n)
 {

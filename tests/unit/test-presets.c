@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of permission presets (spec §8.6; DSH's permission-presets.spec.ts, §11.27): the
+ * Unit tests of permission presets (dsh-compat §8.6; DSH's permission-presets.spec.ts, §11.27): the
  * preset fold, the table order, derive() with its tie-break and "custom", the command-path
  * apply (record the choice, repair only the changed knobs), the default preset and pinning of
  * fresh, seeded and partial sessions. Every assertion on the log compares exact event lines,
@@ -236,7 +236,7 @@ static void append_ok(dsb_session *s, const char *type, const char *data)
 #define PRESET(seq, name)   EV(seq, "permission/preset", "{\"preset\":\"" name "\"}")
 #define MODE(seq, mode)	    EV(seq, "sandbox/mode", "{\"mode\":\"" mode "\"}")
 #define POLICY(seq, policy) EV(seq, "approval/policy", "{\"policy\":\"" policy "\"}")
-/* The live switch's notice to the model (spec §8.5), appended by approval_set_policy(). */
+/* The live switch's notice to the model (dsh-compat §8.5), appended by approval_set_policy(). */
 #define NOTICE(seq, from, to)                                                                      \
 	"{\"type\":\"user/message\",\"seq\":" #seq ",\"time\":T,\"data\":{\"content\":[{\"type\":" \
 	"\"text\",\"text\":\"The approval policy changed from \\\"" from "\\\" to \\\"" to         \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the bash tool's text (spec §6.8, §8.1; DSH's tool-bash renderResult tests and
- * the parseExitStatus texts of §11.13) and of the run classifiers (spec §5.8, §6.5; the
+ * Unit tests of the bash tool's text (dsh-compat §6.8, §8.1; DSH's tool-bash renderResult tests and
+ * the parseExitStatus texts of §11.13) and of the run classifiers (dsh-compat §5.8, §6.5; the
  * classifyRunnerFailure/classifyDenial cases of §11.16 and §11.17).
  *
  * Every render case has a golden file tests/data/render/<case>/expected.txt (DSB_UPDATE_GOLDEN=1

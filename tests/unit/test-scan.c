@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the forward scanner of session logs (spec §3.6): DSH's snapshot fixtures load
+ * Unit tests of the forward scanner of session logs (dsh-compat §3.6): DSH's snapshot fixtures load
  * with their packed chunk rows expanded, plain and re-encoded as zstd frames; the header is
  * refused with DSH's exact texts; seq numbers, torn tails, line limits, invalid UTF-8, the
  * policy invariants of §3.5 and the callback contract.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the session store: the layout encodings (spec §3.6), creating and opening
+ * Unit tests of the session store: the layout encodings (dsh-compat §3.6), creating and opening
  * sessions, appends (one line each, DSH's envelope, contiguous seq), the folds (§3.4, §11.11
  * #17-18), the write-path validation, resolve() with a session (§2.2, §11.11 #4-7), torn tails,
  * zstd logs, concurrent writers and writers killed mid-append.
@@ -122,7 +122,8 @@ static char *without_time(const char *line)
 	return copy;
 }
 
-/* --- layout (spec §3.6) --------------------------------------------------------------------- */
+/* --- layout (dsh-compat §3.6)
+ * --------------------------------------------------------------------- */
 
 static void test_encode_segment(void **state)
 {
@@ -343,7 +344,7 @@ static void test_fold_is_last_switch_or_nothing(void **state)
 	assert_string_equal(preset, "custom-x");
 	free(preset);
 
-	/* Delegation events fold like any other (spec §2.6). */
+	/* Delegation events fold like any other (dsh-compat §2.6). */
 	assert_int_equal(
 		dsb_session_append(s, "sandbox/mode",
 				   "{\"mode\":\"workspace-write\",\"source\":\"delegation\"}", NULL,
@@ -441,7 +442,8 @@ static void test_unknown_mode_fails_closed(void **state)
 	dsb_session_free(s);
 }
 
-/* --- resolve with a session (spec §2.2, §11.11 #4-7) ---------------------------------------- */
+/* --- resolve with a session (dsh-compat §2.2, §11.11 #4-7)
+ * ---------------------------------------- */
 
 static void test_resolve_with_sessions(void **state)
 {
