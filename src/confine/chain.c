@@ -306,7 +306,8 @@ int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const
 	if (!ops)
 		return policy_fail_unavailable(reterr, policy->mode, NULL);
 	dsb_confined c = {.enforcement = p->v.enforcement};
-	confine_failure why = {0};
+	confine_failure why;
+	failure_clear(&why);
 	int r = 0;
 	if (!(c.backend = strdup(ops->name)) || !(c.denial_signatures = strv_of(ops->denials)))
 		r = -ENOMEM;

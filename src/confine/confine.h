@@ -91,7 +91,6 @@ typedef enum field_kind {
 	FIELD_U64,
 	FIELD_STR,
 	FIELD_STRV,
-	FIELD_BLOB,   /* plain bytes of the field's size: a struct without pointers */
 	FIELD_RECORD, /* an embedded record of the field's type */
 	FIELD_VEC,    /* a record_vec of records of the field's type */
 	FIELD_PTR,    /* a pointer to a record of the field's type, or NULL */
@@ -509,6 +508,14 @@ typedef struct confine_failure {
 	char detail[8192]; /* DSH's runner-failure detail, Node's spawn error, ... */
 } confine_failure;
 
+/* No failure (yet): the header alone, since the detail is long and written before it is read. */
+static inline void failure_clear(confine_failure *f)
+{
+	f->kind = 0;
+	f->sys_errno = 0;
+	f->detail[0] = '\0';
+}
+
 /* How confined_spawn() treats the child beyond dsb_spawn_options. */
 #define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */
 
@@ -830,21 +837,17 @@ enum {
 	MONITOR_ENDED
 };
 
-#define FIELD_C_ERROR	dsb_error
-#define FIELD_K_ERROR	FIELD_BLOB
-#define FIELD_T_ERROR	NULL
-#define FIELD_C_FAILURE confine_failure
-#define FIELD_K_FAILURE FIELD_BLOB
-#define FIELD_T_FAILURE NULL
-
-#define MONITOR_REPORT_FIELDS(X)                                             \
-	X(I32, kind)	      /* MONITOR_* */                                \
-	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */ \
-	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */   \
-	X(ERROR, err)	      /* FAILED */                                   \
-	X(FAILURE, failure)   /* FAILED */                                   \
-	X(I32, status)	      /* ENDED: its wait status */                   \
-	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */
+/* The error a failed start carries travels as its parts (the strings only when there is one). */
+#define MONITOR_REPORT_FIELDS(X)                                                                 \
+	X(I32, kind)	      /* MONITOR_* */                                                      \
+	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */                       \
+	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */                         \
+	X(I32, status)	      /* ENDED: its wait status */                                         \
+	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */                  \
+	X(I32, err_code)      /* FAILED: the dsb_error */                                          \
+	X(I32, err_errno)                                                                          \
+	X(STR, err_subject)                                                                        \
+	X(STR, err_message)
 
 typedef struct monitor_report {
 	RECORD_MEMBERS(MONITOR_REPORT_FIELDS)

@@ -52,15 +52,20 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 	so.stdin_fd = high[2] < 0 ? -1 : 5;
 	so.stdout_fd = high[3] < 0 ? -1 : 6;
 	so.stderr_fd = high[4] < 0 ? -1 : 7;
-	monitor_report m;
-	memset(&m, 0, sizeof(m));
 	spawn_handoff h = SPAWN_HANDOFF_INIT;
 	pid_t leader = 0;
-	int r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, &leader, &h, &m.failure,
-			       &m.err);
-	m.kind = r < 0 ? MONITOR_FAILED : MONITOR_STARTED;
-	m.pid = leader;
-	m.achieved = h.achieved;
+	dsb_error err;
+	int r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, &leader, &h, NULL, &err);
+	/* The error's strings are borrowed: this record is sent, never freed. */
+	monitor_report m = {.kind = r < 0 ? MONITOR_FAILED : MONITOR_STARTED,
+			    .pid = leader,
+			    .achieved = h.achieved};
+	if (r < 0) {
+		m.err_code = (int)err.code;
+		m.err_errno = err.sys_errno;
+		m.err_subject = err.subject;
+		m.err_message = err.message;
+	}
 	if (record_send(3, &monitor_report_record, &m) < 0 || r < 0)
 		_exit(r < 0 ? 125 : 1);
 	for (int fd = 5; fd <= 7; fd++)

@@ -66,7 +66,6 @@ int record_encode(strbuf *sb, const record_type *t, const void *rec)
 		case FIELD_U32:
 		case FIELD_I32:
 		case FIELD_U64:
-		case FIELD_BLOB:
 			r = put(sb, at, f->size);
 			break;
 		case FIELD_STR:
@@ -174,7 +173,6 @@ static int decode(reader *rd, const record_type *t, void *rec)
 		case FIELD_U32:
 		case FIELD_I32:
 		case FIELD_U64:
-		case FIELD_BLOB:
 			r = get(rd, at, f->size);
 			break;
 		case FIELD_STR:
@@ -237,7 +235,6 @@ void record_free(const record_type *t, void *rec)
 		case FIELD_U32:
 		case FIELD_I32:
 		case FIELD_U64:
-		case FIELD_BLOB:
 			break;
 		case FIELD_STR:
 			free(*(char **)at);

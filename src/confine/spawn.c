@@ -250,7 +250,8 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	 * Every signal stays blocked across it: a handler of ours must never run in the child.
 	 */
 	child_report rep;
-	memset(&rep, 0, sizeof(rep));
+	failure_clear(&rep.failure);
+	rep.achieved = 0;
 	int dumpable = prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L);
 	sigset_t all, old;
 	(void)sigfillset(&all);
@@ -351,7 +352,8 @@ int spawn_probe(const dsb_confined *c, uint64_t timeout_ms, unsigned *ret_achiev
 	o.stdin_fd = o.stdout_fd = devnull;
 	o.stderr_fd = errpipe[1];
 	dsb_error err;
-	confine_failure failure = {0};
+	confine_failure failure;
+	failure_clear(&failure);
 	pid_t pid;
 	/* A listener taken is what a call gets (the probe's command changes no metadata). */
 	spawn_handoff h = SPAWN_HANDOFF_INIT;

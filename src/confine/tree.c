@@ -100,9 +100,12 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 	if (r < 0 || m.kind != MONITOR_STARTED) {
 		tree_done(t);
 		if (r >= 0 && m.kind == MONITOR_FAILED) {
-			if (reterr)
-				*reterr = m.err;
-			r = -(int)m.err.code;
+			r = dsb_fail(reterr, (dsb_code)m.err_code, "%s",
+				     m.err_message ? m.err_message : "");
+			if (reterr) {
+				reterr->sys_errno = m.err_errno;
+				dsb_error_set_subject(reterr, m.err_subject ? m.err_subject : "");
+			}
 		} else
 			r = dsb_fail(reterr, DSB_E_IO, "the monitor process failed");
 		record_free(&monitor_report_record, &m);

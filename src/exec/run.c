@@ -360,7 +360,8 @@ static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
 		if (spill_cap > 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE &&
 		    spill_protect(provider, &x->spill, &local, &more) < 0)
 			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-		confine_failure failure = {0};
+		confine_failure failure;
+		failure_clear(&failure);
 		r = provider_confine(provider, &local, x->argv, &x->confined, &failure, reterr);
 		/*
 		 * A runnerCommand that is missing is found here, in DSH's words for its failed
