@@ -81,7 +81,7 @@ step "shellcheck" shellcheck -x "${sh_files[@]}"
 # leaks are LeakSanitizer's job in every test run.
 step "cppcheck" cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	--inline-suppr --suppress=missingIncludeSystem --suppress=memleak -D_GNU_SOURCE \
-	-I include -I "$build/include" src
+	-I include -I "$build/include" -I "$build" src
 step "clang-tidy" tidy
 step "make install into a DESTDIR, a program built with pkg-config, make uninstall" \
 	tests/install-check.sh

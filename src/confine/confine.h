@@ -31,8 +31,8 @@
  *
  * DSH's `landlock-run` launcher contract lives in src/launcher/: linked into the CLI, and built
  * on its own, statically, from landlock.c, harden.c, seccomp.c, steps.c, notify.c and
- * handler-metadata.c alone (meson.build's launcher_src): nothing there may call the C library
- * beyond what a static musl program has, nor core/.
+ * handler-metadata.c alone (meson.build's launcher_src): nothing there may call a function of
+ * core/ (its inline helpers are fine), nor need more of the C library than static musl has.
  */
 #ifndef DSB_CONFINE_CONFINE_H
 #define DSB_CONFINE_CONFINE_H
@@ -838,15 +838,15 @@ enum {
 };
 
 /* The error a failed start carries travels as its parts (the strings only when there is one). */
-#define MONITOR_REPORT_FIELDS(X)                                                                 \
-	X(I32, kind)	      /* MONITOR_* */                                                      \
-	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */                       \
-	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */                         \
-	X(I32, status)	      /* ENDED: its wait status */                                         \
-	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */                  \
-	X(I32, err_code)      /* FAILED: the dsb_error */                                          \
-	X(I32, err_errno)                                                                          \
-	X(STR, err_subject)                                                                        \
+#define MONITOR_REPORT_FIELDS(X)                                                  \
+	X(I32, kind)	      /* MONITOR_* */                                     \
+	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */      \
+	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */        \
+	X(I32, status)	      /* ENDED: its wait status */                        \
+	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */ \
+	X(I32, err_code)      /* FAILED: the dsb_error */                         \
+	X(I32, err_errno)                                                         \
+	X(STR, err_subject)                                                       \
 	X(STR, err_message)
 
 typedef struct monitor_report {
