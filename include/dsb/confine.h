@@ -77,7 +77,8 @@ typedef struct dsb_spawn_options {
 	int stdin_fd, stdout_fd, stderr_fd; /* dup2'ed onto 0, 1, 2; -1 inherits */
 	const char *cwd;		    /* NULL: the caller's */
 	char *const *envp;		    /* NULL: the caller's environment */
-	bool new_session;		    /* setsid(): own session and process group */
+	bool new_session;		    /* setsid(): own session and process group; a confined
+					     * command gets its own process group either way */
 } dsb_spawn_options;
 
 #define DSB_SPAWN_OPTIONS_INIT                                   \

@@ -86,6 +86,14 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	}
 	if (o->new_session && setsid() < 0)
 		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a new session");
+	/*
+	 * A confined command never shares a process group with anything outside it: kill(0), a
+	 * signal to its own group, would reach the caller's whole group (a process group spans
+	 * PID namespaces). A person's command keeps its session and terminal, and is made the
+	 * terminal's foreground group by its caller (exec/term.c).
+	 */
+	if (!o->new_session && confined_plan(c) && setpgid(0, 0) < 0)
+		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a process group");
 	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
 	    move_fd(o->stderr_fd, 2) < 0)
 		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot set up the standard streams");

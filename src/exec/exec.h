@@ -8,6 +8,7 @@
  *   env.c       the child's environment (§6.2, §6.9)
  *   run.c       spawn, pump the pipes, time out, kill the group, reap (§6.2, §6.4, §6.5)
  *   live.c      a background run's output, read as it comes (§6.5 readOutput)
+ *   term.c      the terminal a person's confined command is given: foreground, stop, restore
  */
 #ifndef DSB_EXEC_EXEC_H
 #define DSB_EXEC_EXEC_H
@@ -15,11 +16,38 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <termios.h>
 
 #include <dsb/exec.h>
 
 #include "../core/core.h"
 #include "../policy/policy.h"
+
+/* --- term.c --------------------------------------------------------------------------------- */
+
+typedef struct exec_term {
+	int fd;		     /* the controlling terminal while the command holds it; -1: not given */
+	pid_t ours, theirs;  /* the process groups: this process's, the command's */
+	struct termios modes; /* the terminal's settings, ours, to restore */
+	bool have_modes;
+} exec_term;
+
+/*
+ * Makes process group @pgid the foreground of this process's controlling terminal when this
+ * process holds it (else nothing: no terminal, or we run in the background). Fills *@t.
+ */
+void term_give(exec_term *t, pid_t pgid);
+
+/*
+ * Call it while the command runs: when its @leader (our child) has stopped, takes the terminal
+ * back, stops this process too (SIGTSTP, as a job), and once continued gives the terminal back
+ * and continues the command's group.
+ */
+void term_watch(exec_term *t, pid_t leader);
+
+/* The foreground and the terminal's settings ours again; releases @t. */
+void term_take_back(exec_term *t);
 
 /* --- run.c ---------------------------------------------------------------------------------- */
 
