@@ -29,7 +29,7 @@ static double spawn_true(bool harden)
 	pid_t pid;
 	int status;
 	double t = now();
-	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, 0, &pid, NULL, NULL, &err) < 0) {
+	if (confined_spawn(&c, DSB_MODE_READ_ONLY, NULL, 0, NULL, &pid, NULL, NULL, &err) < 0) {
 		fprintf(stderr, "harden-bench: %s\n", err.message);
 		exit(1);
 	}

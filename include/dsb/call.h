@@ -87,6 +87,9 @@ typedef struct dsb_call_setup {
 	const char *store_path;
 	/* Where the probe verdict is kept between calls and processes; NULL: no disk cache. */
 	const char *cache_dir;
+	/* Limits over the configuration's: those it sets explicitly (--max-processes, --memory);
+	 * NULL: none. */
+	const dsb_limits *limits;
 } dsb_call_setup;
 
 /*

@@ -190,4 +190,21 @@ DSB_API const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
 DSB_API int dsb_provider_probe(dsb_provider *provider, bool fresh, dsb_probe_report *ret_report,
 			       dsb_error *reterr);
 
+/*
+ * How @provider's backend holds @limit for a call in @mode, as `probe` and `policy` report it:
+ * "cgroup2", "cgroup1", "rlimit-userns", "rlimit", "tmpfs", "none" (no limit, or a default this
+ * host cannot hold), "fails-closed" (set explicitly, and nothing here can hold it: every
+ * confined call is SANDBOX_UNAVAILABLE), "unavailable" (no backend). *@ret_value (may be NULL) gets the value in
+ * force, 0 for none. Probes on first use.
+ */
+DSB_API const char *dsb_provider_limit(dsb_provider *provider, dsb_mode mode, dsb_limit limit,
+				       uint64_t *ret_value);
+
+/*
+ * How the kernel's per-user budgets (inotify, fanotify, message queues) are shared with a
+ * command: "user-namespace" (a quarter of each, in a user namespace of the sandbox's own),
+ * "none", "unavailable".
+ */
+DSB_API const char *dsb_provider_budgets(dsb_provider *provider);
+
 #endif

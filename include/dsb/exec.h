@@ -52,6 +52,14 @@ typedef struct dsb_run_result {
 	 * this policy]" (newline-separated), else NULL. Rendered last.
 	 */
 	char *network_note;
+	/*
+	 * Beyond DSH: the limits the call's tree reached (DSB_LIMIT_* bits, 1u << limit), as its
+	 * cgroup counted them, and the lines that say so, "[sandbox: process limit (N) reached]"
+	 * and "[sandbox: memory limit (SIZE) reached; the command was killed]", else NULL.
+	 * Rendered after the network's.
+	 */
+	unsigned limits_hit;
+	char *limit_note;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

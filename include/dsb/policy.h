@@ -213,6 +213,49 @@ DSB_API unsigned dsb_config_network_proxy_port(const dsb_config *cfg);
 DSB_API int dsb_config_set_network_access(dsb_config *cfg, dsb_network_access access,
 					  dsb_error *reterr);
 
+/* --- limits: what one call may take of the host (beyond DSH) ------------------------------ */
+
+/*
+ * The limits of one confined call (the configuration's `limits` section, docs/design/limits.md),
+ * each over the whole tree of processes the call starts.
+ */
+typedef enum dsb_limit {
+	DSB_LIMIT_PROCESSES,   /* processes and threads at once */
+	DSB_LIMIT_MEMORY,      /* bytes of memory (and swap), tmpfs pages included */
+	DSB_LIMIT_CPU_SECONDS, /* CPU seconds of each process (RLIMIT_CPU) */
+	DSB_LIMIT_TMP_BYTES,   /* the size of a /tmp the sandbox mounts */
+	DSB_LIMIT_FILE_BYTES,  /* the largest file a process may write (RLIMIT_FSIZE) */
+	_DSB_LIMIT_MAX,
+	_DSB_LIMIT_INVALID = -1,
+} dsb_limit;
+
+typedef struct dsb_limits {
+	uint64_t value[_DSB_LIMIT_MAX]; /* 0: no limit (unless not set: then the default) */
+	unsigned set;			/* bit (1u << limit): set explicitly, by a file or a flag */
+} dsb_limits;
+
+/* The configuration's key ("processes", "memoryBytes", "cpuSeconds", "tmpBytes", "fileBytes"),
+ * or NULL. */
+DSB_API const char *dsb_limit_to_string(dsb_limit limit);
+DSB_API dsb_limit dsb_limit_from_string(const char *s);
+
+/* Whether @limit is a size in bytes (written 512M, 2G, ...) rather than a count. */
+DSB_API bool dsb_limit_is_size(dsb_limit limit);
+
+/*
+ * Parses @text as a value of @limit: a decimal count; a size may end in K, M, G or T (powers of
+ * 1024, optionally followed by "iB" or "B"). "0" is no limit. -DSB_E_INVALID_ARGS (with @origin,
+ * e.g. "--memory", in the message) for anything else, or a value beyond 2^62.
+ */
+DSB_API int dsb_limit_parse(dsb_limit limit, const char *text, const char *origin,
+			    uint64_t *ret_value, dsb_error *reterr);
+
+/* The configuration's limits: values and which were set explicitly. */
+DSB_API void dsb_config_limits(const dsb_config *cfg, dsb_limits *ret_limits);
+
+/* Sets each limit @limits sets explicitly over @cfg's (--max-processes, --memory). */
+DSB_API int dsb_config_set_limits(dsb_config *cfg, const dsb_limits *limits, dsb_error *reterr);
+
 /* --- the policy service ------------------------------------------------------------------- */
 
 typedef struct dsb_policy dsb_policy;

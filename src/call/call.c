@@ -39,6 +39,8 @@ int dsb_call_new(const dsb_call_setup *setup, dsb_call **ret_call, dsb_error *re
 			dsb_call_free(call);
 			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 		}
+	if (setup && setup->limits)
+		call->limits = *setup->limits;
 	*ret_call = call;
 	return 0;
 }

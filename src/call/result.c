@@ -133,6 +133,15 @@ static void render_run(jw *w, const dsb_call_result *res)
 	jw_member_bool(w, "denied", run->denied);
 	if (run->has_enforcement)
 		jw_member_string(w, "enforcement", dsb_enforcement_to_string(run->enforcement));
+	/* Beyond DSH, only when one was: the limits the call reached. */
+	if (run->limits_hit) {
+		jw_key(w, "limitsReached");
+		jw_array_begin(w);
+		for (int l = 0; l < _DSB_LIMIT_MAX; l++)
+			if (run->limits_hit & (1u << l))
+				jw_string(w, dsb_limit_to_string((dsb_limit)l));
+		jw_array_end(w);
+	}
 	jw_object_end(w);
 	jw_member_string_len(w, "text", res->text, res->text_len);
 }

@@ -20,6 +20,7 @@
 typedef struct cli_global {
 	const char *config_path; /* --config FILE, or NULL */
 	const char *store_path;	 /* --store DIR, or NULL */
+	dsb_limits limits;	 /* --max-processes, --memory: over the configuration's */
 } cli_global;
 
 /* What an option's value or an operand is: what the completions offer for it. */
@@ -65,6 +66,8 @@ typedef enum cli_opt {
 	CLI_OPT_RO,
 	CLI_OPT_RW,
 	CLI_OPT_PROBE,
+	CLI_OPT_MAX_PROCESSES,
+	CLI_OPT_MEMORY,
 	_CLI_OPT_MAX,
 	_CLI_OPT_INVALID = -1,
 } cli_opt;
@@ -235,5 +238,22 @@ int cmd_completions(const cli_args *args);
 
 /* DSH's landlock-run launcher contract (dsh-compat §5.6); also the binary run as `landlock-run`. */
 int cmd_landlock_run(const cli_global *global, int argc, char **argv);
+
+/*
+ * The limits a confined call in @mode would get from @provider, as `probe` and `policy` show
+ * them: each limit's value and mechanism, and how the per-user budgets are shared.
+ */
+typedef struct cli_limits {
+	bool known;
+	uint64_t value[_DSB_LIMIT_MAX];
+	const char *mechanism[_DSB_LIMIT_MAX];
+	const char *budgets;
+} cli_limits;
+
+void cli_limits_of(dsb_provider *provider, dsb_mode mode, cli_limits *ret);
+/* "limits:" and a line per limit ("  processes: 2048 (cgroup1)"), then the budgets. */
+void cli_limits_text(strbuf *sb, const cli_limits *l);
+/* Member "limits": {"processes": {"value": 2048, "mechanism": "cgroup1"}, ..., "budgets"}. */
+void cli_limits_json(jw *w, const cli_limits *l);
 
 #endif

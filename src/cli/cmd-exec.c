@@ -67,6 +67,11 @@ int cmd_exec(const cli_args *a)
 			fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
 				dsb_mode_to_string(res.run.mode));
 		}
+		/* What a limit did, for the person at the terminal too. */
+		if (res.run.limit_note) {
+			fflush(stdout);
+			fprintf(stderr, "%s\n", res.run.limit_note);
+		}
 		if (res.run.timed_out)
 			status = EXEC_TIMED_OUT;
 	}

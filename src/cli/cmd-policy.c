@@ -14,9 +14,11 @@ typedef struct enforcer {
 	bool known; /* @rep holds the verdict; else nothing is usable */
 	dsb_probe_report rep;
 	const char *network; /* dsb_probe_network_enforcement() of the configured access */
+	cli_limits limits;   /* what a call of the mode gets */
 } enforcer;
 
-static void find_enforcer(const cli_global *global, const dsb_config *cfg, enforcer *ret)
+static void find_enforcer(const cli_global *global, const dsb_config *cfg, dsb_mode mode,
+			  enforcer *ret)
 {
 	dsb_network_access access = dsb_config_network_access(cfg);
 	*ret = (enforcer){.network = dsb_probe_network_enforcement(NULL, access)};
@@ -29,6 +31,8 @@ static void find_enforcer(const cli_global *global, const dsb_config *cfg, enfor
 		if (ret->rep.selected >= 0)
 			ret->network = dsb_probe_network_enforcement(
 				&ret->rep.backends[ret->rep.selected], access);
+		if (ret->rep.selected >= 0 || ret->rep.custom_runner)
+			cli_limits_of(provider, mode, &ret->limits);
 	}
 	dsb_provider_free(provider);
 }
@@ -149,10 +153,9 @@ int cmd_policy(const cli_args *args)
 	if (r >= 0)
 		r = cli_apply_network(args, cfg, &err);
 	enforcer en = {0};
-	bool restricted = r >= 0 && resolved.mode != DSB_MODE_DANGER_FULL_ACCESS &&
-			  dsb_config_network_access(cfg) != DSB_NETWORK_FULL;
-	if (r >= 0 && (resolved.n_protected > 0 || restricted))
-		find_enforcer(&args->global, cfg, &en);
+	/* A confined call has limits: what it gets needs the verdict (cached, or probed now). */
+	if (r >= 0 && (resolved.n_protected > 0 || resolved.mode != DSB_MODE_DANGER_FULL_ACCESS))
+		find_enforcer(&args->global, cfg, resolved.mode, &en);
 	if (r >= 0)
 		r = dsb_policy_writable_roots(&resolved, &roots, &err);
 	if (r < 0) {
@@ -169,12 +172,18 @@ int cmd_policy(const cli_args *args)
 		cli_policy_json(&w, &resolved, roots);
 		protected_json(&w, &resolved, &en);
 		network_json(&w, &resolved, cfg, &en);
+		cli_limits_json(&w, &en.limits);
 		jw_object_end(&w);
 		if (jw_print(&w) < 0)
 			status = cli_out_of_memory();
 	} else {
 		print_text(&resolved, roots, &en);
 		print_network(&resolved, cfg, &en);
+		strbuf sb = STRBUF_INIT;
+		cli_limits_text(&sb, &en.limits);
+		if (sb.buf)
+			fputs(sb.buf, stdout);
+		strbuf_done(&sb);
 	}
 	dsb_config_free(cfg);
 	if (status == 0)

@@ -95,7 +95,8 @@ static void json_names(jw *w, const char *key, const named_bit *table, size_t n,
 
 #define JSON_NAMES(w, key, table, mask) json_names(w, key, table, ELEMENTSOF(table), mask)
 
-static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_access access)
+static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_access access,
+			const cli_limits *lim)
 {
 	for (size_t i = 0; i < rep->n_backends; i++) {
 		const dsb_probe_backend *b = &rep->backends[i];
@@ -149,9 +150,11 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_acc
 		sb, "network: %s, %s\n", dsb_network_access_to_string(access),
 		dsb_probe_network_enforcement(
 			rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
+	cli_limits_text(sb, lim);
 }
 
-static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access access)
+static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access access,
+			const cli_limits *lim)
 {
 	jw_object_begin(w);
 	jw_member_string(w, "selected",
@@ -208,6 +211,7 @@ static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access a
 		dsb_probe_network_enforcement(
 			rep->selected >= 0 ? &rep->backends[rep->selected] : NULL, access));
 	jw_object_end(w);
+	cli_limits_json(w, lim);
 	jw_object_end(w);
 }
 
@@ -243,6 +247,10 @@ int cmd_probe(const cli_args *args)
 		r = dsb_provider_new(cfg, cache, &provider, &err);
 	if (r >= 0)
 		r = dsb_provider_probe(provider, fresh, &rep, &err);
+	/* What a workspace-write call would get (the mode with a /tmp of its own). */
+	cli_limits lim = {0};
+	if (r >= 0 && rep.selected >= 0)
+		cli_limits_of(provider, DSB_MODE_WORKSPACE_WRITE, &lim);
 	dsb_provider_free(provider);
 	dsb_network_access access = cfg ? dsb_config_network_access(cfg) : DSB_NETWORK_FULL;
 	dsb_config_free(cfg);
@@ -260,7 +268,7 @@ int cmd_probe(const cli_args *args)
 			jw_array_end(&w);
 			jw_object_end(&w);
 		} else
-			render_json(&w, &rep, access);
+			render_json(&w, &rep, access, &lim);
 		if (jw_print(&w) < 0)
 			return cli_out_of_memory();
 		return cli_flush_stdout();
@@ -271,7 +279,7 @@ int cmd_probe(const cli_args *args)
 		(void)strbuf_puts(&sb,
 				  "selected: runner (sandbox-local.runnerCommand; no probe)\n");
 	else
-		render_text(&sb, &rep, access);
+		render_text(&sb, &rep, access, &lim);
 	if (!sb.buf)
 		return cli_out_of_memory();
 	fputs(sb.buf, stdout);

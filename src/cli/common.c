@@ -31,7 +31,8 @@ cli_policy_args cli_policy_args_of(const cli_args *args)
 dsb_call_setup cli_setup(const cli_global *global)
 {
 	return (dsb_call_setup){.config_path = global->config_path,
-				.store_path = global->store_path};
+				.store_path = global->store_path,
+				.limits = global->limits.set ? &global->limits : NULL};
 }
 
 int cli_check_config_option(const cli_global *global, dsb_error *reterr)
@@ -130,4 +131,64 @@ int cli_resolve_policy(const cli_global *global, const cli_policy_args *args, ds
 	dsb_call_setup setup = cli_setup(global);
 	return dsb_call_resolve(&setup, args->session, mode, args->workspace, ret_cfg, ret_policy,
 				err);
+}
+
+void cli_limits_of(dsb_provider *provider, dsb_mode mode, cli_limits *ret)
+{
+	*ret = (cli_limits){.known = true};
+	for (int l = 0; l < _DSB_LIMIT_MAX; l++)
+		ret->mechanism[l] = dsb_provider_limit(provider, mode, (dsb_limit)l, &ret->value[l]);
+	ret->budgets = dsb_provider_budgets(provider);
+}
+
+/* A limit's value as people write it: 2048, 512M, 11G; sizes in powers of 1024. */
+static void limit_value_text(strbuf *sb, dsb_limit l, uint64_t v)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+	while (dsb_limit_is_size(l) && v && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		(void)strbuf_printf(sb, "%llu", (unsigned long long)v);
+	else
+		(void)strbuf_printf(sb, "%llu%c", (unsigned long long)v, units[u]);
+}
+
+void cli_limits_text(strbuf *sb, const cli_limits *l)
+{
+	if (!l->known)
+		return;
+	(void)strbuf_puts(sb, "limits:\n");
+	for (int i = 0; i < _DSB_LIMIT_MAX; i++) {
+		(void)strbuf_printf(sb, "  %s: ", dsb_limit_to_string((dsb_limit)i));
+		if (l->value[i]) {
+			limit_value_text(sb, (dsb_limit)i, l->value[i]);
+			(void)strbuf_printf(sb, " (%s)\n", l->mechanism[i]);
+		} else
+			(void)strbuf_puts(sb, "none\n");
+	}
+	(void)strbuf_printf(sb, "  per-user budgets: %s\n", l->budgets);
+}
+
+void cli_limits_json(jw *w, const cli_limits *l)
+{
+	if (!l->known)
+		return;
+	jw_key(w, "limits");
+	jw_object_begin(w);
+	for (int i = 0; i < _DSB_LIMIT_MAX; i++) {
+		jw_key(w, dsb_limit_to_string((dsb_limit)i));
+		jw_object_begin(w);
+		jw_key(w, "value");
+		if (l->value[i])
+			jw_uint(w, l->value[i]);
+		else
+			jw_null(w);
+		jw_member_string(w, "mechanism", l->value[i] ? l->mechanism[i] : "none");
+		jw_object_end(w);
+	}
+	jw_member_string(w, "budgets", l->budgets);
+	jw_object_end(w);
 }

@@ -44,6 +44,12 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 	[CLI_OPT_RO] = {"ro", "PATH", CLI_KIND_FILE, "grant reading PATH"},
 	[CLI_OPT_RW] = {"rw", "PATH", CLI_KIND_FILE, "grant reading and writing PATH"},
 	[CLI_OPT_PROBE] = {"probe", NULL, CLI_KIND_NONE, "report how fully Landlock enforces"},
+	[CLI_OPT_MAX_PROCESSES] = {"max-processes", "N", CLI_KIND_TEXT,
+				   "the most processes and threads a call may have, over "
+				   "limits.processes (0: none)"},
+	[CLI_OPT_MEMORY] = {"memory", "SIZE", CLI_KIND_TEXT,
+			    "the most memory a call's processes may use (512M, 2G; 0: none), over "
+			    "limits.memoryBytes"},
 };
 
 static const cli_verb session_verbs[] = {
@@ -69,7 +75,9 @@ static int run_landlock_run(const cli_args *args)
 }
 
 const cli_command cli_commands[] = {
-	{"policy", "[--session] [--mode] [--workspace] [--network] [--config] [--json]",
+	{"policy",
+	 "[--session] [--mode] [--workspace] [--network] [--max-processes] [--memory]\n"
+	 "          [--config] [--json]",
 	 "show the resolved policy and its writable roots",
 	 NULL, CLI_KIND_NONE, 0, cmd_policy},
 	{"session",
@@ -85,14 +93,15 @@ const cli_command cli_commands[] = {
 	 NULL, CLI_KIND_NONE, 0, cmd_context},
 	{"exec",
 	 "[--session | --mode] [--workspace] [--workdir]\n"
-	 "          [--timeout] [--backend] [--network] [--config]\n"
-	 "          [--sandbox-permissions --justification [--call-id]] -- ARGV...",
+	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
+	 "          [--config] [--sandbox-permissions --justification [--call-id]] -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
 	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_exec},
 	{"bash",
 	 "[--session | --mode] [--workspace] [--workdir]\n"
-	 "          [--timeout] [--backend] [--network] [--config] [--json]\n"
-	 "          [--sandbox-permissions --justification [--call-id]] COMMAND",
+	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
+	 "          [--config] [--json] [--sandbox-permissions --justification [--call-id]]\n"
+	 "          COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it",
 	 NULL, CLI_KIND_TEXT, 0, cmd_bash},
 	{"fs",
@@ -101,10 +110,10 @@ const cli_command cli_commands[] = {
 	 "          [--old --new [--all]] PATH     (write: the content on stdin)",
 	 "DSH's write and edit tools (and read), fenced by the policy",
 	 fs_verbs, CLI_KIND_NONE, 0, cmd_fs},
-	{"serve", "[--session | --cwd] [--network] [--config]",
+	{"serve", "[--session | --cwd] [--network] [--max-processes] [--memory] [--config]",
 	 "DSH's tools as an MCP server on stdin/stdout (a new session unless --session)",
 	 NULL, CLI_KIND_NONE, 0, cmd_serve},
-	{"probe", "[--fresh] [--json] [--network] [--config]",
+	{"probe", "[--fresh] [--json] [--network] [--max-processes] [--memory] [--config]",
 	 "which backends confine here, with what enforcement, and which one is used",
 	 NULL, CLI_KIND_NONE, 0, cmd_probe},
 	{"landlock-run", "[--ro]... [--rw]... -- ARGV... | --probe",
@@ -324,6 +333,23 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		ret->global.config_path = ret->opt[CLI_OPT_CONFIG];
 	if (ret->opt[CLI_OPT_STORE])
 		ret->global.store_path = ret->opt[CLI_OPT_STORE];
+	static const struct {
+		cli_opt opt;
+		dsb_limit limit;
+	} limit_flags[] = {{CLI_OPT_MAX_PROCESSES, DSB_LIMIT_PROCESSES},
+			   {CLI_OPT_MEMORY, DSB_LIMIT_MEMORY}};
+	for (size_t i = 0; i < ELEMENTSOF(limit_flags); i++) {
+		const char *v = ret->opt[limit_flags[i].opt];
+		char origin[32];
+		dsb_error err = {0};
+		if (!v)
+			continue;
+		(void)snprintf(origin, sizeof(origin), "--%s", cli_options[limit_flags[i].opt].name);
+		dsb_limit l = limit_flags[i].limit;
+		if (dsb_limit_parse(l, v, origin, &ret->global.limits.value[l], &err) < 0)
+			return -cli_usage_error(cmd, "%s", err.message);
+		ret->global.limits.set |= 1u << l;
+	}
 	ret->argc = argc - optind;
 	ret->argv = argv + optind;
 	return 0;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -210,6 +211,35 @@ int bwrap_exec_errno(int exit_code, const char *text, size_t len, const char *ar
 	return 0;
 }
 
+/* DSH's profile gives workspace-write a tmpfs at /tmp: sized with bwrap's --size before it. */
+static int bwrap_tmp_cap(dsb_confined *c, uint64_t bytes)
+{
+	size_t n = 0, at = 0;
+	while (c->argv[n])
+		n++;
+	for (size_t i = 0; i + 1 < n && !at; i++)
+		if (strcmp(c->argv[i], "--tmpfs") == 0 && strcmp(c->argv[i + 1], "/tmp") == 0)
+			at = i + 1; /* + 1: never 0 */
+	if (!at)
+		return 0; /* no /tmp of its own (read-only): nothing to cap */
+	char size[32];
+	(void)snprintf(size, sizeof(size), "%llu", (unsigned long long)bytes);
+	char **v = reallocarray(c->argv, n + 3, sizeof(char *));
+	if (!v)
+		return -ENOMEM;
+	c->argv = v;
+	char *flag = strdup("--size"), *value = strdup(size);
+	if (!flag || !value) {
+		free(flag);
+		free(value);
+		return -ENOMEM;
+	}
+	memmove(&v[at + 1], &v[at - 1], (n - (at - 1) + 1) * sizeof(char *));
+	v[at - 1] = flag;
+	v[at] = value;
+	return 0;
+}
+
 const backend_ops backend_bwrap = {
 	.name = "bwrap",
 	.denials = (const char *const[]){"read-only file system", NULL},
@@ -220,6 +250,8 @@ const backend_ops backend_bwrap = {
 	.confine = bwrap_confine,
 	.protects = bwrap_protects,
 	.private_tmp = true,
+	.own_userns = true,
+	.tmp_cap = bwrap_tmp_cap,
 	.network = bwrap_network_enforcement,
 	.exec_prefix = BWRAP_EXECVP,
 	.exec_errno = bwrap_exec_errno,

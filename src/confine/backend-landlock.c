@@ -288,5 +288,6 @@ const backend_ops backend_landlock = {
 	.confine = landlock_confine,
 	.protects = landlock_protects,
 	.private_tmp = false, /* the host's /tmp, granted */
+	.own_userns = true,
 	.network = landlock_network_enforcement,
 };

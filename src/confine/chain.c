@@ -58,6 +58,7 @@ int dsb_provider_new(const dsb_config *cfg, const char *cache_dir, dsb_provider 
 	memcpy(p->chain, cfg->backends, cfg->n_backends * sizeof(cfg->backends[0]));
 	p->n_chain = cfg->n_backends;
 	p->probe_timeout_ms = cfg->probe_timeout_ms;
+	dsb_config_limits(cfg, &p->limits);
 	p->scope = (cfg->landlock_scope & DSB_SCOPE_SIGNAL ? LL_SCOPE_SIGNAL : 0) |
 		   (cfg->landlock_scope & DSB_SCOPE_ABSTRACT_UNIX_SOCKET
 			    ? LL_SCOPE_ABSTRACT_UNIX_SOCKET
@@ -313,6 +314,11 @@ int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const
 		r = -ENOMEM;
 	if (r >= 0)
 		r = ops->confine(p, policy, argv, &c, &why);
+	confine_plan *plan = c.plan;
+	if (r >= 0 && !plan)
+		r = plan_new(&c, &plan);
+	if (r >= 0)
+		r = limits_plan(&p->limits, ops, policy, &c, plan, &why);
 	if (r >= 0 && ops->fatal)
 		r = confined_add_rule(&c, ops->fatal);
 	if (r < 0) {
@@ -387,4 +393,30 @@ const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
 	if (ops->protects(hardening))
 		return e->kind == DSB_PROTECT_DENY_READ ? "hidden" : "read-only";
 	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
+}
+
+const char *dsb_provider_limit(dsb_provider *p, dsb_mode mode, dsb_limit limit,
+			       uint64_t *ret_value)
+{
+	const backend_ops *ops = p ? provider_backend(p) : NULL;
+	if (ret_value)
+		*ret_value = 0;
+	if (!ops || limit < 0 || limit >= _DSB_LIMIT_MAX)
+		return "unavailable";
+	const limits_host *h = limits_host_get();
+	limit_mech m = limits_mech(h, ops, mode, limit);
+	uint64_t v = limits_value(h, &p->limits, limit, m);
+	if (ret_value)
+		*ret_value = m == LIMIT_BY_NONE && !(p->limits.set & (1u << limit)) ? 0 : v;
+	/* A value of 0 is no limit, whatever could hold one; one set that none can hold fails
+	 * every confined call. */
+	if (v && m == LIMIT_BY_NONE && (p->limits.set & (1u << limit)))
+		return "fails-closed";
+	return v ? limit_mech_name(m) : "none";
+}
+
+const char *dsb_provider_budgets(dsb_provider *p)
+{
+	const backend_ops *ops = p ? provider_backend(p) : NULL;
+	return ops ? limit_mech_name(limits_budget_mech(limits_host_get(), ops)) : "unavailable";
 }

@@ -14,6 +14,7 @@
  *   0 reap.c      a process's children: listed, killed, reaped
  *   0 profile.c   DSH's bwrap profile (§5.5): a runner's contract, bwrap's base
  *   1 plan.c      what a backend hands the spawner: the plan and its steps, dsb_confined
+ *   1 limits.c    what one call may take of the host: mechanisms, the plan's limits, cgroups
  *   1 steps.c     confine_self(): the plan's steps, in the only order that works
  *   1 handler-*.c what the supervisor answers: metadata calls, network calls (and the proxy)
  *   2 spawn.c     vfork, the steps in the child, exec; failures out of band
@@ -281,6 +282,13 @@ int harden_loopback(uint16_t proxy_port);
  */
 unsigned harden_drop_caps(void);
 
+/*
+ * A new user namespace (with @flags: more namespaces at once) that maps the caller's uid and gid
+ * to themselves. HARDEN_USER_NS, 0 when none could be made, HARDEN_FAILED when one was made
+ * but not mapped. No allocation.
+ */
+unsigned harden_user_namespace(int flags);
+
 /* Whether the caller holds CAP_SYS_ADMIN (may make a mount namespace without a user one). */
 bool harden_can_mount(void);
 
@@ -294,6 +302,27 @@ bool harden_can_mount(void);
  */
 int trusted_program(const char *name, char *out, size_t size, char *why, size_t why_size);
 
+/* --- limits: what one call may take of the host (a record of the plan) ---------------------- */
+
+/* What the child's first step (STEP_LIMITS) does, and what the call's cgroup holds. */
+#define CONFINE_LIMITS_FIELDS(X)                                                              \
+	X(U64, processes)   /* processes and threads of the call's tree at once; 0: none */    \
+	X(U64, memory)	    /* bytes of the tree (its cgroup's); 0: none */                    \
+	X(U64, cpu_seconds) /* RLIMIT_CPU of each process; 0: none */                          \
+	X(U64, file_bytes)  /* RLIMIT_FSIZE; 0: none */                                        \
+	X(I32, nice)	    /* added to the command's niceness */                              \
+	X(BOOL, nproc)	    /* processes as RLIMIT_NPROC, not as a cgroup's pids.max */        \
+	X(I32, cgroup)	    /* the version of the call's cgroups (0: none), made beneath ... */ \
+	X(STR, pids_dir)    /* ... these, this process's own (NULL: not that controller) */    \
+	X(STR, memory_dir)                                                                    \
+	X(BOOL, cgroup_required) /* a limit set explicitly is held by them: none, no run */   \
+	X(BOOL, own_userns) /* a user namespace of the sandbox's own, with ... */              \
+	X(STRV, budgets)    /* ... these per-user budgets: "max_inotify_instances=32" */
+
+typedef struct confine_limits {
+	RECORD_MEMBERS(CONFINE_LIMITS_FIELDS)
+} confine_limits;
+
 /* --- plan.c: what a backend hands the spawner ------------------------------------------------ */
 
 /*
@@ -306,6 +335,8 @@ int trusted_program(const char *name, char *out, size_t size, char *why, size_t 
  * (STEP() bits); steps.c runs them in this order and no other.
  */
 typedef enum confine_step {
+	STEP_LIMITS,	      /* first: the call's cgroup joined, niceness, own user namespace,
+			       * rlimits (after the namespace, which keeps its creator's) */
 	STEP_NAMESPACES,      /* user where needed, IPC, UTS; mount_ns and net_ns where possible */
 	STEP_NET_NAMESPACE,   /* a network namespace alone (a runner then stays in it) */
 	STEP_LOOPBACK,	      /* needs the network namespace: lo up, the proxy's listener sent */
@@ -354,11 +385,15 @@ typedef struct protect_ops {
 	size_t n;
 } protect_ops;
 
-extern const record_type protect_mount_record, landlock_plan_record, confine_plan_record;
+extern const record_type protect_mount_record, landlock_plan_record, confine_limits_record,
+	confine_plan_record;
 
 #define FIELD_C_MOUNTS	 protect_ops
 #define FIELD_K_MOUNTS	 FIELD_VEC
 #define FIELD_T_MOUNTS	 (&protect_mount_record)
+#define FIELD_C_LIMITS	 confine_limits
+#define FIELD_K_LIMITS	 FIELD_RECORD
+#define FIELD_T_LIMITS	 (&confine_limits_record)
 #define FIELD_C_LANDLOCK landlock_plan
 #define FIELD_K_LANDLOCK FIELD_RECORD
 #define FIELD_T_LANDLOCK (&landlock_plan_record)
@@ -390,7 +425,8 @@ extern const record_type protect_mount_record, landlock_plan_record, confine_pla
 	X(STRV, net_roots)                                                                         \
 	X(STRV, net_allow) /* the allow-list's proxy: its rules */                                 \
 	X(STRV, net_deny)                                                                          \
-	X(STRV, net_hosts)
+	X(STRV, net_hosts)                                                                         \
+	X(LIMITS, limits) /* STEP_LIMITS */
 
 typedef struct confine_plan {
 	RECORD_MEMBERS(CONFINE_PLAN_FIELDS)
@@ -475,10 +511,11 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv);
  * What the steps hand the supervisor goes over @sock: the proxy's listener (STEP_LOOPBACK with
  * a proxy port), then the supervised calls' listener. With @sock -1, or where the kernel gives
  * no listener, the filter refuses the metadata calls instead (HARDEN_META_REFUSED): never
- * lets them through.
+ * lets them through. @cgroup_procs (NULL: none) are the call's cgroups' cgroup.procs, two or
+ * -1 (call_cgroup.procs), which STEP_LIMITS joins.
  */
-int confine_self(const confine_plan *plan, int sock, unsigned *ret_achieved, bool *ret_partial,
-		 char *msg, size_t size);
+int confine_self(const confine_plan *plan, int sock, const int *cgroup_procs,
+		 unsigned *ret_achieved, bool *ret_partial, char *msg, size_t size);
 
 /*
  * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
@@ -534,12 +571,13 @@ typedef struct spawn_handoff {
 /*
  * dsb_confined_spawn() that hands the caller, in *@ret_handoff (NULL: it cannot supervise),
  * what the child sent for the supervisor; the caller owns those descriptors. A plan whose
- * network policy needs a supervisor is SANDBOX_UNAVAILABLE without one. On failure
- * *@ret_failure (may be NULL) says why, as the error does.
+ * network policy needs a supervisor is SANDBOX_UNAVAILABLE without one. The child joins
+ * @cgroup_procs (NULL: none; see confine_self()). On failure *@ret_failure (may be NULL) says
+ * why, as the error does.
  */
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   unsigned flags, pid_t *ret_pid, spawn_handoff *ret_handoff,
-		   confine_failure *ret_failure, dsb_error *reterr);
+		   unsigned flags, const int *cgroup_procs, pid_t *ret_pid,
+		   spawn_handoff *ret_handoff, confine_failure *ret_failure, dsb_error *reterr);
 
 /*
  * Waits for @pid up to @timeout_ms (0: forever); kills and reaps it on timeout. Returns 0 with
@@ -588,6 +626,7 @@ typedef struct sup_call {
 #define CONFINE_REFUSALS_FIELDS(X)                                                           \
 	X(U32, metadata) /* metadata changes refused outside the roots */                    \
 	X(U32, network)	 /* network calls refused (by the proxy and the supervisor) */       \
+	X(U32, limits_hit) /* LIMIT_HIT_*: the limits the call's tree reached (its cgroup) */ \
 	/* What the network refusals named, each once: the hosts the proxy refused, then the \
 	 * addresses and paths the supervisor refused (NULL: none). */                       \
 	X(STRV, named)
@@ -811,6 +850,94 @@ int supervision_refusals(supervision *sv, confine_refusals *ret);
 
 void supervision_done(supervision *sv);
 
+/* --- limits.c: what one call may take of the host ----------------------------------------------
+ */
+
+typedef enum limit_mech {
+	LIMIT_BY_NONE,
+	LIMIT_BY_CGROUP2,
+	LIMIT_BY_CGROUP1,
+	LIMIT_BY_RLIMIT_USERNS, /* RLIMIT_NPROC in a user namespace of the sandbox's own */
+	LIMIT_BY_RLIMIT,
+	LIMIT_BY_TMPFS,	 /* the size of the backend's own /tmp */
+	LIMIT_BY_USERNS, /* the per-user budgets: a user namespace of the sandbox's own */
+	_LIMIT_BY_MAX,
+} limit_mech;
+
+/* "none", "cgroup2", "cgroup1", "rlimit-userns", "rlimit", "tmpfs", "user-namespace". */
+const char *limit_mech_name(limit_mech m);
+
+#define LIMIT_BUDGETS_MAX 4
+
+/* What this host gives, found once per process (and the cgroups of a crashed one swept). */
+typedef struct limits_host {
+	int pids_version, memory_version; /* 2, 1, 0: no writable cgroup of this controller */
+	char pids_dir[4096], memory_dir[4096]; /* this process's own cgroups */
+	bool userns;			       /* a user namespace of its own can be made */
+	bool root;			       /* exempt from RLIMIT_NPROC */
+	uint64_t memory_total;
+	uint64_t budgets[LIMIT_BUDGETS_MAX]; /* the caller's per-user budgets (0: unknown) */
+} limits_host;
+
+const limits_host *limits_host_get(void);
+
+typedef struct backend_ops backend_ops;
+
+/* How @l is enforced by @ops on host @h. */
+limit_mech limits_mech(const limits_host *h, const backend_ops *ops, dsb_mode mode, dsb_limit l);
+
+/* How the per-user budgets are bounded by @ops on @h: LIMIT_BY_USERNS or LIMIT_BY_NONE. */
+limit_mech limits_budget_mech(const limits_host *h, const backend_ops *ops);
+
+/* The value of @l in force: the configured one when set explicitly, else the default (which
+ * for memory depends on @m). 0: none. */
+uint64_t limits_value(const limits_host *h, const dsb_limits *cfg, dsb_limit l, limit_mech m);
+
+/*
+ * Fills @plan's limits (and STEP_LIMITS) for a call of @policy through @ops, confining @c. A
+ * limit set explicitly that cannot be enforced here is -EPERM with what is missing in @why; a
+ * default that cannot be is left out. -ENOMEM.
+ */
+int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_policy *policy,
+		dsb_confined *c, confine_plan *plan, confine_failure *why);
+
+/* A call's cgroups, named CGROUP_PREFIX "MAKER-PID.N" beneath this process's own. */
+#define CGROUP_PREFIX "dsh-sandbox."
+
+typedef struct call_cgroup {
+	int version; /* 0: none made */
+	int n;	     /* made: one (v2, or a single v1 controller) or two */
+	int parent[2], dir[2], procs[2];
+	int pids_dir, memory_dir; /* of dir[], or -1 */
+	char name[64];
+} call_cgroup;
+
+#define CALL_CGROUP_INIT                                                                      \
+	{                                                                                     \
+		.parent = {-1, -1}, .dir = {-1, -1}, .procs = {-1, -1}, .pids_dir = -1,       \
+		.memory_dir = -1                                                              \
+	}
+
+/* The limits a call's tree reached (confine_refusals.limits_hit). */
+#define LIMIT_HIT_PROCESSES (1u << 0)
+#define LIMIT_HIT_MEMORY    (1u << 1)
+
+/*
+ * Makes the cgroups of a call under @L (none when L->cgroup is 0) with its limits written:
+ * their cgroup.procs are what the child joins. -errno with why in @why, nothing left made.
+ */
+int call_cgroup_make(const confine_limits *L, call_cgroup *cg, char *why, size_t size);
+
+/* The cgroups of a call of @c, when its plan has any (-SANDBOX_UNAVAILABLE when they cannot be
+ * made); release with call_cgroup_remove(). */
+int call_cgroup_for(const dsb_confined *c, dsb_mode mode, call_cgroup *cg, dsb_error *reterr);
+
+/* What the tree of @cg reached so far: LIMIT_HIT_*. */
+unsigned call_cgroup_hits(const call_cgroup *cg);
+
+/* Once the call's tree is gone: kills whatever is still in @cg, removes it, releases @cg. */
+void call_cgroup_remove(call_cgroup *cg);
+
 /* --- reap.c: a process's children ----------------------------------------------------------------
  */
 
@@ -901,11 +1028,12 @@ typedef struct proc_tree {
 	unsigned achieved;	  /* the HARDEN_* bits the command started with */
 	supervision sv;		  /* this process supervises the run (sv.listener: poll it) */
 	confine_refusals refused; /* what a monitor reported with the end */
+	call_cgroup cg;		  /* this process made the call's cgroups */
 } proc_tree;
 
-#define PROC_TREE_INIT                                               \
-	{                                                            \
-		.event_fd = -1, .ctl_fd = -1, .sv = SUPERVISION_INIT \
+#define PROC_TREE_INIT                                                                       \
+	{                                                                                    \
+		.event_fd = -1, .ctl_fd = -1, .sv = SUPERVISION_INIT, .cg = CALL_CGROUP_INIT \
 	}
 
 /*
@@ -949,6 +1077,7 @@ int bwrap_profile(dsb_mode mode, const char *root, char ***io_argv);
 #define NET_PROXY_PORT 3128
 
 struct dsb_provider {
+	dsb_limits limits; /* the configuration's */
 	dsb_backend chain[_DSB_BACKEND_MAX];
 	size_t n_chain;
 	uint64_t probe_timeout_ms;
@@ -1005,6 +1134,10 @@ typedef struct backend_ops {
 	bool (*protects)(unsigned hardening);
 	/* In workspace-write the command's /tmp is one of its own, not the host's. */
 	bool private_tmp;
+	/* The command may get a user namespace of the sandbox's own (its per-user budgets). */
+	bool own_userns;
+	/* Caps the size of its own /tmp at @bytes in @c (NULL: it has none of its own). */
+	int (*tmp_cap)(dsb_confined *c, uint64_t bytes);
 	/* How a network policy of @access (not full) is enforced here, as @b probed: a
 	 * dsb_probe_network_enforcement() answer. */
 	const char *(*network)(const dsb_probe_backend *b, dsb_network_access access);

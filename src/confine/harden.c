@@ -35,8 +35,7 @@ static int write_proc(const char *path, const char *text)
 	return r;
 }
 
-/* A new user namespace with the caller's uid and gid mapped to themselves. */
-static unsigned user_namespace(int flags)
+unsigned harden_user_namespace(int flags)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
@@ -73,12 +72,12 @@ static unsigned namespaces(bool mounts, int extra)
 		return made | HARDEN_MNT_NS;
 	if (!mounts && unshare(base) == 0)
 		return made;
-	unsigned user = mounts ? user_namespace(base | CLONE_NEWNS) : 0;
+	unsigned user = mounts ? harden_user_namespace(base | CLONE_NEWNS) : 0;
 	if (user)
 		return user & HARDEN_FAILED ? user : user | made | HARDEN_MNT_NS;
 	if (mounts && unshare(base) == 0)
 		return made;
-	user = user_namespace(base);
+	user = harden_user_namespace(base);
 	if (!user)
 		return 0; /* no namespaces here (disabled, or a container's filter): the seccomp
 			   * filter then refuses IPC, see harden_filter_flags() */
@@ -100,7 +99,7 @@ unsigned harden_net_namespace(void)
 {
 	if (unshare(CLONE_NEWNET) == 0)
 		return HARDEN_NET_NS;
-	unsigned user = user_namespace(CLONE_NEWNET);
+	unsigned user = harden_user_namespace(CLONE_NEWNET);
 	return user & HARDEN_FAILED ? user : user ? user | HARDEN_NET_NS : 0;
 }
 

@@ -55,7 +55,11 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 	spawn_handoff h = SPAWN_HANDOFF_INIT;
 	pid_t leader = 0;
 	dsb_error err;
-	int r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, &leader, &h, NULL, &err);
+	call_cgroup cg;
+	int r = call_cgroup_for(c, mode, &cg, &err);
+	if (r >= 0)
+		r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, cg.procs, &leader, &h,
+				   NULL, &err);
 	/* The error's strings are borrowed: this record is sent, never freed. */
 	monitor_report m = {.kind = r < 0 ? MONITOR_FAILED : MONITOR_STARTED,
 			    .pid = leader,
@@ -66,8 +70,10 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 		m.err_subject = err.subject;
 		m.err_message = err.message;
 	}
-	if (record_send(3, &monitor_report_record, &m) < 0 || r < 0)
+	if (record_send(3, &monitor_report_record, &m) < 0 || r < 0) {
+		call_cgroup_remove(&cg);
 		_exit(r < 0 ? 125 : 1);
+	}
 	for (int fd = 5; fd <= 7; fd++)
 		(void)close(fd);
 
@@ -94,6 +100,7 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 				.kind = MONITOR_ENDED, .pid = leader, .status = status};
 			if (supervision_refusals(&sv, &end.refusals) < 0)
 				end.refusals = (confine_refusals){0};
+			end.refusals.limits_hit = call_cgroup_hits(&cg);
 			(void)record_send(3, &monitor_report_record, &end);
 			record_free(&monitor_report_record, &end);
 			ended = true;
@@ -102,5 +109,6 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 			break; /* told to finish, or the caller is gone */
 	}
 	reap_kill_children(leader);
+	call_cgroup_remove(&cg);
 	_exit(0);
 }

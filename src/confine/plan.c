@@ -30,6 +30,11 @@ static const record_field landlock_plan_fields[] = {LANDLOCK_PLAN_FIELDS(RECORD_
 const record_type landlock_plan_record = RECORD_TYPE(landlock_plan_fields);
 #undef RECORD
 
+#define RECORD confine_limits
+static const record_field confine_limits_fields[] = {CONFINE_LIMITS_FIELDS(RECORD_FIELD)};
+const record_type confine_limits_record = RECORD_TYPE(confine_limits_fields);
+#undef RECORD
+
 #define RECORD confine_plan
 static const record_field confine_plan_fields[] = {CONFINE_PLAN_FIELDS(RECORD_FIELD)};
 const record_type confine_plan_record = RECORD_TYPE(confine_plan_fields);

@@ -68,7 +68,8 @@ static void reset_signals(void)
 }
 
 static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
-				int filter_read, int sock, pid_t parent, child_report *rep)
+				const int *cgroup_procs, int filter_read, int sock, pid_t parent,
+				child_report *rep)
 {
 	char msg[1024];
 	sigset_t none;
@@ -112,7 +113,8 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 
 	if (plan) {
 		bool partial = false;
-		int r = confine_self(plan, sock, &rep->achieved, &partial, msg, sizeof(msg));
+		int r = confine_self(plan, sock, cgroup_procs, &rep->achieved, &partial, msg,
+				     sizeof(msg));
 		if (r < 0)
 			child_fail(rep, CONFINE_SANDBOX_FAILED, -r, msg);
 		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
@@ -173,12 +175,13 @@ static int filter_fd_for(const confine_plan *plan)
  */
 static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 						   const dsb_spawn_options *o, unsigned flags,
-						   int filter_fd, int sock, child_report *rep)
+						   const int *cgroup_procs, int filter_fd, int sock,
+						   child_report *rep)
 {
 	pid_t parent = getpid();
 	pid_t pid = vfork();
 	if (pid == 0)
-		child_run(c, o, flags, filter_fd, sock, parent, rep);
+		child_run(c, o, flags, cgroup_procs, filter_fd, sock, parent, rep);
 	return pid;
 }
 
@@ -215,8 +218,8 @@ static int failure_error(const dsb_confined *c, dsb_mode mode, const confine_fai
 }
 
 int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
-		   unsigned flags, pid_t *ret_pid, spawn_handoff *ret_handoff,
-		   confine_failure *ret_failure, dsb_error *reterr)
+		   unsigned flags, const int *cgroup_procs, pid_t *ret_pid,
+		   spawn_handoff *ret_handoff, confine_failure *ret_failure, dsb_error *reterr)
 {
 	static const dsb_spawn_options defaults = DSB_SPAWN_OPTIONS_INIT;
 	if (!c || !c->argv || !c->argv[0] || !ret_pid)
@@ -264,7 +267,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	sigset_t all, old;
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = vfork_child(c, opts, flags, filter_read, theirs, &rep);
+	pid_t pid = vfork_child(c, opts, flags, cgroup_procs, filter_read, theirs, &rep);
 	int fork_errno = errno;
 	if (dumpable >= 0 && prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != dumpable)
 		(void)prctl(PR_SET_DUMPABLE, (unsigned long)dumpable, 0L, 0L, 0L);
@@ -296,7 +299,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 int dsb_confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts,
 		       pid_t *ret_pid, dsb_error *reterr)
 {
-	return confined_spawn(c, mode, opts, 0, ret_pid, NULL, NULL, reterr);
+	return confined_spawn(c, mode, opts, 0, NULL, ret_pid, NULL, NULL, reterr);
 }
 
 int spawn_wait(pid_t pid, uint64_t timeout_ms, int *ret_status)
@@ -365,7 +368,7 @@ int spawn_probe(const dsb_confined *c, uint64_t timeout_ms, unsigned *ret_achiev
 	pid_t pid;
 	/* A listener taken is what a call gets (the probe's command changes no metadata). */
 	spawn_handoff h = SPAWN_HANDOFF_INIT;
-	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, 0, &pid, &h, &failure, &err);
+	int r = confined_spawn(c, DSB_MODE_READ_ONLY, &o, 0, NULL, &pid, &h, &failure, &err);
 	close(errpipe[1]);
 	if (h.listener >= 0)
 		(void)close(h.listener);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a process does to itself to become confined, and nothing else: the plan's steps
- * (confine.h), run in the one order their enum gives: namespaces, the network namespace's
+ * (confine.h), run in the one order their enum gives: the call's limits, namespaces, the network namespace's
  * loopback and listeners, protected paths as mounts, the Landlock domain, capabilities and the
  * system-call filter. Runs in vfork'ed children of the spawner (spawn.c) and in `landlock-run`,
  * which is also built on its own as a small static program (src/launcher/): so nothing here
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -196,6 +197,7 @@ static int install_filter(unsigned flags, int meta_sock)
 typedef struct step_ctx {
 	const confine_plan *plan;
 	int sock;
+	const int *cgroup_procs; /* two, or NULL */
 	unsigned achieved;     /* HARDEN_* */
 	unsigned filter_flags; /* the plan's, with what the namespaces could not give */
 	bool partial;
@@ -212,6 +214,110 @@ static void make_dumpable(void)
 {
 	if (prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L) != 1)
 		(void)prctl(PR_SET_DUMPABLE, 1L, 0L, 0L, 0L);
+}
+
+/* --- the limits (src/confine/limits.c says which mechanism is whose) -------------------- */
+
+/* Writes @text to @name beneath @dir. */
+static int write_file_at(int dir, const char *name, const char *text)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	ssize_t k = write(fd, text, n);
+	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
+	(void)close(fd);
+	return r;
+}
+
+/* Lowers @resource to @soft and @hard, never above what the caller had (raising is not ours). */
+static int lower_limit(int resource, uint64_t soft, uint64_t hard)
+{
+	struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard}, old;
+	if (getrlimit(resource, &old) == 0) {
+		if (old.rlim_max != RLIM_INFINITY && rl.rlim_max > old.rlim_max)
+			rl.rlim_max = old.rlim_max;
+		if (rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
+	}
+	return setrlimit(resource, &rl) < 0 ? -errno : 0;
+}
+
+/* The sandbox's own user namespace, with its share of the caller's per-user budgets. */
+static int own_user_namespace(step_ctx *x, const confine_limits *L)
+{
+	make_dumpable();
+	unsigned ns = harden_user_namespace(0);
+	if (!ns || (ns & HARDEN_FAILED)) {
+		(void)snprintf(x->msg, x->size,
+			       "cannot make the sandbox's own user namespace (for its per-user "
+			       "budgets)");
+		return -EPERM;
+	}
+	x->achieved |= ns;
+	int user = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = user < 0 ? -errno : 0;
+	for (size_t i = 0; r >= 0 && L->budgets && L->budgets[i]; i++) {
+		char name[64];
+		const char *eq = strchr(L->budgets[i], '=');
+		size_t n = eq ? (size_t)(eq - L->budgets[i]) : sizeof(name);
+		if (n >= sizeof(name))
+			continue;
+		memcpy(name, L->budgets[i], n);
+		name[n] = '\0';
+		if ((r = write_file_at(user, name, eq + 1)) < 0)
+			(void)snprintf(x->msg, x->size, "cannot set the sandbox's %s: %s", name,
+				       strerror(-r));
+	}
+	if (user >= 0)
+		(void)close(user);
+	else
+		(void)snprintf(x->msg, x->size, "cannot open /proc/sys/user: %s", strerror(-r));
+	/* POSIX message queues are counted likewise (RLIMIT_MSGQUEUE): a quarter too. */
+	struct rlimit mq;
+	if (r >= 0 && getrlimit(RLIMIT_MSGQUEUE, &mq) == 0 && mq.rlim_cur != RLIM_INFINITY)
+		r = lower_limit(RLIMIT_MSGQUEUE, mq.rlim_cur / 4, mq.rlim_cur / 4);
+	return r;
+}
+
+static int step_limits(step_ctx *x)
+{
+	const confine_limits *L = &x->plan->limits;
+	/* First, while nothing else has changed: every process from here on is counted. */
+	for (int i = 0; x->cgroup_procs && i < 2; i++)
+		if (x->cgroup_procs[i] >= 0 && write(x->cgroup_procs[i], "0", 1) != 1) {
+			int e = errno;
+			(void)snprintf(x->msg, x->size, "cannot join the call's cgroup: %s",
+				       strerror(e));
+			return -e;
+		}
+	/* dsb_confined_spawn() makes none (nothing would remove it): only defaults go without. */
+	if (L->cgroup_required && (!x->cgroup_procs || x->cgroup_procs[0] < 0)) {
+		(void)snprintf(x->msg, x->size, "the call's cgroup was not made");
+		return -EPERM;
+	}
+	if (L->nice) {
+		errno = 0;
+		int now = getpriority(PRIO_PROCESS, 0);
+		if (errno == 0)
+			(void)setpriority(PRIO_PROCESS, 0, now + L->nice > 19 ? 19 : now + L->nice);
+	}
+	/* Before the rlimits: a namespace keeps its creator's as its own ceiling. */
+	int r = L->own_userns ? own_user_namespace(x, L) : 0;
+	if (r < 0)
+		return r;
+	if (L->nproc)
+		r = lower_limit(RLIMIT_NPROC, L->processes, L->processes);
+	/* SIGXCPU at the soft limit, which a command may catch; SIGKILL a second later. */
+	if (r >= 0 && L->cpu_seconds)
+		r = lower_limit(RLIMIT_CPU, L->cpu_seconds, L->cpu_seconds + 1);
+	if (r >= 0 && L->file_bytes)
+		r = lower_limit(RLIMIT_FSIZE, L->file_bytes, L->file_bytes);
+	if (r < 0)
+		(void)snprintf(x->msg, x->size, "cannot set the call's resource limits: %s",
+			       strerror(-r));
+	return r;
 }
 
 static int step_namespaces(step_ctx *x)
@@ -352,6 +458,7 @@ static int step_filter(step_ctx *x)
 
 /* Each step, by its place in the order (confine_step). */
 static int (*const steps[_STEP_MAX])(step_ctx *x) = {
+	[STEP_LIMITS] = step_limits,
 	[STEP_NAMESPACES] = step_namespaces,
 	[STEP_NET_NAMESPACE] = step_net_namespace,
 	[STEP_LOOPBACK] = step_loopback,
@@ -363,11 +470,12 @@ static int (*const steps[_STEP_MAX])(step_ctx *x) = {
 	[STEP_FILTER] = step_filter,
 };
 
-int confine_self(const confine_plan *plan, int sock, unsigned *ret_achieved, bool *ret_partial,
-		 char *msg, size_t size)
+int confine_self(const confine_plan *plan, int sock, const int *cgroup_procs,
+		 unsigned *ret_achieved, bool *ret_partial, char *msg, size_t size)
 {
 	step_ctx x = {.plan = plan,
 		      .sock = sock,
+		      .cgroup_procs = cgroup_procs,
 		      .filter_flags = plan->filter_flags,
 		      .msg = msg,
 		      .size = size};

@@ -58,8 +58,10 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 			t->reaping = true;
 		}
 		spawn_handoff h = SPAWN_HANDOFF_INIT;
-		int r = confined_spawn(c, mode, opts, reap ? SPAWN_DIE_WITH_PARENT : 0, &t->leader,
-				       &h, NULL, reterr);
+		int r = call_cgroup_for(c, mode, &t->cg, reterr);
+		if (r >= 0)
+			r = confined_spawn(c, mode, opts, reap ? SPAWN_DIE_WITH_PARENT : 0,
+					   t->cg.procs, &t->leader, &h, NULL, reterr);
 		if (r < 0) {
 			tree_done(t);
 			return r;
@@ -202,7 +204,8 @@ void tree_done(proc_tree *t)
 		(void)close(t->event_fd);
 	if (t->ctl_fd >= 0)
 		(void)close(t->ctl_fd);
-	/* After the tree: nothing is left to call the supervisor. */
+	/* After the tree: nothing is left in its cgroups, nor to call the supervisor. */
+	call_cgroup_remove(&t->cg);
 	supervision_done(&t->sv);
 	record_free(&confine_refusals_record, &t->refused);
 	*t = (proc_tree)PROC_TREE_INIT;
@@ -215,9 +218,14 @@ void tree_supervise(proc_tree *t, short revents)
 
 int tree_refusals(proc_tree *t, confine_refusals *ret)
 {
-	if (!t->monitor)
-		return supervision_refusals(&t->sv, ret);
-	*ret = (confine_refusals){.metadata = t->refused.metadata, .network = t->refused.network};
+	if (!t->monitor) {
+		int r = supervision_refusals(&t->sv, ret);
+		ret->limits_hit = call_cgroup_hits(&t->cg);
+		return r;
+	}
+	*ret = (confine_refusals){.metadata = t->refused.metadata,
+				  .network = t->refused.network,
+				  .limits_hit = t->refused.limits_hit};
 	if (t->refused.named && !(ret->named = strv_copy(t->refused.named)))
 		return -ENOMEM;
 	return 0;

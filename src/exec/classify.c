@@ -216,3 +216,39 @@ int network_note(bool allowlist, bool failed, unsigned refused, char *const *nam
 		return -ENOMEM;
 	return 0;
 }
+
+/* A size as people write it: 256M, 2G, 1536K; bytes when no unit divides it. */
+static void size_text(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+	while (v && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		(void)snprintf(buf, size, "%llu bytes", (unsigned long long)v);
+	else
+		(void)snprintf(buf, size, "%llu%c", (unsigned long long)v, units[u]);
+}
+
+int limit_note(unsigned hits, uint64_t processes, uint64_t memory, char **ret_note)
+{
+	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
+	int r = 0;
+	*ret_note = NULL;
+	if (hits & (1u << DSB_LIMIT_PROCESSES))
+		r = strbuf_printf(&sb, "[sandbox: process limit (%llu) reached]",
+				  (unsigned long long)processes);
+	if (r >= 0 && (hits & (1u << DSB_LIMIT_MEMORY))) {
+		char size[48];
+		size_text(memory, size, sizeof(size));
+		r = strbuf_printf(&sb, "%s[sandbox: memory limit (%s) reached; the command was killed]",
+				  sb.len ? "\n" : "", size);
+	}
+	if (r < 0)
+		return -ENOMEM;
+	if (sb.len > 0 && !(*ret_note = strbuf_take(&sb)))
+		return -ENOMEM;
+	return 0;
+}

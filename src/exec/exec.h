@@ -260,6 +260,12 @@ int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exe
 int network_note(bool allowlist, bool failed, unsigned refused, char *const *named,
 		 char **ret_note);
 
+/*
+ * What the model is told of the limits a run reached (dsb_run_result.limits_hit, @hits, the values from
+ * @processes and @memory): *@ret_note is NULL when none was. -ENOMEM.
+ */
+int limit_note(unsigned hits, uint64_t processes, uint64_t memory, char **ret_note);
+
 /* --- render.c ------------------------------------------------------------------------------ */
 
 /* dsb_render_result() with the text's length (output may hold NUL bytes). 0, -EINVAL, -ENOMEM. */

@@ -154,6 +154,9 @@ static int render_markers(const dsb_run_result *r, bool confines, strbuf *marker
 	/* Then what the network policy refused (docs/design/network.md). */
 	if (k >= 0 && r->sandboxed && r->network_note)
 		k = add_marker(markers, strdup(r->network_note));
+	/* Then the limits the call reached (docs/design/limits.md). */
+	if (k >= 0 && r->sandboxed && r->limit_note)
+		k = add_marker(markers, strdup(r->limit_note));
 	return k;
 }
 

@@ -35,6 +35,7 @@ void dsb_run_result_done(dsb_run_result *r)
 	free(r->err.spill_path);
 	free(r->protected_note);
 	free(r->network_note);
+	free(r->limit_note);
 	*r = (dsb_run_result){0};
 }
 
@@ -550,6 +551,13 @@ static int run_classify(run *x, const dsb_exec_policy *policy, const dsb_run_req
 	if (plan_net_restricted(plan) &&
 	    network_note(plan->proxy_port != 0, res->exit_code != 0, x->refused.network,
 			 x->refused.named, &res->network_note) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	/* The limits the tree reached, as its cgroup counted them (docs/design/limits.md). */
+	unsigned hits = x->refused.limits_hit;
+	res->limits_hit = (hits & LIMIT_HIT_PROCESSES ? 1u << DSB_LIMIT_PROCESSES : 0) |
+			  (hits & LIMIT_HIT_MEMORY ? 1u << DSB_LIMIT_MEMORY : 0);
+	if (plan && limit_note(res->limits_hit, plan->limits.processes, plan->limits.memory,
+			       &res->limit_note) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	return 0;
 }

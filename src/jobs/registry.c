@@ -60,6 +60,7 @@ struct job {
 	job_facts facts;   /* once settled */
 	char *protected_note;
 	char *network_note;
+	char *limit_note;
 
 	pthread_t thread;
 	bool thread_running; /* created and not yet joined */
@@ -90,6 +91,7 @@ static job *job_free(job *j)
 	free(j->spawn_note);
 	free(j->protected_note);
 	free(j->network_note);
+	free(j->limit_note);
 	free(j);
 	return NULL;
 }
@@ -292,6 +294,8 @@ static void settle(job *j, int r, dsb_run_result *res, const exec_opts *o, const
 		j->facts.protected_note = j->protected_note;
 		j->network_note = TAKE_PTR(res->network_note);
 		j->facts.network_note = j->network_note;
+		j->limit_note = TAKE_PTR(res->limit_note);
+		j->facts.limit_note = j->limit_note;
 	}
 	/* A settlement someone waits for is reported to them: no notice (LocalJobRegistry). */
 	if (j->waiters > 0)

@@ -87,8 +87,12 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 			notice = NULL;
 		return add_notice(notices, notice);
 	}
-	if (!facts->denied)
-		return facts->network_note ? add_notice(notices, strdup(facts->network_note)) : 0;
+	if (!facts->denied) {
+		r = facts->network_note ? add_notice(notices, strdup(facts->network_note)) : 0;
+		if (r >= 0 && facts->limit_note)
+			r = add_notice(notices, strdup(facts->limit_note));
+		return r;
+	}
 	/* Ours is a confining executor: the escalation hint follows the marker (dsh-compat §6.8).
 	 */
 	r = add_notice(notices, render_denial_marker(facts->mode));
@@ -99,6 +103,8 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 		r = add_notice(notices, strdup(facts->protected_note));
 	if (r >= 0 && facts->network_note)
 		r = add_notice(notices, strdup(facts->network_note));
+	if (r >= 0 && facts->limit_note)
+		r = add_notice(notices, strdup(facts->limit_note));
 	return r;
 }
 

@@ -1056,6 +1056,29 @@ static int check_network(struct parser *p, void *base, const yaml_mark_t *mark,
 		       "allowlist needs at least one allowed host (network.allow is empty)");
 }
 
+/* limits.KEY: a count, or a size (512M, 2G); 0 for none. Set explicitly either way. */
+static int parse_limit(struct parser *p, const struct field *f, void *base)
+{
+	dsb_config *cfg = base;
+	dsb_limit l = dsb_limit_from_string(f->key);
+	const char *s;
+	uint64_t v;
+	int r = expect_scalar(p, !dsb_limit_is_size(l), &s); /* 2G is a string to YAML */
+	if (r < 0)
+		return r;
+	if (dsb_limit_parse(l, s, f->key, &v, NULL) < 0)
+		return fail_at(p, here(p),
+			       dsb_limit_is_size(l)
+				       ? "invalid value \"%s\": limits: %s must be a number of "
+					 "bytes, or one with K, M, G or T (512M, 2G); 0 for none"
+				       : "invalid value \"%s\": limits: %s must be a whole number; 0 "
+					 "for none",
+			       show(p, s), f->key);
+	cfg->limits.value[l] = v;
+	cfg->limits.set |= 1u << l;
+	return 0;
+}
+
 /* --- the schema: every key of the document, in the order error messages list them ----------- */
 
 /* One key per line reads as the document it describes. */
@@ -1133,6 +1156,14 @@ static const struct field network_fields[] = {
 				.offset = offsetof(dsb_config, network_hosts)},
 };
 
+static const struct field limits_fields[] = {
+	{.key = "processes",   .parse = parse_limit},
+	{.key = "memoryBytes", .parse = parse_limit},
+	{.key = "cpuSeconds",  .parse = parse_limit},
+	{.key = "tmpBytes",    .parse = parse_limit},
+	{.key = "fileBytes",   .parse = parse_limit},
+};
+
 static const struct table policy_table     = TABLE(policy_fields, NULL);
 static const struct table local_table      = TABLE(local_fields, check_local);
 static const struct table bash_table       = TABLE(bash_fields, NULL);
@@ -1140,6 +1171,7 @@ static const struct table approval_table   = TABLE(approval_fields, NULL);
 static const struct table permission_table = TABLE(permission_fields, check_permission);
 static const struct table preset_table     = TABLE(preset_fields, NULL);
 static const struct table network_table    = TABLE(network_fields, check_network);
+static const struct table limits_table     = TABLE(limits_fields, NULL);
 
 static const struct field top_fields[] = {
 	{.key = "sandbox-policy", .parse = parse_section, .table = &policy_table},
@@ -1148,6 +1180,7 @@ static const struct field top_fields[] = {
 	{.key = "approval",       .parse = parse_section, .table = &approval_table},
 	{.key = "permission",     .parse = parse_section, .table = &permission_table},
 	{.key = "network",        .parse = parse_section, .table = &network_table},
+	{.key = "limits",         .parse = parse_section, .table = &limits_table},
 };
 
 static const struct table top_table = TABLE(top_fields, NULL);

@@ -103,6 +103,9 @@ struct dsb_config {
 	char **network_deny;	     /* never NULL: canonical host patterns */
 	char **network_hosts;	     /* never NULL: "name=address", both canonical */
 	unsigned network_proxy_port; /* 0: any free port */
+
+	/* limits (issue 28): values, and which the file or a flag set (the rest are defaults) */
+	dsb_limits limits;
 };
 
 /* A path the service protects in every call (dsb_policy_protect(), or the configuration's). */
