@@ -935,6 +935,9 @@ int call_cgroup_for(const dsb_confined *c, dsb_mode mode, call_cgroup *cg, dsb_e
 /* What the tree of @cg reached so far: LIMIT_HIT_*. */
 unsigned call_cgroup_hits(const call_cgroup *cg);
 
+/* Ends every process in @cg at once (cgroup.kill; v1: all stopped, then killed). */
+void call_cgroup_kill(call_cgroup *cg);
+
 /* Once the call's tree is gone: kills whatever is still in @cg, removes it, releases @cg. */
 void call_cgroup_remove(call_cgroup *cg);
 

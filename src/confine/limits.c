@@ -530,27 +530,54 @@ unsigned call_cgroup_hits(const call_cgroup *cg)
 	return hits;
 }
 
-/* Kills every process listed in @dir's cgroup.procs; whether any was. */
-static bool kill_listed(int dir)
+/* Sends @sig to every process listed in @dir's cgroup.procs; how many took it. */
+static int signal_listed(int dir, int sig)
 {
-	char buf[4096];
+	char buf[16384];
 	int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	bool any = false;
+		return 0;
+	int sent = 0;
 	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		for (char *s = buf, *end; *s; s = end) {
+	size_t keep = 0;
+	while ((n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		buf[keep + (size_t)n] = '\0';
+		char *s = buf, *end;
+		for (;; s = end) {
 			long pid = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-				any = true;
+			if (end == s || *end != '\n')
+				break; /* the rest of a number comes with the next read */
+			end++;
+			if (pid > 0 && kill((pid_t)pid, sig) == 0)
+				sent++;
 		}
+		keep = strlen(s);
+		memmove(buf, s, keep);
 	}
 	(void)close(fd);
-	return any;
+	return sent;
+}
+
+void call_cgroup_kill(call_cgroup *cg)
+{
+	int dir = cg->pids_dir >= 0 ? cg->pids_dir : cg->memory_dir;
+	if (dir < 0)
+		return;
+	if (cg->version == 2 && write_at(dir, "cgroup.kill", "1") == 0)
+		return;
+	/*
+	 * v1 has no kill: a fork bomb regrows faster than kills end it, so everything is stopped
+	 * first (a stopped process forks no more) until a reading finds nothing new to stop,
+	 * then killed. A pid listed is a process of the cgroup: the tree's own.
+	 */
+	int last = -1;
+	for (int round = 0; round < 64; round++) {
+		int n = signal_listed(dir, SIGSTOP);
+		if (n == 0 || n == last)
+			break;
+		last = n;
+	}
+	(void)signal_listed(dir, SIGKILL);
 }
 
 void call_cgroup_remove(call_cgroup *cg)
@@ -564,10 +591,8 @@ void call_cgroup_remove(call_cgroup *cg)
 		for (int round = 0; round < 200; round++) {
 			if (unlinkat(cg->parent[i], cg->name, AT_REMOVEDIR) == 0 || errno != EBUSY)
 				break;
-			if (cg->version == 2 && write_at(cg->dir[i], "cgroup.kill", "1") == 0)
-				;
-			else
-				(void)kill_listed(cg->dir[i]);
+			if (cg->version != 2 || write_at(cg->dir[i], "cgroup.kill", "1") < 0)
+				(void)signal_listed(cg->dir[i], SIGKILL);
 			struct timespec ts = {0, 1000000};
 			(void)nanosleep(&ts, NULL);
 		}

@@ -108,6 +108,7 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 		if (p[0].revents)
 			break; /* told to finish, or the caller is gone */
 	}
+	call_cgroup_kill(&cg);
 	reap_kill_children(leader);
 	call_cgroup_remove(&cg);
 	_exit(0);

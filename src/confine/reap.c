@@ -9,8 +9,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,15 +90,128 @@ static int list_children(pid_t *pids, int max)
 	return count;
 }
 
+/* The children of every thread of @pid into @pids (at most @max): their number, or -errno. */
+static int list_children_of(pid_t pid, pid_t *pids, int max)
+{
+	char path[64], buf[8192];
+	(void)snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int count = 0;
+	for (struct dirent *e; count < max && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char children[320];
+		(void)snprintf(children, sizeof(children), "/proc/%d/task/%s/children", (int)pid,
+			       e->d_name);
+		if (read_proc(children, buf, sizeof(buf)) < 0)
+			continue;
+		for (char *p = buf, *end; count < max && *p; p = end) {
+			long v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			pids[count++] = (pid_t)v;
+		}
+	}
+	(void)closedir(d);
+	return count;
+}
+
+/*
+ * Sends @sig to @pid if it is still a child of @parent: through a pidfd, taken before the check,
+ * so that the pid cannot name another process between the two. Whether it was sent.
+ */
+static bool signal_child_of(pid_t pid, pid_t parent, int sig)
+{
+	int fd = pidfd_open_raw(pid);
+	if (fd < 0)
+		return false;
+	char path[64], buf[1024];
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	bool sent = read_proc(path, buf, sizeof(buf)) > 0 && stat_field(buf, 4) == parent &&
+		    syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
+	(void)close(fd);
+	return sent;
+}
+
+/* The most pids a kernel hands out (PID_MAX_LIMIT): a bit each. */
+#define PID_LIMIT (1 << 22)
+
+static bool bit_test_set(uint8_t *bits, pid_t pid)
+{
+	if (pid <= 0 || pid >= PID_LIMIT)
+		return true;
+	bool was = bits[pid >> 3] & (1u << (pid & 7));
+	bits[pid >> 3] |= (uint8_t)(1u << (pid & 7));
+	return was;
+}
+
+/*
+ * Everything below this process stopped, then killed. A fork bomb that setsid()s out of the
+ * command's group regrows faster than one kill a process ends it, while a stopped process forks
+ * no more. Each pass walks the whole tree breadth first, stopping parents before listing their
+ * children: a stopped parent neither forks nor reaps, so the pids it lists stay its children's
+ * (one whose SIGCHLD is ignored may still free one: signal_child_of() checks). Passes go on
+ * until one stops nothing it had not stopped before (a fork in flight finishes).
+ */
+static void freeze_and_kill(void)
+{
+	uint8_t *stopped = calloc(PID_LIMIT / 8, 1), *seen = malloc(PID_LIMIT / 8);
+	pid_t *queue = malloc(sizeof(pid_t) * 65536), *parent = malloc(sizeof(pid_t) * 65536);
+	if (!stopped || !seen || !queue || !parent)
+		goto done;
+	int n = 0;
+	for (int pass = 0; pass < 64; pass++) {
+		bool grew = false;
+		memset(seen, 0, PID_LIMIT / 8);
+		n = list_children(queue, 512);
+		for (int i = 0; i < n; i++) {
+			parent[i] = 0; /* our own, unreaped: their pids are exact */
+			(void)bit_test_set(seen, queue[i]);
+		}
+		for (int i = 0; i < n; i++) {
+			bool sent = parent[i] ? signal_child_of(queue[i], parent[i], SIGSTOP)
+					      : kill(queue[i], SIGSTOP) == 0;
+			if (!sent)
+				continue;
+			if (!bit_test_set(stopped, queue[i]))
+				grew = true;
+			pid_t kids[512];
+			int k = list_children_of(queue[i], kids, (int)ELEMENTSOF(kids));
+			for (int j = 0; j < k && n < 65536; j++) {
+				if (bit_test_set(seen, kids[j]))
+					continue;
+				queue[n] = kids[j];
+				parent[n++] = queue[i];
+			}
+		}
+		if (!grew)
+			break;
+	}
+	/* All stopped: killed the same way, children first; the sweep reaps what is left. */
+	for (int i = n - 1; i >= 0; i--)
+		(void)(parent[i] ? signal_child_of(queue[i], parent[i], SIGKILL)
+				 : kill(queue[i], SIGKILL) == 0);
+done:
+	free(stopped);
+	free(seen);
+	free(queue);
+	free(parent);
+}
+
 /*
  * Our own unreaped children cannot have their pids reused, so kill() by pid is exact. A killed
  * process forks no more, so each round removes a generation and the loop ends; the bound only
- * guards against a /proc that lies.
+ * guards against a /proc that lies. Anything below our children is stopped first.
  */
 void reap_kill_children(pid_t leader)
 {
 	if (leader > 0)
 		(void)kill(-leader, SIGKILL); /* the bulk at once: the command's process group */
+	pid_t any;
+	if (list_children(&any, 1) > 0)
+		freeze_and_kill();
 	for (int round = 0; round < 100000; round++) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;

@@ -191,6 +191,7 @@ void tree_done(proc_tree *t)
 					break;
 		}
 	} else if (t->reaping) {
+		call_cgroup_kill(&t->cg); /* the whole tree at once, where a cgroup holds it */
 		reap_kill_children(t->ended ? 0 : t->leader);
 		if (!t->was_subreaper)
 			(void)prctl(PR_SET_CHILD_SUBREAPER, 0L, 0L, 0L, 0L);

@@ -1069,11 +1069,10 @@ static int parse_limit(struct parser *p, const struct field *f, void *base)
 	if (dsb_limit_parse(l, s, f->key, &v, NULL) < 0)
 		return fail_at(p, here(p),
 			       dsb_limit_is_size(l)
-				       ? "invalid value \"%s\": limits: %s must be a number of "
-					 "bytes, or one with K, M, G or T (512M, 2G); 0 for none"
-				       : "invalid value \"%s\": limits: %s must be a whole number; 0 "
-					 "for none",
-			       show(p, s), f->key);
+				       ? "invalid value \"%s\" (a number of bytes, or one with K, M, "
+					 "G or T: 512M, 2G; 0 for none)"
+				       : "invalid value \"%s\" (a whole number; 0 for none)",
+			       show(p, s));
 	cfg->limits.value[l] = v;
 	cfg->limits.set |= 1u << l;
 	return 0;

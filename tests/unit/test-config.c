@@ -463,7 +463,7 @@ static void test_error_details(void **state)
 		 "bash-local: timeoutMs must be a positive finite number"},
 		{"nope: 1", "",
 		 "<config>:1:1: unknown key \"nope\" "
-		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network)"},
+		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network, limits)"},
 		{"permission: {presets: {a: {sandbox: x, approval: ask}}}",
 		 "permission.presets.a.sandbox",
 		 "<config>:1:37: permission.presets.a.sandbox: invalid mode \"x\" (accepted: "
@@ -1010,6 +1010,87 @@ static void test_network_invalid(void **state)
 }
 
 /* The --network override: what dsb_config_set_network_access() takes and refuses. */
+/* limits: counts and sizes as people write them; 0 is none; set explicitly either way. */
+static void test_limits_section(void **state)
+{
+	(void)state;
+	dsb_limits l;
+	dsb_config *cfg = parse_ok("limits:\n  processes: 300\n  memoryBytes: 2G\n"
+				   "  tmpBytes: \"512MiB\"\n  fileBytes: 0\n");
+	dsb_config_limits(cfg, &l);
+	assert_int_equal(l.value[DSB_LIMIT_PROCESSES], 300);
+	assert_true(l.value[DSB_LIMIT_MEMORY] == (uint64_t)2 << 30);
+	assert_true(l.value[DSB_LIMIT_TMP_BYTES] == (uint64_t)512 << 20);
+	assert_int_equal(l.value[DSB_LIMIT_FILE_BYTES], 0);
+	assert_int_equal(l.set, (1u << DSB_LIMIT_PROCESSES) | (1u << DSB_LIMIT_MEMORY) |
+					(1u << DSB_LIMIT_TMP_BYTES) | (1u << DSB_LIMIT_FILE_BYTES));
+	/* A flag over the file: only what it sets. */
+	dsb_limits flag = {.set = 1u << DSB_LIMIT_MEMORY};
+	flag.value[DSB_LIMIT_MEMORY] = 256u << 20;
+	assert_int_equal(dsb_config_set_limits(cfg, &flag, NULL), 0);
+	dsb_config_limits(cfg, &l);
+	assert_true(l.value[DSB_LIMIT_MEMORY] == 256u << 20);
+	assert_int_equal(l.value[DSB_LIMIT_PROCESSES], 300);
+	dsb_config_free(cfg);
+
+	/* Nothing set: every default is the provider's. */
+	cfg = parse_ok("");
+	dsb_config_limits(cfg, &l);
+	assert_int_equal(l.set, 0);
+	dsb_config_free(cfg);
+
+	static const struct {
+		const char *yaml, *message;
+	} bad[] = {
+		{"limits: {processes: 2G}",
+		 "<config>:1:21: limits.processes: invalid value \"2G\" (a whole number; 0 for "
+		 "none)"},
+		{"limits: {memoryBytes: 2X}",
+		 "<config>:1:23: limits.memoryBytes: invalid value \"2X\" (a number of "
+		 "bytes, or one with K, M, G or T: 512M, 2G; 0 for none)"},
+		{"limits: {memoryBytes: -1}",
+		 "<config>:1:23: limits.memoryBytes: invalid value \"-1\" (a number of "
+		 "bytes, or one with K, M, G or T: 512M, 2G; 0 for none)"},
+		{"limits: {cpuSeconds: 1.5}",
+		 "<config>:1:22: limits.cpuSeconds: invalid value \"1.5\" (a whole number; 0 for "
+		 "none)"},
+		{"limits: {memoryBytes: 99999999999T}",
+		 "<config>:1:23: limits.memoryBytes: invalid value \"99999999999T\" (a number of "
+		 "bytes, or one with K, M, G or T: 512M, 2G; 0 for none)"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		dsb_error err = parse_fail(bad[i].yaml, strlen(bad[i].yaml), NULL);
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		assert_string_equal(err.message, bad[i].message);
+	}
+}
+
+/* The flags' parser: the same words, named by the flag. */
+static void test_limit_parse(void **state)
+{
+	(void)state;
+	uint64_t v = 1;
+	dsb_error err = {0};
+	assert_int_equal(dsb_limit_parse(DSB_LIMIT_MEMORY, "512M", "--memory", &v, &err), 0);
+	assert_true(v == 512u << 20);
+	assert_int_equal(dsb_limit_parse(DSB_LIMIT_MEMORY, "1k", "--memory", &v, &err), 0);
+	assert_int_equal(v, 1024);
+	assert_int_equal(dsb_limit_parse(DSB_LIMIT_PROCESSES, "0", "--max-processes", &v, &err), 0);
+	assert_int_equal(v, 0);
+	assert_true(dsb_limit_parse(DSB_LIMIT_PROCESSES, "10k", "--max-processes", &v, &err) < 0);
+	assert_string_equal(err.message,
+			    "--max-processes: invalid value \"10k\" (a whole number; 0 for no limit)");
+	assert_string_equal(err.subject, "--max-processes");
+	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "", "--memory", &v, &err) < 0);
+	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "M", "--memory", &v, &err) < 0);
+	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "5MB ", "--memory", &v, &err) < 0);
+	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "4611686018427387905", "--memory", &v, &err) <
+		    0);
+	assert_int_equal(dsb_limit_from_string("memoryBytes"), DSB_LIMIT_MEMORY);
+	assert_int_equal(dsb_limit_from_string("memory"), _DSB_LIMIT_INVALID);
+	assert_null(dsb_limit_to_string(_DSB_LIMIT_MAX));
+}
+
 static void test_network_set_access(void **state)
 {
 	dsb_config *cfg = dsb_config_new();
@@ -1164,6 +1245,8 @@ int main(void)
 		cmocka_unit_test(test_mode_parse),
 		cmocka_unit_test(test_network_keys),
 		cmocka_unit_test(test_network_invalid),
+		cmocka_unit_test(test_limits_section),
+		cmocka_unit_test(test_limit_parse),
 		cmocka_unit_test(test_network_set_access),
 		cmocka_unit_test(test_network_host_allowed),
 	};

@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Containment of harm (docs/design/limits.md): a hostile command hurts only its own call. A fork
+# bomb, a memory hog, a spinner, a /tmp or disk filler, a CPU burner and an inotify hog each
+# run first as a control, unconfined, which shows the harm (bounded: the control's fork loop
+# stops at 2500, its hog at 1 GiB), then confined, on both backends and both confined modes,
+# as the caller (root here) and as nobody (the -unprivileged run): the harm stays inside, the
+# model is told, nothing is left. Limits set explicitly that this host cannot hold fail closed.
+# shellcheck source=tests/e2e/libescape.sh
+. "$(dirname "$0")/libescape.sh"
+
+HARM=$(dirname "$0")/harm.py
+# Beside the probe: readable inside every sandbox.
+cp "$HARM" "$PROBE_DIR/harm.py"
+cp "$(dirname "$0")/mcp-client.py" "$PROBE_DIR/mcp-client.py"
+HARM=$PROBE_DIR/harm.py
+
+# limit_mech NAME: the mechanism `probe --json` states for limit NAME.
+limit_mech() {
+	"$DSB" probe --json | "$PYTHON" -c \
+		'import json,sys; print(json.load(sys.stdin)["limits"][sys.argv[1]]["mechanism"])' "$1"
+}
+
+# The mechanisms this host gives, as the design says they are chosen.
+t "probe and policy state each limit, its value and its mechanism" eval '
+	run probe --json
+	assert_rc 0
+	echo "$out" | "$PYTHON" -c "
+import json, sys
+lim = json.load(sys.stdin)[\"limits\"]
+for k in (\"processes\", \"memoryBytes\", \"cpuSeconds\", \"tmpBytes\", \"fileBytes\"):
+    assert lim[k][\"mechanism\"] in (\"cgroup2\", \"cgroup1\", \"rlimit-userns\", \"rlimit\", \"tmpfs\", \"none\"), lim
+assert lim[\"processes\"][\"value\"] == 2048, lim
+assert lim[\"budgets\"] == \"user-namespace\", lim
+"
+	run probe
+	assert_contains "$out" "limits:
+  processes: 2048 ("
+	assert_contains "$out" "  per-user budgets: user-namespace"
+	run policy --mode workspace-write --workspace "$PWD" --max-processes 300 --memory 0
+	assert_contains "$out" "  processes: 300 ("
+	assert_contains "$out" "  memoryBytes: none"
+'
+
+t "as root the processes and memory go to a cgroup; as a user to rlimits in its own namespace" eval '
+	if is_root; then
+		[ "$(limit_mech processes)" = cgroup1 ] || [ "$(limit_mech processes)" = cgroup2 ] ||
+			fail "root here has writable pids cgroups: $(limit_mech processes)"
+		[ "$(limit_mech memoryBytes)" != none ] || fail "root here has memory cgroups"
+	else
+		[ "$(limit_mech processes)" = rlimit-userns ] || fail "$(limit_mech processes)"
+		[ "$(limit_mech memoryBytes)" = none ] || fail "$(limit_mech memoryBytes)"
+	fi
+'
+
+t "bad limits are usage errors naming the flag" eval '
+	run exec --memory 2X -- true
+	assert_rc 2
+	assert_contains "$err" "--memory: invalid size \"2X\""
+	run bash --max-processes -3 "true"
+	assert_rc 2
+	assert_contains "$err" "--max-processes: invalid value \"-3\""
+'
+
+# --- processes ------------------------------------------------------------------------------
+
+t "control: unconfined, a fork loop gets all 2500 children it asks for" eval '
+	[ "$("$PYTHON" "$HARM" forks 2500)" = 2500 ] || fail "the control was limited"
+'
+
+forks_capped() {
+	attempt "$1" "$PYTHON $HARM forks 2500"
+	assert_rc 0
+	[ "$out" -ge 1500 ] && [ "$out" -le 2048 ] || fail "got $out children (limit 2048)"
+}
+each_confined "a fork loop stops at the default limit (2048)" forks_capped
+
+forks_flag() {
+	mkdir -p ws
+	run exec --max-processes 64 --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" -- \
+		"$PYTHON" "$HARM" forks 500
+	assert_rc 0
+	[ "$out" -le 64 ] && [ "$out" -ge 20 ] || fail "got $out children (--max-processes 64)"
+}
+each_confined "--max-processes 64 holds the tree to 64" forks_flag
+
+# Host processes now, counted from /proc.
+host_procs() {
+	local n=0 d
+	for d in /proc/[0-9]*; do n=$((n + 1)); done
+	echo "$n"
+}
+
+bomb() {
+	local backend=$1 before during after
+	mkdir -p ws
+	before=$(host_procs)
+	"$DSB" exec --backend "$backend" --mode workspace-write --workspace "$PWD/ws" \
+		--timeout 5000 -- bash -c ":(){ :|:& };:; sleep 30" >/dev/null 2>&1 &
+	local bomber=$!
+	sleep 3
+	during=$(host_procs)
+	local t0 t1
+	t0=$(date +%s%N)
+	run exec --backend "$backend" --mode workspace-write --workspace "$PWD/ws" -- echo second
+	t1=$(date +%s%N)
+	assert_rc 0
+	assert_streq "$out" second
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the second call took $(((t1 - t0) / 1000000)) ms"
+	wait "$bomber" || true
+	sleep 1
+	after=$(host_procs)
+	[ "$during" -le $((before + 2048 + 200)) ] ||
+		fail "the bomb reached $during host processes (before: $before)"
+	[ "$during" -ge $((before + 500)) ] || fail "the bomb did not run ($before, $during)"
+	[ "$after" -le $((before + 20)) ] || fail "left behind: $before before, $after after"
+}
+t "bwrap: a fork bomb stays under the limit, a second call completes, nothing is left" bomb bwrap
+t "landlock: a fork bomb stays under the limit, a second call completes, nothing is left" \
+	bomb landlock
+
+t "served: a fork bomb, and a second call completes meanwhile" eval '
+	mkdir -p ws
+	run_py() { "$PYTHON" "$HARM" "$@"; }
+	out=$(run_py serve-bomb "$PWD/ws")
+	assert_contains "$out" ok
+'
+
+t "a background job: a fork bomb, and a second call completes meanwhile" eval '
+	mkdir -p ws
+	out=$("$PYTHON" "$HARM" job-bomb "$PWD/ws")
+	assert_contains "$out" ok
+'
+
+limit_line() {
+	mkdir -p ws
+	run bash --max-processes 40 --mode "${1#*/}" --backend "${1%/*}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM forks 100"
+	assert_rc 0
+	if [ "$(limit_mech processes)" = cgroup1 ] || [ "$(limit_mech processes)" = cgroup2 ]; then
+		assert_contains "$out" "[sandbox: process limit (40) reached]"
+	else
+		# RLIMIT_NPROC counts, but says nothing afterwards: no line (docs/design/limits.md).
+		assert_not_contains "$out" "[sandbox: process limit"
+	fi
+}
+each_confined "the model is told the process limit was reached (where a cgroup counted)" limit_line
+
+# --- memory ---------------------------------------------------------------------------------
+
+t "control: unconfined, the hog touches 1 GiB" eval '
+	out=$("$PYTHON" "$HARM" hog $((1 << 30)))
+	assert_contains "$out" survived
+'
+
+memory_hog() {
+	mkdir -p ws
+	sleeper
+	run bash --memory 256M --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM hog $((1 << 30))"
+	if [ "$(limit_mech memoryBytes)" = none ]; then
+		# Nothing here holds it: set explicitly, it fails closed and nothing runs.
+		assert_rc 1
+		assert_contains "$out" "limits.memoryBytes (--memory) cannot be enforced here"
+		return
+	fi
+	assert_rc 0
+	assert_not_contains "$out" survived
+	assert_contains "$out" "[exit code: 137]"
+	assert_contains "$out" "[sandbox: memory limit (256M) reached; the command was killed]"
+	kill -0 "$SLEEPER" || fail "a process outside was killed"
+	run bash --json --memory 256M --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM hog $((1 << 30))"
+	assert_contains "$out" '"limitsReached":["memoryBytes"]'
+}
+each_confined "a memory hog over --memory 256M is killed, alone, and the model is told" memory_hog
+
+t "served: a memory hog over --memory 256M is killed, the server lives" eval '
+	mkdir -p ws
+	expect=killed
+	[ "$(limit_mech memoryBytes)" != none ] || expect=fails-closed
+	out=$("$PYTHON" "$HARM" serve-memory "$PWD/ws" "$expect")
+	assert_streq "$out" ok
+'
+
+# --- CPU, /tmp, files -----------------------------------------------------------------------
+
+t "served: pings stay fast while calls spin on every core (confined commands are niced)" eval '
+	mkdir -p ws
+	out=$("$PYTHON" "$HARM" serve-spinner "$PWD/ws")
+	echo "$out"
+	med=$(echo "$out" | awk "{ print \$2 }")
+	"$PYTHON" -c "import sys; sys.exit(0 if float(sys.argv[1]) < 250 else 1)" "$med" ||
+		fail "median ping $med ms under spinners"
+'
+
+niced() {
+	attempt "$1" 'cat /proc/self/stat'
+	assert_rc 0
+	local nice
+	nice=$(echo "$out" | awk '{ print $19 }')
+	[ "$nice" -ge 10 ] || fail "nice $nice"
+}
+each_confined "a confined command runs at nice 10 or more" niced
+
+limits_config() {
+	printf 'limits:\n  %s: %s\n' "$1" "$2" >cfg.yaml
+}
+
+cpu_seconds() {
+	mkdir -p ws
+	limits_config cpuSeconds 1
+	run --config cfg.yaml exec --timeout 20000 --backend "${1%/*}" --mode "${1#*/}" \
+		--workspace "$PWD/ws" -- sh -c 'while :; do :; done'
+	# SIGXCPU (152) at one second of CPU, never the 20 s timeout.
+	assert_rc 152
+}
+t "control: without cpuSeconds a spinner runs until its timeout" eval '
+	run exec --timeout 1500 --mode read-only --workspace "$PWD" -- sh -c "while :; do :; done"
+	assert_rc 124
+'
+each_confined "limits.cpuSeconds 1 stops a spinner" cpu_seconds
+
+file_bytes() {
+	limits_config fileBytes 1M
+	mkdir -p ws
+	run --config cfg.yaml exec --backend "${1%/*}" --mode workspace-write --workspace "$PWD/ws" \
+		-- sh -c 'head -c 3000000 /dev/zero > ws/big'
+	[ "$rc" -ne 0 ] || fail "a 3 MB file was written past fileBytes 1M"
+	[ "$(stat -c %s ws/big)" -le $((1 << 20)) ] || fail "big is $(stat -c %s ws/big) bytes"
+}
+t "control: without fileBytes a 3 MB file is written" eval '
+	head -c 3000000 /dev/zero >big
+	[ "$(stat -c %s big)" = 3000000 ]
+'
+t "bwrap: limits.fileBytes 1M stops a larger file" file_bytes bwrap/workspace-write
+t "landlock: limits.fileBytes 1M stops a larger file" file_bytes landlock/workspace-write
+
+t "bwrap: limits.tmpBytes 1M caps the sandbox's /tmp (control: 4 MB fit without it)" eval '
+	mkdir -p ws
+	run exec --backend bwrap --mode workspace-write --workspace "$PWD/ws" -- \
+		sh -c "head -c 4000000 /dev/zero > /tmp/fill && echo filled"
+	assert_streq "$out" filled
+	limits_config tmpBytes 1M
+	run --config cfg.yaml exec --backend bwrap --mode workspace-write --workspace "$PWD/ws" -- \
+		sh -c "head -c 4000000 /dev/zero > /tmp/fill; ls -l /tmp/fill"
+	assert_contains "$err" "No space left on device"
+'
+
+t "landlock: limits.tmpBytes fails closed (it shows the host's /tmp), nothing runs" eval '
+	mkdir -p ws
+	limits_config tmpBytes 1M
+	run --config cfg.yaml exec --backend landlock --mode workspace-write --workspace "$PWD/ws" \
+		-- touch ws/ran
+	assert_rc 125
+	assert_contains "$err" "limits.tmpBytes cannot be enforced here"
+	[ ! -e ws/ran ] || fail "the command ran"
+'
+
+# --- a host without the mechanism -----------------------------------------------------------
+
+# hidden_cgroups COMMAND...: as root, COMMAND in a mount namespace where /sys/fs/cgroup is an
+# empty tmpfs (the host has no cgroups to give); another user has none anyway.
+hidden_cgroups() {
+	if is_root; then
+		unshare -m --propagation private -- sh -c 'mount -t tmpfs none /sys/fs/cgroup && exec "$@"' \
+			hidden "$@"
+	else
+		"$@"
+	fi
+}
+
+t "without cgroups: an explicit --max-processes fails closed as root, degrades to rlimits as a user" eval '
+	mkdir -p ws
+	rc=0
+	hidden_cgroups "$DSB" exec --max-processes 100 --backend bwrap --mode workspace-write \
+		--workspace "$PWD/ws" -- touch "$PWD/ws/ran" 2>err.txt || rc=$?
+	if is_root; then
+		[ "$rc" = 125 ] || fail "status $rc"
+		grep -q "limits.processes (--max-processes) cannot be enforced here: it needs a writable cgroup with the pids controller" err.txt ||
+			fail "$(cat err.txt)"
+		[ ! -e ws/ran ] || fail "the command ran"
+		# The default degrades, and probe says so.
+		hidden_cgroups "$DSB" probe >probe.txt
+		grep -q "  processes: none" probe.txt || fail "$(cat probe.txt)"
+		hidden_cgroups "$DSB" exec --backend bwrap --mode workspace-write --workspace "$PWD/ws" \
+			-- touch "$PWD/ws/ran"
+		[ -e ws/ran ] || fail "a default that cannot be held stopped the call"
+	else
+		[ "$rc" = 0 ] || fail "status $rc: $(cat err.txt)"
+	fi
+'
+
+# --- per-user budgets -----------------------------------------------------------------------
+
+t "control: unconfined, an inotify hog leaves the user's other processes none" eval '
+	"$PYTHON" "$HARM" inotify 3 >count.txt &
+	while [ ! -s count.txt ]; do sleep 0.1; done
+	out=$("$PYTHON" "$HARM" inotify-one)
+	wait
+	assert_contains "$out" failed
+'
+
+inotify_hog() {
+	mkdir -p ws
+	"$DSB" exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" -- \
+		"$PYTHON" "$HARM" inotify 3 >count.txt 2>err.txt &
+	local hog=$! i=0
+	# It prints how many it took once it holds them.
+	while [ ! -s count.txt ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	out=$("$PYTHON" "$HARM" inotify-one)
+	wait "$hog" || fail "the hog failed: $(cat err.txt)"
+	assert_streq "$out" ok
+	[ "$(head -1 count.txt)" -le 32 ] || fail "the hog took $(cat count.txt) (a quarter is 32)"
+	[ "$(head -1 count.txt)" -ge 8 ] || fail "the hog got only $(cat count.txt)"
+}
+each_confined "an inotify hog takes at most a quarter: a host process of the same uid gets one" \
+	inotify_hog
+
+# --- nothing left ---------------------------------------------------------------------------
+
+t "no cgroup is left after calls, and a crashed process's are swept at the next start" eval '
+	cg=$(awk -F: "\$2 == \"pids\" { print \$3 }" /proc/self/cgroup)
+	base=/sys/fs/cgroup/pids${cg%/}
+	run exec --mode read-only --workspace "$PWD" -- true
+	if ! is_root; then
+		[ -z "$(ls "$base" 2>/dev/null | grep "^dsh-sandbox\.")" ] ||
+			fail "a user made cgroups it cannot have"
+		return 0
+	fi
+	[ -z "$(ls "$base" | grep "^dsh-sandbox\.")" ] || fail "left: $(ls "$base" | grep dsh-sandbox)"
+	# A dead maker (pid 2^22 - 1 is above pid_max here) with a process inside.
+	stale=$base/dsh-sandbox.4194303.0
+	mkdir "$stale"
+	sh -c "echo \$\$ > $stale/cgroup.procs; exec sleep 300" &
+	victim=$!
+	sleep 0.3
+	run exec --mode read-only --workspace "$PWD" -- true
+	sleep 0.3
+	[ ! -d "$stale" ] || { kill $victim; rmdir "$stale"; fail "the stale cgroup was not swept"; }
+	! kill -0 $victim 2>/dev/null || fail "its process lives"
+'
+
+done_testing
