@@ -274,6 +274,28 @@ sys.stdout.buffer.write(r["subject"].encode())' >subject.bin
 	ran_the_spoof
 }
 
+test_session_log_on_a_terminal_is_visible() {
+	setup
+	answerer 'echo rejected'
+	# JSON escapes the quotes and C0 controls but leaves DEL, C1 (U+009B, CSI to some
+	# terminals) and RLO raw.
+	local just=$'why "so"\nnext\xe2\x80\xae\xc2\x9b2J\x7f'
+	run --config cfg.yaml bash --session "$ID" --sandbox-permissions workspace-write \
+		--justification "$just" true
+	python3 "$PTY_RUN" -- "$DSB" session log "$ID" >log-tty.bin
+	raw_free log-tty.bin
+	! LC_ALL=C grep -qF $'\xc2\x9b' log-tty.bin || fail "a raw C1 CSI reached the terminal"
+	! LC_ALL=C grep -qF $'\x7f' log-tty.bin || fail "a raw DEL reached the terminal"
+	# Escaped, and JSON's own escapes (\" and \n) stay single.
+	grep -qF 'workspace-write: why \"so\"\nnext\u{202e}\u{009b}2J\x7f"' log-tty.bin ||
+		fail "not escaped: $(cat -A log-tty.bin)"
+	# To a pipe: the bytes as stored (the control: the raw characters are in the log).
+	"$DSB" session log "$ID" >log-pipe.txt
+	grep -qF 'workspace-write: why \"so\"\nnext'$'\xe2\x80\xae\xc2\x9b2J\x7f"' log-pipe.txt ||
+		fail "the pipe's log changed: $(cat -A log-pipe.txt)"
+	assert_streq "$(wc -l <log-tty.bin)" "$(wc -l <log-pipe.txt)"
+}
+
 test_no_answerer_no_terminal_is_unavailable() {
 	setup
 	rc=0
@@ -318,6 +340,7 @@ t "replaying escalation-rejected appends DSH's audit pair" test_replays_rejected
 t "the terminal prompt: y, n, Ctrl-C" test_terminal_prompt
 t "the terminal prompt shows a spoofing command's hidden part, escaped, one line a value" test_terminal_prompt_shows_the_hidden_part
 t "the answerer's request is JSON: the spoof escaped, decoding to the bytes that run" test_answerer_request_is_json_escaped
+t "session log to a terminal escapes what JSON leaves raw; to a pipe it is exact" test_session_log_on_a_terminal_is_visible
 t "no answerer and no terminal: unavailable" test_no_answerer_no_terminal_is_unavailable
 t "exec escalates the same way" test_exec_escalates_too
 t "session approval appends the switch and its notice, once" test_approval_switch_notice
