@@ -24,7 +24,13 @@ static int put_member(strbuf *sb, const char *key, const char *value)
 	return r < 0 ? r : json_quote_append(sb, value, strlen(value));
 }
 
-/* The request as the program reads it: one JSON object and a newline. -ENOMEM. */
+/*
+ * The request as the program reads it: one JSON object and a newline. The values are raw (the
+ * program decides on the bytes that run); JSON's quoting escapes every control character (\r,
+ * \u001b), so the line is one line and drives no terminal. DEL, C1, bidi and invisible
+ * characters stay raw, as JSON has them: a program that shows them to a person escapes them
+ * itself. -ENOMEM.
+ */
 static int request_line(const dsb_approval_request *req, strbuf *line)
 {
 	int r = strbuf_putc(line, '{');

@@ -2,9 +2,11 @@
 /*
  * The CLI's approval answerer (dsh-compat §8.3 answerer chain), asked when approval.answerer names
  * no program (the library asks that one itself): a prompt on the controlling terminal (allow once
- * / reject; Ctrl-C cancels); without a terminal none, which the service records as
- * `unavailable`. An unanswered prompt is cancelled at the call's timeout.
+ * / reject; Ctrl-C cancels), its values escaped to what their bytes are; without a terminal none,
+ * which the service records as `unavailable`. An unanswered prompt is cancelled at the call's
+ * timeout.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,9 +25,52 @@ static void on_interrupt(int sig)
 	interrupted = 1;
 }
 
+/* "  NAME VALUE\n", the value escaped (visible_escape()): one line, whatever its bytes. */
+static int put_field(strbuf *sb, const char *name, const char *value)
+{
+	int r = strbuf_printf(sb, "  %-15s", name);
+	if (r >= 0)
+		r = visible_escape_append(sb, value ? value : "", value ? strlen(value) : 0, 0);
+	return r < 0 ? r : strbuf_putc(sb, '\n');
+}
+
+/*
+ * The question as the person reads it. The command, path and justification are the model's
+ * and may be hostile: a carriage return and an erase-line sequence would show "ls -la" for
+ * "touch /tmp/pwned\r\x1b[2Kls -la", and a newline would forge a line of ours. So every value is
+ * escaped to one line of what its bytes are, and the whole string that runs is shown, nothing
+ * cut (a question that could not be made whole is not asked). NULL on OOM.
+ */
+static char *question(const dsb_approval_request *req)
+{
+	const char *subject = req->subject ? req->subject : "";
+	strbuf sb = STRBUF_INIT;
+	int r = strbuf_puts(&sb, "\ndsh-sandbox: approval needed\n");
+	if (r >= 0)
+		r = put_field(&sb, "tool:", req->tool_name);
+	if (r >= 0)
+		r = put_field(&sb, subject[0] == '/' ? "path:" : "command:", subject);
+	if (r >= 0 && req->mode) {
+		r = put_field(&sb, "mode:", req->mode);
+		if (r >= 0)
+			r = put_field(&sb, "justification:", req->justification);
+	} else if (r >= 0)
+		r = put_field(&sb, "reason:", req->reason);
+	if (r >= 0)
+		r = strbuf_puts(&sb, "Allow once? [y/N] ");
+	if (r < 0) {
+		strbuf_done(&sb);
+		return NULL;
+	}
+	return strbuf_take(&sb);
+}
+
 /* The controlling terminal, where a person can answer. No terminal: no answerer. */
 int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
 {
+	_cleanup_free_ char *text = question(req);
+	if (!text)
+		return -ENOMEM;
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (tty < 0) {
 		*ret = DSB_OUTCOME_UNAVAILABLE;
@@ -35,12 +80,7 @@ int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_app
 	struct sigaction on_int = {.sa_handler = on_interrupt}, old;
 	interrupted = 0;
 	sigaction(SIGINT, &on_int, &old);
-	dprintf(tty,
-		"\ndsh-sandbox: approval needed\n  tool:    %s\n  %s: %s\n  reason:  %s\n"
-		"Allow once? [y/N] ",
-		req->tool_name,
-		req->subject && strchr(req->subject, '/') == req->subject ? "path" : "command",
-		req->subject ? req->subject : "", req->reason ? req->reason : "");
+	(void)fd_write_all(tty, text, strlen(text));
 	char answer[64];
 	uint64_t now = monotonic_ms();
 	uint64_t deadline = req->timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + req->timeout_ms;

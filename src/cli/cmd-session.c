@@ -316,9 +316,24 @@ static int cmd_show(const cli_global *global, const session_args *args, dsb_erro
 	return r;
 }
 
+/*
+ * One record as stored, or, on a terminal (*@userdata, a bool), made visible: the values in it
+ * are a model's commands, paths and justifications, and JSON leaves DEL, C1 controls and bidi
+ * overrides raw. The JSON's own backslashes stay single (its escapes already read as one), so
+ * only those bytes change. A pipe gets the bytes exactly.
+ */
 static int print_record(const log_record *rec, void *userdata, dsb_error *reterr)
 {
-	if (fwrite(rec->text, 1, rec->text_len, stdout) != rec->text_len || putchar('\n') == EOF)
+	const char *text = rec->text;
+	size_t len = rec->text_len;
+	_cleanup_free_ char *visible = NULL;
+	if (*(const bool *)userdata) {
+		if (visible_escape(rec->text, rec->text_len, VISIBLE_KEEP_BACKSLASH, &visible) < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+		text = visible;
+		len = strlen(visible);
+	}
+	if (fwrite(text, 1, len, stdout) != len || putchar('\n') == EOF)
 		return dsb_fail_errno(reterr, DSB_E_IO, errno ? errno : EIO, "writing the log");
 	return 0;
 }
@@ -327,9 +342,10 @@ static int cmd_log(const cli_global *global, const session_args *args, dsb_error
 {
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
+	bool terminal = isatty(STDOUT_FILENO);
 	int r = open_session(global, args->positional[0], &store, &session, err);
 	if (r >= 0)
-		r = session_scan(session, print_record, NULL, NULL, err);
+		r = session_scan(session, print_record, &terminal, NULL, err);
 	dsb_session_free(session);
 	dsb_store_free(store);
 	return r;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../call/call.h"
 #include "../core/core.h"
@@ -126,6 +127,18 @@ int run_print_result(const dsb_call_result *res, bool json)
 		if (dsb_call_render_json(res, &text, &err) < 0)
 			return cli_report(&err);
 		printf("%s\n", text);
+	} else if (isatty(STDOUT_FILENO)) {
+		/*
+		 * A person's terminal: the text is a command's output, which a hostile model
+		 * writes, and a terminal acts on its control sequences (OSC 52 sets the clipboard,
+		 * OSC 0 the title, CSI erases what was shown). Every control but a newline and a
+		 * tab is shown as an escape instead. A pipe or a file gets DSH's bytes exactly.
+		 */
+		_cleanup_free_ char *visible = NULL;
+		if (visible_escape(res->text, res->text_len,
+				   VISIBLE_KEEP_LINES | VISIBLE_KEEP_BACKSLASH, &visible) < 0)
+			return cli_out_of_memory();
+		(void)fputs(visible, stdout);
 	} else
 		(void)fwrite(res->text, 1, res->text_len, stdout);
 	if (res->is_error) {

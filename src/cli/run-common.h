@@ -45,7 +45,9 @@ int run_call(const cli_global *global, const run_args *args, dsb_call_request *r
 int run_report(const dsb_error *err, bool json);
 
 /*
- * The call's result on stdout: its text (which may hold NUL bytes) or, with @json, its JSON.
+ * The call's result on stdout: its text (which may hold NUL bytes) or, with @json, its JSON. On
+ * a terminal the text is made visible (visible_escape(): controls other than newline and tab
+ * shown as escapes), so a command's output cannot drive the terminal; elsewhere it is exact.
  * Returns the exit status: 0, the failed call's code's, or 1 when stdout could not be written.
  */
 int run_print_result(const dsb_call_result *res, bool json);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internals of the core piece, shared by every other piece: error helpers, string arrays and
- * buffers, path canonicalisation, the platform temp dir, JSON string quoting, the JSON writer
- * and UUIDs. Nothing here knows about policy.
+ * buffers, path canonicalisation, the platform temp dir, JSON string quoting, the JSON writer,
+ * UUIDs and text made visible to a person. Nothing here knows about policy.
  *
- * Leaf helpers (strv_*, strbuf_*, path_*, fd_*, tmpdir_*, json_*, jw_*, uuid_*) return 0 or
- * -errno and never take a dsb_error; the first component-level caller converts with
+ * Leaf helpers (strv_*, strbuf_*, path_*, fd_*, tmpdir_*, json_*, jw_*, uuid_*, visible_*) return 0
+ * or -errno and never take a dsb_error; the first component-level caller converts with
  * dsb_fail_errno().
  */
 #ifndef DSB_CORE_CORE_H
@@ -312,6 +312,37 @@ void jw_member_raw(jw *w, const char *key, const char *json);
  * failure (-ENOMEM), *@ret_json untouched. Empties @w either way, ready for another document.
  */
 int jw_take(jw *w, char **ret_json);
+
+/* --- visible.c: text made visible to a person ---------------------------------------------- */
+
+/*
+ * The notation. Printable UTF-8 is kept as it is; everything a terminal or a dialog would act on
+ * or hide is written as an escape, so a person reads the bytes that are there:
+ *
+ *   \n \r \t          newline, carriage return, tab
+ *   \\                a backslash (so that an escape in the text cannot pass for one of ours)
+ *   \xNN              any other C0 control and DEL (\x1b, \x7f), and each byte of input that is
+ *                     not UTF-8 (lower-case hex, two digits)
+ *   \u{NNNN}          a code point that is valid UTF-8 but invisible or direction-changing: C1
+ *                     controls (U+0080-U+009F), bidi controls (U+061C, U+200E-U+200F,
+ *                     U+202A-U+202E, U+2066-U+2069), zero-width and format characters
+ *                     (U+00AD, U+180E, U+200B, U+2060-U+2064, U+FEFF, U+FFF9-U+FFFB), the line
+ *                     and paragraph separators U+2028-U+2029 and the tags U+E0000-U+E007F
+ *                     (lower-case hex, at least four digits: \u{202e}, \u{e0041})
+ *
+ * So the escaped form of any text is one line of printable characters, and, flags aside, it
+ * reads back unambiguously.
+ */
+enum {
+	VISIBLE_KEEP_LINES = 1 << 0,	 /* \n and \t stay as they are (a command's output) */
+	VISIBLE_KEEP_BACKSLASH = 1 << 1, /* a backslash stays single (output; JSON text) */
+};
+
+/* Appends @s (@len bytes, NULs included) to @sb in the notation above. Borrows @s. -ENOMEM. */
+int visible_escape_append(strbuf *sb, const char *s, size_t len, unsigned flags);
+
+/* visible_escape_append() into a new string (free with free()). -ENOMEM. */
+int visible_escape(const char *s, size_t len, unsigned flags, char **ret_text);
 
 /* --- uuid.c --------------------------------------------------------------------------------- */
 

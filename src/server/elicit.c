@@ -2,7 +2,8 @@
 /*
  * Approvals in the client: an escalation (dsh-compat §8.2) asks the human through MCP elicitation
  * when the client declared it. The question names the tool, the command or path, the mode and
- * the justification, and the form has one field:
+ * the justification, each escaped to one line of what its bytes are (visible_escape()), and the
+ * form has one field:
  *
  *   {"decision": "allow" | "deny"}                 ("allow-session" too with
  * approval.sessionGrants)
@@ -57,19 +58,39 @@ void elicit_response(server *srv, const json_t *id, json_t *message)
 	(void)pthread_mutex_unlock(&srv->lock);
 }
 
-/* The question, as a person reads it. A new string, or NULL. */
+/* "\nNAME: VALUE", the value escaped (visible_escape()): one line, whatever its bytes. */
+static int put_line(strbuf *sb, const char *name, const char *value)
+{
+	int r = strbuf_printf(sb, "\n%s: ", name);
+	return r < 0 ? r
+		     : visible_escape_append(sb, value ? value : "", value ? strlen(value) : 0, 0);
+}
+
+/*
+ * The question, as a person reads it. Its values are the model's and may be hostile: a newline
+ * in the justification would forge a "command:" or "mode:" line of ours, a carriage return or a
+ * bidi override would hide part of the command. So each value is escaped to one line of what
+ * its bytes are, the whole command shown. Only this text changes; the form and what the model
+ * sees keep the raw values. A new string, or NULL.
+ */
 static char *question(const dsb_approval_request *req)
 {
 	const char *subject = req->subject ? req->subject : "";
-	const char *what = strchr(subject, '/') == subject ? "path" : "command";
-	char *text = NULL;
-	if (asprintf(&text,
-		     "The agent asks to run a tool with a wider sandbox.\n"
-		     "tool: %s\n%s: %s\nmode: %s\njustification: %s",
-		     req->tool_name ? req->tool_name : "", what, subject,
-		     req->mode ? req->mode : "", req->justification ? req->justification : "") < 0)
+	strbuf sb = STRBUF_INIT;
+	int r = strbuf_puts(&sb, "The agent asks to run a tool with a wider sandbox.");
+	if (r >= 0)
+		r = put_line(&sb, "tool", req->tool_name);
+	if (r >= 0)
+		r = put_line(&sb, subject[0] == '/' ? "path" : "command", subject);
+	if (r >= 0)
+		r = put_line(&sb, "mode", req->mode);
+	if (r >= 0)
+		r = put_line(&sb, "justification", req->justification);
+	if (r < 0) {
+		strbuf_done(&sb);
 		return NULL;
-	return text;
+	}
+	return strbuf_take(&sb);
 }
 
 static json_t *form(bool session_grants)

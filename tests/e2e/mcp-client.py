@@ -288,9 +288,16 @@ def cmd_elicit(argv):
         return
     ask = s.wait_for(lambda m: m.get("method") == "elicitation/create")
     params = ask["params"]
+    # DSB_ELICIT_MESSAGE=FILE: the question's text saved, UTF-8, for the caller to inspect.
+    if os.environ.get("DSB_ELICIT_MESSAGE"):
+        with open(os.environ["DSB_ELICIT_MESSAGE"], "wb") as f:
+            f.write(params["message"].encode("utf-8", "surrogatepass"))
+    # Printable values are shown as they are (the others escaped: the caller checks those).
     for part in ("tool: bash", "command: " + args["command"],
                  "mode: " + args["sandbox_permissions"], "justification: " + args["justification"]):
-        check(part in params["message"], "the question lacks %r: %r" % (part, params["message"]))
+        if part.isprintable():
+            check(part in params["message"],
+                  "the question lacks %r: %r" % (part, params["message"]))
     decision = params["requestedSchema"]["properties"]["decision"]
     check(params["requestedSchema"]["required"] == ["decision"], "required: %r" % params)
     choices = ["allow", "allow-session", "deny"] if answer == "allow-session" else None

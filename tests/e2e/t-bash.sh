@@ -193,6 +193,31 @@ test_network_flag() {
 	assert_streq "$("$DSB" session list | wc -l)" "$before"
 }
 
+# What a command prints cannot drive the caller's terminal: OSC 52 (the clipboard), OSC 0 (the
+# title), an erase-line and a bidi override reach a terminal as visible text; a pipe, a file
+# and --json get DSH's bytes exactly (the control: the bytes really are in the output).
+OSC_CMD="printf 'a\\tb\\\\c\\033]52;c;cHduZWQ=\\007\\033]0;pwned\\007\\r\\033[2Kdone\\342\\200\\256\\n'"
+OSC_RAW=$'a\tb\\c\e]52;c;cHduZWQ=\a\e]0;pwned\a\r\e[2Kdone\xe2\x80\xae\n'
+OSC_SHOWN=$'a\tb\\c\\x1b]52;c;cHduZWQ=\\x07\\x1b]0;pwned\\x07\\r\\x1b[2Kdone\\u{202e}\n'
+
+test_output_to_a_terminal_is_visible() {
+	python3 "$(dirname "$0")/pty-run.py" -- "$DSB" bash --workspace "$PWD" --mode read-only "$OSC_CMD" >tty.bin
+	! LC_ALL=C grep -qF $'\e]52' tty.bin || fail "OSC 52 reached the terminal: $(cat -A tty.bin)"
+	! LC_ALL=C grep -qF $'\e]0' tty.bin || fail "OSC 0 reached the terminal: $(cat -A tty.bin)"
+	! LC_ALL=C grep -q $'[\e\a\r]' tty.bin || fail "a raw control reached the terminal: $(cat -A tty.bin)"
+	# Newline and tab stay, a backslash stays single, the rest is shown.
+	cmp -s tty.bin <(printf %s "$OSC_SHOWN") || fail "the terminal got [$(cat -A tty.bin)]"
+
+	"$DSB" bash --workspace "$PWD" --mode read-only "$OSC_CMD" >pipe.bin
+	cmp -s pipe.bin <(printf %s "$OSC_RAW") || fail "the pipe got [$(cat -A pipe.bin)]"
+	"$DSB" bash --workspace "$PWD" --mode read-only "$OSC_CMD" | cat >cat.bin
+	cmp -s cat.bin pipe.bin || fail "a pipe through cat got [$(cat -A cat.bin)]"
+	# --json on a terminal: JSON, exact (its escapes are JSON's).
+	python3 "$(dirname "$0")/pty-run.py" -- "$DSB" bash --json --workspace "$PWD" --mode read-only "$OSC_CMD" >json.bin
+	grep -qF '"a\tb\\c\u001b]52;c;cHduZWQ=\u0007\u001b]0;pwned\u0007\r\u001b[2Kdone'$'\xe2\x80\xae''\n"' json.bin ||
+		fail "--json changed: $(cat -A json.bin)"
+}
+
 t "plain outputs render as DSH renders them" test_plain_outputs
 t "denials render the marker and the escalation hint, on both backends" test_denial_markers_both_backends
 t "timeout markers" test_timeout_markers
@@ -204,4 +229,5 @@ t "workdir rules and the managed DSH_* variables" test_workdir_and_dsh_env
 t "many concurrent bash calls on one session" test_concurrent_calls_on_one_session
 t "exec: passthrough, denial marker, 124, statuses, workdir" test_exec_passthrough_and_statuses
 t "--network: invalid values and an empty allowlist are refused before anything runs" test_network_flag
+t "output to a terminal: OSC 52, OSC 0, CSI and RLO shown, not obeyed; a pipe and --json exact" test_output_to_a_terminal_is_visible
 done_testing

@@ -201,8 +201,9 @@ prompt() {
 test_terminal_prompt() {
 	setup
 	out=$(prompt 'y\n' "$PWD/yes")
-	assert_contains "$out" "tool:    bash"
-	assert_contains "$out" "reason:  escalate sandbox to workspace-write: needed for the test"
+	assert_contains "$out" "tool:          bash"
+	assert_contains "$out" "mode:          workspace-write"
+	assert_contains "$out" "justification: needed for the test"
 	[ -e yes ] || fail "allowed once, yet nothing ran: $out"
 	out=$(prompt 'n\n' "$PWD/no")
 	assert_contains "$out" 'Error: the user rejected escalating this command to "workspace-write"'
@@ -210,6 +211,89 @@ test_terminal_prompt() {
 	out=$(prompt '\x03' "$PWD/cancel")
 	assert_contains "$out" 'Error: approval for escalating to "workspace-write" was cancelled'
 	[ ! -e cancel ] || fail "cancelled, yet it ran"
+}
+
+# --- the person sees what will run ----------------------------------------------------------------
+# A hostile model's command: on a raw terminal the CR, erase-line and cursor-up would wipe its
+# first line (the part that really does something) and the RLO would reverse what follows; the
+# newline starts the harmless-looking line a person would read. Its first line records the
+# string bash was given (BASH_EXECUTION_STRING), the control that these very bytes ran.
+SPOOF=$'printf %s "$BASH_EXECUTION_STRING" > ran.txt #\r\e[2K\e[1A\xe2\x80\xae\necho shown'
+# shellcheck disable=SC2016 # the text bash is shown, not expanded
+SPOOF_SHOWN='printf %s "$BASH_EXECUTION_STRING" > ran.txt #\r\x1b[2K\x1b[1A\u{202e}\necho shown'
+# A justification that forges a line of the prompt.
+SPOOF_JUST=$'needed\n  mode:           read-only'
+SPOOF_JUST_SHOWN='needed\n  mode:           read-only'
+PTY_RUN="$(dirname "$0")/pty-run.py"
+
+# raw_free FILE: FILE holds no ESC, no CR and no raw U+202E.
+raw_free() {
+	! LC_ALL=C grep -q $'\e' "$1" || fail "a raw ESC reached $1: $(cat -A "$1")"
+	! LC_ALL=C grep -q $'\r' "$1" || fail "a raw CR reached $1: $(cat -A "$1")"
+	! LC_ALL=C grep -qF $'\xe2\x80\xae' "$1" || fail "a raw U+202E reached $1: $(cat -A "$1")"
+}
+
+# The control: what ran is the spoof itself, every byte of it.
+ran_the_spoof() {
+	[ -e ran.txt ] || fail "the hidden part did not run"
+	cmp -s ran.txt <(printf %s "$SPOOF") || fail "ran [$(cat -A ran.txt)], not the spoof"
+}
+
+test_terminal_prompt_shows_the_hidden_part() {
+	setup
+	rc=0
+	python3 "$PTY_RUN" --answer "Allow once?" 'y\n' -- "$DSB" bash --session "$ID" \
+		--sandbox-permissions workspace-write --justification "$SPOOF_JUST" "$SPOOF" >tty.bin || rc=$?
+	assert_rc 0
+	raw_free tty.bin
+	grep -qxF "  command:       $SPOOF_SHOWN" tty.bin || fail "no command line: $(cat -A tty.bin)"
+	grep -qxF "  justification: $SPOOF_JUST_SHOWN" tty.bin || fail "no justification line: $(cat -A tty.bin)"
+	# One line each: the newlines forged none of the prompt's own.
+	assert_streq "$(grep -c '^  command:' tty.bin)" 1
+	assert_streq "$(grep '^  mode:' tty.bin)" "  mode:          workspace-write"
+	ran_the_spoof
+	# The control for raw_free: the same bytes printed by a command do carry ESC and CR.
+	printf %s "$SPOOF" >raw.bin
+	! (raw_free raw.bin) 2>/dev/null || fail "raw_free passes raw bytes"
+}
+
+test_answerer_request_is_json_escaped() {
+	setup
+	answerer 'echo allowed-once'
+	run --config cfg.yaml bash --session "$ID" --sandbox-permissions workspace-write \
+		--justification "$SPOOF_JUST" "$SPOOF"
+	assert_rc 0
+	assert_streq "$out" "shown"
+	# One JSON line: its escapes hide nothing (\r, \u001b) and it decodes to the exact command.
+	assert_streq "$(wc -l <request.json)" 1
+	! LC_ALL=C grep -q $'[\e\r]' request.json || fail "a raw control in $(cat -A request.json)"
+	grep -qF '#\r\u001b[2K\u001b[1A' request.json || fail "the hidden part not escaped: $(cat -A request.json)"
+	python3 -c 'import json, sys; r = json.load(open("request.json", encoding="utf-8"))
+sys.stdout.buffer.write(r["subject"].encode())' >subject.bin
+	cmp -s subject.bin <(printf %s "$SPOOF") || fail "the answerer was told [$(cat -A subject.bin)]"
+	ran_the_spoof
+}
+
+test_session_log_on_a_terminal_is_visible() {
+	setup
+	answerer 'echo rejected'
+	# JSON escapes the quotes and C0 controls but leaves DEL, C1 (U+009B, CSI to some
+	# terminals) and RLO raw.
+	local just=$'why "so"\nnext\xe2\x80\xae\xc2\x9b2J\x7f'
+	run --config cfg.yaml bash --session "$ID" --sandbox-permissions workspace-write \
+		--justification "$just" true
+	python3 "$PTY_RUN" -- "$DSB" session log "$ID" >log-tty.bin
+	raw_free log-tty.bin
+	! LC_ALL=C grep -qF $'\xc2\x9b' log-tty.bin || fail "a raw C1 CSI reached the terminal"
+	! LC_ALL=C grep -qF $'\x7f' log-tty.bin || fail "a raw DEL reached the terminal"
+	# Escaped, and JSON's own escapes (\" and \n) stay single.
+	grep -qF 'workspace-write: why \"so\"\nnext\u{202e}\u{009b}2J\x7f"' log-tty.bin ||
+		fail "not escaped: $(cat -A log-tty.bin)"
+	# To a pipe: the bytes as stored (the control: the raw characters are in the log).
+	"$DSB" session log "$ID" >log-pipe.txt
+	grep -qF 'workspace-write: why \"so\"\nnext'$'\xe2\x80\xae\xc2\x9b2J\x7f"' log-pipe.txt ||
+		fail "the pipe's log changed: $(cat -A log-pipe.txt)"
+	assert_streq "$(wc -l <log-tty.bin)" "$(wc -l <log-pipe.txt)"
 }
 
 test_no_answerer_no_terminal_is_unavailable() {
@@ -254,6 +338,9 @@ t "inside an open turn the call opens no turn of its own" test_inside_an_open_tu
 t "replaying escalation-approved appends DSH's audit pair" test_replays_approved_fixture
 t "replaying escalation-rejected appends DSH's audit pair" test_replays_rejected_fixture
 t "the terminal prompt: y, n, Ctrl-C" test_terminal_prompt
+t "the terminal prompt shows a spoofing command's hidden part, escaped, one line a value" test_terminal_prompt_shows_the_hidden_part
+t "the answerer's request is JSON: the spoof escaped, decoding to the bytes that run" test_answerer_request_is_json_escaped
+t "session log to a terminal escapes what JSON leaves raw; to a pipe it is exact" test_session_log_on_a_terminal_is_visible
 t "no answerer and no terminal: unavailable" test_no_answerer_no_terminal_is_unavailable
 t "exec escalates the same way" test_exec_escalates_too
 t "session approval appends the switch and its notice, once" test_approval_switch_notice

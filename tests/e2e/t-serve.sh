@@ -211,6 +211,33 @@ Error: the user rejected escalating this command to "danger-full-access"'
 	assert_file_has_content request.json '"toolName":"bash"'
 }
 
+# The person sees what will run: a hostile model's command (CR, erase-line, cursor-up, RLO, a
+# newline) and a justification that forges "command:" and "mode:" lines. The question shows
+# each value escaped on its one line; the command that runs is the raw one (it records the
+# string bash was given, the control).
+test_elicitation_shows_the_hidden_part() {
+	setup
+	local id args
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	# shellcheck disable=SC2016 # JSON text: the model's command, for bash to expand
+	args='{"command":"printf %s \"$BASH_EXECUTION_STRING\" > ran.txt #\r\u001b[2K\u001b[1A\u202e\necho shown","description":"Spoof","sandbox_permissions":"danger-full-access","justification":"needed\ncommand: true\nmode: read-only"}'
+	out=$(DSB_ELICIT_MESSAGE="$PWD/message.txt" client elicit ws "" "$id" allow "$args")
+	assert_streq "$out" "isError=false
+shown"
+	! LC_ALL=C grep -q $'[\e\r]' message.txt || fail "a raw control in the question: $(cat -A message.txt)"
+	! LC_ALL=C grep -qF $'\xe2\x80\xae' message.txt || fail "a raw RLO in the question"
+	# shellcheck disable=SC2016 # the text shown, not expanded
+	grep -qxF 'command: printf %s "$BASH_EXECUTION_STRING" > ran.txt #\r\x1b[2K\x1b[1A\u{202e}\necho shown' message.txt ||
+		fail "the hidden part is not shown: $(cat -A message.txt)"
+	grep -qxF 'justification: needed\ncommand: true\nmode: read-only' message.txt ||
+		fail "the justification is not one line: $(cat -A message.txt)"
+	assert_streq "$(grep -c '^command:' message.txt)" 1
+	assert_streq "$(grep '^mode:' message.txt)" "mode: danger-full-access"
+	# The control: these very bytes ran.
+	cmp -s ws/ran.txt <(printf '%s' $'printf %s "$BASH_EXECUTION_STRING" > ran.txt #\r\e[2K\e[1A\xe2\x80\xae\necho shown') ||
+		fail "ran [$(cat -A ws/ran.txt)]"
+}
+
 test_background_jobs() {
 	setup
 	client background "$PWD/ws" "dsb-serve-bg"
@@ -309,6 +336,7 @@ t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalati
 t "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
 t "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
 t "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
+t "elicitation: the question shows a spoofing command's hidden part, escaped, one line a value" test_elicitation_shows_the_hidden_part
 t "background jobs: start, output, wait, kill, list, errors, the completion notice, a cancelled wait" test_background_jobs
 t "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
 t "no usable backend: a call fails closed, a background job runs nothing" test_unavailable_fails_closed

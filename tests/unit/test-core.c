@@ -540,6 +540,106 @@ static void test_json_quote_invalid_utf8(void **state)
 		assert_quoted(cases[i].in, cases[i].len, cases[i].expected);
 }
 
+/* --- text made visible to a person ----------------------------------------------------------- */
+
+static void assert_visible(const char *in, size_t len, unsigned flags, const char *expected)
+{
+	char *out = NULL;
+	assert_int_equal(visible_escape(in, len, flags, &out), 0);
+	bool same = strcmp(out, expected) == 0;
+	if (!same)
+		print_error("visible_escape gave [%s], expected [%s]\n", out, expected);
+	free(out);
+	assert_true(same);
+}
+
+static void test_visible_escape_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *expected;
+	} cases[] = {
+		{"", 0, ""},
+		{"ls -la /home/u", 14, "ls -la /home/u"},
+		{"caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80", 14,
+		 "caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80"}, /* printable UTF-8 kept */
+		{"\xEF\xBF\xBD", 3, "\xEF\xBF\xBD"},	       /* a real U+FFFD is printable */
+		{"a\\b", 3, "a\\\\b"},
+		{"a\\x1b", 5, "a\\\\x1b"}, /* an escape typed as text cannot pass for one of ours */
+		{"a\nb\tc\rd", 7, "a\\nb\\tc\\rd"},
+		{"\x1b[2K\x1b[1A", 8, "\\x1b[2K\\x1b[1A"},
+		{"\x1b]52;c;aGk=\x07", 12, "\\x1b]52;c;aGk=\\x07"}, /* OSC 52 */
+		{"a\0b", 3, "a\\x00b"},
+		{"\x7f", 1, "\\x7f"},
+		{"\x01\x1f", 2, "\\x01\\x1f"},
+		/* C1 controls encoded in UTF-8: U+0085 (NEL), U+009B (CSI) */
+		{"\xC2\x85\xC2\x9B", 4, "\\u{0085}\\u{009b}"},
+		{"\xC2\xA0", 2, "\xC2\xA0"}, /* U+00A0 is visible enough: kept */
+		/* bidi: U+202E override, U+2066 isolate, U+200F RLM, U+061C ALM */
+		{"x\xE2\x80\xAEy", 5, "x\\u{202e}y"},
+		{"\xE2\x81\xA6\xE2\x81\xA9", 6, "\\u{2066}\\u{2069}"},
+		{"\xE2\x80\x8E\xE2\x80\x8F", 6, "\\u{200e}\\u{200f}"},
+		{"\xD8\x9C", 2, "\\u{061c}"},
+		{"\xE2\x80\xAA\xE2\x80\xAB\xE2\x80\xAC\xE2\x80\xAD", 12,
+		 "\\u{202a}\\u{202b}\\u{202c}\\u{202d}"},
+		/* invisible: ZWSP, LS, PS, BOM, a tag letter; the joiners stay */
+		{"\xE2\x80\x8B\xE2\x80\xA8\xE2\x80\xA9\xEF\xBB\xBF", 12,
+		 "\\u{200b}\\u{2028}\\u{2029}\\u{feff}"},
+		{"\xF3\xA0\x81\x81", 4, "\\u{e0041}"},
+		{"\xE2\x80\x8C\xE2\x80\x8D", 6, "\xE2\x80\x8C\xE2\x80\x8D"},
+		/* not UTF-8: each byte of the invalid part as \xNN */
+		{"\x80", 1, "\\x80"},
+		{"\xFF", 1, "\\xff"},
+		{"\xC3(", 2, "\\xc3("},
+		{"\xE2\x82", 2, "\\xe2\\x82"},
+		{"\xC0\xAF", 2, "\\xc0\\xaf"},
+		{"\xED\xA0\x80", 3, "\\xed\\xa0\\x80"}, /* a surrogate */
+		{"\xF4\x90\x80\x80", 4, "\\xf4\\x90\\x80\\x80"},
+		{"a\xC3\xA9\x9Bz", 5, "a\xC3\xA9\\x9bz"}, /* a raw 8-bit CSI */
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		assert_visible(cases[i].in, cases[i].len, 0, cases[i].expected);
+}
+
+/* The approval spoof: the escaped form is one line, holds the hidden part, and acts on nothing. */
+static void test_visible_escape_spoof_is_one_line(void **state)
+{
+	(void)state;
+	static const char spoof[] = "touch /tmp/pwned #\r\x1b[2K\x1b[1A\xE2\x80\xAE"
+				    "\nls -la";
+	char *out = NULL;
+	assert_int_equal(visible_escape(spoof, sizeof(spoof) - 1, 0, &out), 0);
+	assert_string_equal(out, "touch /tmp/pwned #\\r\\x1b[2K\\x1b[1A\\u{202e}\\nls -la");
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		assert_true(*p >= 0x20 && *p < 0x7f);
+	free(out);
+}
+
+static void test_visible_escape_flags(void **state)
+{
+	(void)state;
+	/* A command's output: lines and tabs kept, a backslash single, every other control shown.
+	 */
+	const unsigned out_flags = VISIBLE_KEEP_LINES | VISIBLE_KEEP_BACKSLASH;
+	assert_visible("a\tb\nc\\d\r\n", 9, out_flags, "a\tb\nc\\d\\r\n");
+	assert_visible("\x1b]0;title\x07\x1b]52;c;eA==\x1b\\", 23, out_flags,
+		       "\\x1b]0;title\\x07\\x1b]52;c;eA==\\x1b\\");
+	assert_visible("\xE2\x80\xAE", 3, out_flags, "\\u{202e}");
+	assert_visible("a\\b\n", 4, VISIBLE_KEEP_LINES, "a\\\\b\n");
+	assert_visible("a\\b\n", 4, VISIBLE_KEEP_BACKSLASH, "a\\b\\n");
+
+	/* Appending keeps what was there; nothing at all still makes a string. */
+	strbuf sb = STRBUF_INIT;
+	assert_int_equal(visible_escape_append(&sb, "", 0, 0), 0);
+	assert_non_null(sb.buf);
+	assert_int_equal(strbuf_puts(&sb, "command: "), 0);
+	assert_int_equal(visible_escape_append(&sb, "x\ny", 3, 0), 0);
+	assert_string_equal(sb.buf, "command: x\\ny");
+	strbuf_done(&sb);
+}
+
 /* --- the JSON writer ------------------------------------------------------------------------ */
 
 static void assert_taken(jw *w, const char *expected, size_t expected_len)
@@ -754,6 +854,9 @@ int main(void)
 		cmocka_unit_test(test_json_quote_table),
 		cmocka_unit_test(test_json_quote_every_control_character),
 		cmocka_unit_test(test_json_quote_invalid_utf8),
+		cmocka_unit_test(test_visible_escape_table),
+		cmocka_unit_test(test_visible_escape_spoof_is_one_line),
+		cmocka_unit_test(test_visible_escape_flags),
 		cmocka_unit_test(test_jw_document),
 		cmocka_unit_test(test_jw_failure_sticks),
 		cmocka_unit_test(test_uuid_v4_format_and_uniqueness),
