@@ -555,6 +555,9 @@ static inline void failure_clear(confine_failure *f)
 
 /* How confined_spawn() treats the child beyond dsb_spawn_options. */
 #define SPAWN_DIE_WITH_PARENT (1u << 0) /* SIGKILL when the spawning thread dies */
+/* A command of its own process group (confined, no new session) takes the caller's controlling
+ * terminal as its foreground before exec (exec/term.c). */
+#define SPAWN_FOREGROUND (1u << 1)
 
 /* What the child of a plan hands its supervisor before exec (plan_sends_*()). */
 typedef struct spawn_handoff {
@@ -1039,12 +1042,18 @@ typedef struct proc_tree {
 		.event_fd = -1, .ctl_fd = -1, .sv = SUPERVISION_INIT, .cg = CALL_CGROUP_INIT \
 	}
 
+/* How tree_spawn() runs the command. */
+#define TREE_REAP (1u << 0) /* no process the command starts outlives the call */
+#define TREE_FOREGROUND                                                        \
+	(1u << 1) /* its group takes our terminal (SPAWN_FOREGROUND), where it \
+		   * is our child: a monitor's child does not */
+
 /*
- * Spawns @c like confined_spawn(). With @reap, no process the command starts may outlive the
- * call: this process becomes a subreaper when nothing else can become its child meanwhile,
- * else a monitor process does. Release with tree_done(), always.
+ * Spawns @c like confined_spawn(). With TREE_REAP in @flags, no process the command starts may
+ * outlive the call: this process becomes a subreaper when nothing else can become its child
+ * meanwhile, else a monitor process does (t->monitor). Release with tree_done(), always.
  */
-int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
+int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, unsigned flags,
 	       proc_tree *t, dsb_error *reterr);
 
 /* Call it with what polling t->sv.listener returned (supervision_ready()). */

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,8 +94,21 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	 * PID namespaces). A person's command keeps its session and terminal, and is made the
 	 * terminal's foreground group by its caller (exec/term.c).
 	 */
-	if (!o->new_session && confined_plan(c) && setpgid(0, 0) < 0)
+	bool own_group = !o->new_session && confined_plan(c);
+	if (own_group && setpgid(0, 0) < 0)
 		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a process group");
+	/*
+	 * Before exec, as a shell's child takes its job's terminal: given only once the parent
+	 * ran again, the command could read it first and stop (SIGTTIN). SIGTTOU, which
+	 * tcsetpgrp() raises in a background group, is blocked here like every signal.
+	 */
+	if (own_group && (flags & SPAWN_FOREGROUND)) {
+		int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (tty >= 0) {
+			(void)tcsetpgrp(tty, getpid());
+			(void)close(tty);
+		}
+	}
 	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
 	    move_fd(o->stderr_fd, 2) < 0)
 		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot set up the standard streams");

@@ -36,10 +36,11 @@
 
 #include "confine.h"
 
-int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, bool reap,
+int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *opts, unsigned flags,
 	       proc_tree *t, dsb_error *reterr)
 {
 	*t = (proc_tree)PROC_TREE_INIT;
+	bool reap = flags & TREE_REAP;
 	/*
 	 * bwrap's PID namespace is not enough on its own: its init dies with bwrap only once it
 	 * has armed --die-with-parent, and bwrap killed before that (a call cancelled, or its
@@ -58,10 +59,12 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 			t->reaping = true;
 		}
 		spawn_handoff h = SPAWN_HANDOFF_INIT;
+		unsigned spawn_flags = (reap ? SPAWN_DIE_WITH_PARENT : 0) |
+				       (flags & TREE_FOREGROUND ? SPAWN_FOREGROUND : 0);
 		int r = call_cgroup_for(c, mode, &t->cg, reterr);
 		if (r >= 0)
-			r = confined_spawn(c, mode, opts, reap ? SPAWN_DIE_WITH_PARENT : 0,
-					   t->cg.procs, &t->leader, &h, NULL, reterr);
+			r = confined_spawn(c, mode, opts, spawn_flags, t->cg.procs, &t->leader, &h,
+					   NULL, reterr);
 		if (r < 0) {
 			tree_done(t);
 			return r;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <termios.h>
 
@@ -27,26 +28,32 @@
 /* --- term.c --------------------------------------------------------------------------------- */
 
 typedef struct exec_term {
-	int fd;		     /* the controlling terminal while the command holds it; -1: not given */
-	pid_t ours, theirs;  /* the process groups: this process's, the command's */
+	int fd;		      /* the controlling terminal while we may give it; -1: not given */
+	pid_t ours, theirs;   /* the process groups: this process's, the command's (0: none) */
 	struct termios modes; /* the terminal's settings, ours, to restore */
 	bool have_modes;
+	sigset_t mask; /* this thread's signal mask before SIGTTOU was blocked */
 } exec_term;
 
 /*
- * Makes process group @pgid the foreground of this process's controlling terminal when this
- * process holds it (else nothing: no terminal, or we run in the background). Fills *@t.
+ * Before the spawn: opens this process's controlling terminal when this process is its
+ * foreground, keeping its settings, and blocks SIGTTOU in this thread. Returns whether the
+ * command can be given the terminal (then spawn it with TREE_FOREGROUND); fills *@t either way,
+ * to be released with term_take_back().
  */
+bool term_open(exec_term *t);
+
+/* After the spawn: process group @pgid the terminal's foreground, unless its child made it so. */
 void term_give(exec_term *t, pid_t pgid);
 
 /*
  * Call it while the command runs: when its @leader (our child) has stopped, takes the terminal
- * back, stops this process too (SIGTSTP, as a job), and once continued gives the terminal back
- * and continues the command's group.
+ * back, stops this process's group (SIGTSTP, as the terminal does), and once continued gives the
+ * terminal back and continues the command's group. Returns whether it had stopped.
  */
-void term_watch(exec_term *t, pid_t leader);
+bool term_watch(exec_term *t, pid_t leader);
 
-/* The foreground and the terminal's settings ours again; releases @t. */
+/* The foreground and the terminal's settings ours again, SIGTTOU as it was; releases @t. */
 void term_take_back(exec_term *t);
 
 /* --- run.c ---------------------------------------------------------------------------------- */

@@ -42,6 +42,9 @@ void dsb_run_result_done(dsb_run_result *r)
 /* What one read of the command's output takes at most. */
 #define PUMP_BYTES ((size_t)64 * 1024)
 
+/* How often a command holding the terminal is looked at for a stop (Ctrl-Z), at most. */
+#define TERM_WATCH_MS 50
+
 /* Everything one run owns; released in one place. */
 typedef struct run {
 	int out_fd, err_fd, in_fd;
@@ -71,6 +74,7 @@ typedef struct run {
 	 */
 	char *buf;
 	confine_refusals refused; /* the tree's, kept past tree_done() for the classification */
+	exec_term term;		  /* a person's terminal, lent to the command (term.c) */
 } run;
 
 /* A person watching sees stderr as it comes; a closed stderr is their choice. */
@@ -87,6 +91,7 @@ static void tee_write(int tee, const char *buf, size_t n)
 /* Also lets out a person's stderr still held back (unless it was the runner's exec line). */
 static void run_done(run *r)
 {
+	term_take_back(&r->term);
 	tee_write(STDERR_FILENO, r->hold, r->held);
 	const int fds[] = {r->out_fd, r->err_fd, r->in_fd};
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
@@ -226,6 +231,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 				   : 1000;
 		if (!exited && r->tree.event_fd < 0 && wait_ms > 50)
 			wait_ms = 50; /* no pidfd: notice the exit by polling waitpid */
+		/* A stop wakes no descriptor: Ctrl-Z is noticed by looking, this often. */
+		if (!exited && r->term.theirs > 0 && wait_ms > TERM_WATCH_MS)
+			wait_ms = TERM_WATCH_MS;
 		if (poll(p, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
 			return -errno;
 
@@ -256,6 +264,9 @@ static int run_loop(run *r, const char *stdin_text, size_t stdin_len, uint64_t t
 				r->in_fd = -1;
 			}
 		}
+		/* Our own child's stop only: a monitor's child is the monitor's to wait for. */
+		if (!exited && !r->tree.monitor)
+			(void)term_watch(&r->term, r->tree.leader);
 		/* Also on every other wake: reaping orphans as they end is tree_check()'s job. */
 		if (!exited && tree_check(&r->tree, &status) > 0) {
 			exited = true;
@@ -417,15 +428,22 @@ static int run_spawn(run *x, const dsb_exec_policy *policy, const dsb_run_reques
 		o.envp = x->env;
 		/*
 		 * Its own session, so the timeout reaches every descendant (DSH's detached spawn).
-		 * A person's command stays in our process group instead, where the terminal's
-		 * Ctrl-C and job control still reach it.
+		 * A person's command keeps our session and terminal: confined, in a process group
+		 * of its own (confine/spawn.c), which is lent the terminal's foreground while it
+		 * runs, so that it reads the terminal and gets its Ctrl-C, Ctrl-\ and Ctrl-Z
+		 * (term.c); unconfined, in ours.
 		 */
 		o.new_session = !req->passthrough;
 		/* Nothing the command starts outlives the call, except what a person's own
 		 * unconfined command leaves behind on purpose. */
-		bool reap = !req->passthrough || policy->mode != DSB_MODE_DANGER_FULL_ACCESS;
-		r = tree_spawn(&x->confined, policy->mode, &o, reap, &x->tree, reterr);
+		bool confined = policy->mode != DSB_MODE_DANGER_FULL_ACCESS;
+		unsigned flags = !req->passthrough || confined ? TREE_REAP : 0;
+		if (req->passthrough && confined && term_open(&x->term))
+			flags |= TREE_FOREGROUND;
+		r = tree_spawn(&x->confined, policy->mode, &o, flags, &x->tree, reterr);
 		report_spawn(opts, r, reterr);
+		if (r >= 0)
+			term_give(&x->term, x->tree.leader);
 	}
 	/* Our copies of the child's ends go, so EOF means the child's side is closed. */
 	const int child_ends[] = {out_pipe[1], err_pipe[1], in_pipe[0]};
@@ -581,6 +599,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 		 .err_fd = -1,
 		 .in_fd = -1,
 		 .tree = PROC_TREE_INIT,
+		 .term = {.fd = -1},
 		 .on_output = opts ? opts->on_output : NULL,
 		 .userdata = opts ? opts->userdata : NULL};
 	dsb_run_result res = {0};

@@ -5,10 +5,18 @@
  * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement.
  * Every launcher failure exits 125 with one `landlock-run: ` line on stderr; once the command
  * runs, its status is the launcher's. Reached as the static `landlock-run` program (main.c), as
- * `dsh-sandbox landlock-run ...` or through a link to dsh-sandbox named landlock-run. No scopes
- * here: the contract is DSH's. Beyond DSH the command also gets the hardening of our own Landlock
- * backend (namespaces, no capabilities, the filter, no descriptor but stdio); none of it changes
- * a byte DSH sees.
+ * `dsh-sandbox landlock-run ...` or through a link to dsh-sandbox named landlock-run. Beyond DSH
+ * the command also gets the hardening of our own Landlock backend (namespaces, no capabilities,
+ * the filter, no descriptor but stdio, the signal scope); none of it changes a byte DSH sees.
+ *
+ * Signals: the command is the caller's own child, in its process group and session, and stays
+ * there (a person's shell runs it as a job; DSH kills its detached group with it). So nothing
+ * but Landlock's signal scope (ABI 6) keeps its kill(0), kill(-1), a kill of the caller's group,
+ * tgkill, pidfd_send_signal and SIGIO from reaching the caller, its parent and the rest of the
+ * group: the command may signal only processes of its own domain. Below ABI 6 there is no
+ * scope; like every Landlock feature beyond DSH's, that is not announced (the partial notice is
+ * DSH's filesystem notion, and its bytes are DSH's), and `dsh-sandbox probe` tells it
+ * (`not governed: signals`).
  *
  * Landlock has no rights for metadata (chmod, chown, times, xattrs): with --rw grants the
  * launcher stays behind as the command's parent and supervises those calls
@@ -331,12 +339,14 @@ static int run_exec(const landlock_run_args *a)
 {
 	/*
 	 * DSH's grants, plus what every confined command of ours gets (beyond DSH, no visible
-	 * byte changes): namespaces, no capabilities, the system-call filter, stdio only. The
-	 * metadata calls go to this process, or are refused where it cannot take them.
+	 * byte changes): namespaces, no capabilities, the system-call filter, stdio only, no
+	 * signal outside its domain. The metadata calls go to this process, or are refused where
+	 * it cannot take them; the command cannot signal this process either, which it never
+	 * needs (its signals to us would only come back to it).
 	 */
 	confine_plan plan = {
 		.steps = STEPS_SELF,
-		.landlock = {.ro = a->ro, .rw = a->rw, .scope = 0},
+		.landlock = {.ro = a->ro, .rw = a->rw, .scope = LL_SCOPE_SIGNAL},
 		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
 		.filter_fd = -1,
 	};

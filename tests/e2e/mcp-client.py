@@ -32,12 +32,13 @@ def check(cond, what):
 class Server:
     """One `dsh-sandbox serve` child: lines in, lines out, stderr kept in a file."""
 
-    def __init__(self, *args, config=None, env=None):
+    def __init__(self, *args, config=None, env=None, new_session=True):
         argv = [DSB] + (["--config", config] if config else []) + ["serve"] + list(args)
         self.errpath = os.path.join(os.getcwd(), ".serve-stderr-%d" % time.monotonic_ns())
         self.errfile = open(self.errpath, "wb")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.errfile, env=env, start_new_session=True)
+                                     stderr=self.errfile, env=env,
+                                     start_new_session=new_session)
         self.lines = queue.Queue()
         self.next_id = 1000
         self.pending = []  # messages received while waiting for something else
@@ -855,6 +856,30 @@ def cmd_storm(argv):
     time.sleep(1)
     left = pids_of(mark)
     check(not left, "running a second later: %s" % describe(left))
+
+
+def cmd_signals(argv):
+    """signals WS CONFIG MODE COMMAND [job]: COMMAND as a call (or a background job, waited for)
+    of a server in our own process group, as a front end runs it, for t-harm-signals.sh. Prints
+    the result's text; fails unless the server is alive to answer and ends cleanly."""
+    ws, cfg, mode, command = argv[0], argv[1] or None, argv[2], argv[3]
+    background = len(argv) > 4 and argv[4] == "job"
+    sid = subprocess.run([DSB] + (["--config", cfg] if cfg else []) +
+                         ["session", "new", "--cwd", ws], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    subprocess.run([DSB, "session", "mode", sid, mode], check=True, stdout=subprocess.DEVNULL)
+    s = Server("--session", sid, config=cfg, new_session=False)
+    s.initialize()
+    if background:
+        err, text = start_job(s, command)
+        check(not err and text == "started background job bash-1", "start: %r" % text)
+        err, texts = job(s, "job_output", {"job_id": "bash-1", "wait": True})
+        text = "\n".join(texts)
+    else:
+        text = text_of(s.call("bash", {"command": command, "description": "Signals"}))
+    check(s.request("ping")["result"] == {}, "the server is gone")
+    s.close()
+    print(text)
 
 
 def cmd_snapshot(argv):
