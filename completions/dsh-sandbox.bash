@@ -40,7 +40,7 @@ _dsh_sandbox()
 
 	# The value of the option before the word.
 	case $prev in
-	--timeout|--justification|--call-id|--old|--new) _dsh_sandbox_offer text "$cur"; return ;;
+	--timeout|--justification|--call-id|--old|--new|--max-processes|--memory) _dsh_sandbox_offer text "$cur"; return ;;
 	--config|--ro|--rw) _dsh_sandbox_offer file "$cur"; return ;;
 	--store|--workspace|--workdir|--cwd) _dsh_sandbox_offer dir "$cur"; return ;;
 	--mode|--sandbox-permissions) _dsh_sandbox_offer mode "$cur"; return ;;
@@ -52,7 +52,7 @@ _dsh_sandbox()
 	# The command: the first word that is no option of the tool's.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw) ((i++)) ;;
+		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory) ((i++)) ;;
 		-*) ;;
 		*)
 			cmd=${COMP_WORDS[i]} at=$i
@@ -71,7 +71,7 @@ _dsh_sandbox()
 
 	case $cmd in
 	policy)
-		opts="--session --mode --workspace --network --config --json --help"
+		opts="--session --mode --workspace --network --max-processes --memory --config --json --help"
 		;;
 	session)
 		opts="--cwd --json --help"
@@ -85,12 +85,12 @@ _dsh_sandbox()
 		opts="--session --json --append --config --help"
 		;;
 	exec)
-		opts="--session --mode --workspace --workdir --timeout --backend --network --config --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --timeout --backend --network --max-processes --memory --config --sandbox-permissions --justification --call-id --help"
 		operand='command'
 		in_order=1
 		;;
 	bash)
-		opts="--session --mode --workspace --workdir --timeout --backend --network --config --json --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --timeout --backend --network --max-processes --memory --config --json --sandbox-permissions --justification --call-id --help"
 		operand='text'
 		;;
 	fs)
@@ -98,10 +98,10 @@ _dsh_sandbox()
 		verbs="write edit read"
 		;;
 	serve)
-		opts="--session --cwd --network --config --help"
+		opts="--session --cwd --network --max-processes --memory --config --help"
 		;;
 	probe)
-		opts="--fresh --json --network --config --help"
+		opts="--fresh --json --network --max-processes --memory --config --help"
 		;;
 	landlock-run)
 		opts="--ro --rw --probe"
@@ -119,7 +119,7 @@ _dsh_sandbox()
 				ended=1
 				continue
 				;;
-			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw)
+			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory)
 				((i++))
 				continue
 				;;

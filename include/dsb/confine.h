@@ -194,8 +194,8 @@ DSB_API int dsb_provider_probe(dsb_provider *provider, bool fresh, dsb_probe_rep
  * How @provider's backend holds @limit for a call in @mode, as `probe` and `policy` report it:
  * "cgroup2", "cgroup1", "rlimit-userns", "rlimit", "tmpfs", "none" (no limit, or a default this
  * host cannot hold), "fails-closed" (set explicitly, and nothing here can hold it: every
- * confined call is SANDBOX_UNAVAILABLE), "unavailable" (no backend). *@ret_value (may be NULL) gets the value in
- * force, 0 for none. Probes on first use.
+ * confined call is SANDBOX_UNAVAILABLE), "unavailable" (no backend). *@ret_value (may be NULL) gets
+ * the value in force, 0 for none. Probes on first use.
  */
 DSB_API const char *dsb_provider_limit(dsb_provider *provider, dsb_mode mode, dsb_limit limit,
 				       uint64_t *ret_value);

@@ -137,7 +137,8 @@ void cli_limits_of(dsb_provider *provider, dsb_mode mode, cli_limits *ret)
 {
 	*ret = (cli_limits){.known = true};
 	for (int l = 0; l < _DSB_LIMIT_MAX; l++)
-		ret->mechanism[l] = dsb_provider_limit(provider, mode, (dsb_limit)l, &ret->value[l]);
+		ret->mechanism[l] =
+			dsb_provider_limit(provider, mode, (dsb_limit)l, &ret->value[l]);
 	ret->budgets = dsb_provider_budgets(provider);
 }
 

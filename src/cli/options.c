@@ -344,7 +344,8 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		dsb_error err = {0};
 		if (!v)
 			continue;
-		(void)snprintf(origin, sizeof(origin), "--%s", cli_options[limit_flags[i].opt].name);
+		(void)snprintf(origin, sizeof(origin), "--%s",
+			       cli_options[limit_flags[i].opt].name);
 		dsb_limit l = limit_flags[i].limit;
 		if (dsb_limit_parse(l, v, origin, &ret->global.limits.value[l], &err) < 0)
 			return -cli_usage_error(cmd, "%s", err.message);

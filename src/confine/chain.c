@@ -395,8 +395,7 @@ const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
 	return dsb_protect_kind_required(e->kind) ? "fails-closed" : "not-enforced";
 }
 
-const char *dsb_provider_limit(dsb_provider *p, dsb_mode mode, dsb_limit limit,
-			       uint64_t *ret_value)
+const char *dsb_provider_limit(dsb_provider *p, dsb_mode mode, dsb_limit limit, uint64_t *ret_value)
 {
 	const backend_ops *ops = p ? provider_backend(p) : NULL;
 	if (ret_value)

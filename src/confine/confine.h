@@ -305,19 +305,19 @@ int trusted_program(const char *name, char *out, size_t size, char *why, size_t 
 /* --- limits: what one call may take of the host (a record of the plan) ---------------------- */
 
 /* What the child's first step (STEP_LIMITS) does, and what the call's cgroup holds. */
-#define CONFINE_LIMITS_FIELDS(X)                                                              \
-	X(U64, processes)   /* processes and threads of the call's tree at once; 0: none */    \
-	X(U64, memory)	    /* bytes of the tree (its cgroup's); 0: none */                    \
-	X(U64, cpu_seconds) /* RLIMIT_CPU of each process; 0: none */                          \
-	X(U64, file_bytes)  /* RLIMIT_FSIZE; 0: none */                                        \
-	X(I32, nice)	    /* added to the command's niceness */                              \
-	X(BOOL, nproc)	    /* processes as RLIMIT_NPROC, not as a cgroup's pids.max */        \
+#define CONFINE_LIMITS_FIELDS(X)                                                                \
+	X(U64, processes)   /* processes and threads of the call's tree at once; 0: none */     \
+	X(U64, memory)	    /* bytes of the tree (its cgroup's); 0: none */                     \
+	X(U64, cpu_seconds) /* RLIMIT_CPU of each process; 0: none */                           \
+	X(U64, file_bytes)  /* RLIMIT_FSIZE; 0: none */                                         \
+	X(I32, nice)	    /* added to the command's niceness */                               \
+	X(BOOL, nproc)	    /* processes as RLIMIT_NPROC, not as a cgroup's pids.max */         \
 	X(I32, cgroup)	    /* the version of the call's cgroups (0: none), made beneath ... */ \
-	X(STR, pids_dir)    /* ... these, this process's own (NULL: not that controller) */    \
-	X(STR, memory_dir)                                                                    \
-	X(BOOL, cgroup_required) /* a limit set explicitly is held by them: none, no run */   \
-	X(BOOL, own_userns) /* a user namespace of the sandbox's own, with ... */              \
-	X(STRV, budgets)    /* ... these per-user budgets: "max_inotify_instances=32" */
+	X(STR, pids_dir)    /* ... these, this process's own (NULL: not that controller) */     \
+	X(STR, memory_dir)                                                                      \
+	X(BOOL, cgroup_required) /* a limit set explicitly is held by them: none, no run */     \
+	X(BOOL, own_userns)	 /* a user namespace of the sandbox's own, with ... */          \
+	X(STRV, budgets)	 /* ... these per-user budgets: "max_inotify_instances=32" */
 
 typedef struct confine_limits {
 	RECORD_MEMBERS(CONFINE_LIMITS_FIELDS)
@@ -626,12 +626,12 @@ typedef struct sup_call {
 #define SUP_ROUTES_MAX	 64
 
 /* What a run's supervisor refused, for the classification (exec) and its report (monitor). */
-#define CONFINE_REFUSALS_FIELDS(X)                                                           \
-	X(U32, metadata) /* metadata changes refused outside the roots */                    \
-	X(U32, network)	 /* network calls refused (by the proxy and the supervisor) */       \
+#define CONFINE_REFUSALS_FIELDS(X)                                                            \
+	X(U32, metadata)   /* metadata changes refused outside the roots */                   \
+	X(U32, network)	   /* network calls refused (by the proxy and the supervisor) */      \
 	X(U32, limits_hit) /* LIMIT_HIT_*: the limits the call's tree reached (its cgroup) */ \
-	/* What the network refusals named, each once: the hosts the proxy refused, then the \
-	 * addresses and paths the supervisor refused (NULL: none). */                       \
+	/* What the network refusals named, each once: the hosts the proxy refused, then the  \
+	 * addresses and paths the supervisor refused (NULL: none). */                        \
 	X(STRV, named)
 
 typedef struct confine_refusals {
@@ -874,7 +874,7 @@ const char *limit_mech_name(limit_mech m);
 
 /* What this host gives, found once per process (and the cgroups of a crashed one swept). */
 typedef struct limits_host {
-	int pids_version, memory_version; /* 2, 1, 0: no writable cgroup of this controller */
+	int pids_version, memory_version;      /* 2, 1, 0: no writable cgroup of this controller */
 	char pids_dir[4096], memory_dir[4096]; /* this process's own cgroups */
 	bool userns;			       /* a user namespace of its own can be made */
 	bool root;			       /* exempt from RLIMIT_NPROC */
@@ -915,10 +915,10 @@ typedef struct call_cgroup {
 	char name[64];
 } call_cgroup;
 
-#define CALL_CGROUP_INIT                                                                      \
-	{                                                                                     \
-		.parent = {-1, -1}, .dir = {-1, -1}, .procs = {-1, -1}, .pids_dir = -1,       \
-		.memory_dir = -1                                                              \
+#define CALL_CGROUP_INIT                                                                \
+	{                                                                               \
+		.parent = {-1, -1}, .dir = {-1, -1}, .procs = {-1, -1}, .pids_dir = -1, \
+		.memory_dir = -1                                                        \
 	}
 
 /* The limits a call's tree reached (confine_refusals.limits_hit). */

@@ -225,8 +225,8 @@ static bool userns_possible(void)
 	    read_line_at(proc, "kernel/unprivileged_userns_clone", buf, sizeof(buf)) == 0)
 		ok = buf[0] != '0';
 	if (ok && geteuid() != 0 &&
-	    read_line_at(proc, "kernel/apparmor_restrict_unprivileged_userns", buf,
-			 sizeof(buf)) == 0)
+	    read_line_at(proc, "kernel/apparmor_restrict_unprivileged_userns", buf, sizeof(buf)) ==
+		    0)
 		ok = buf[0] == '0';
 	(void)close(proc);
 	return ok;
@@ -240,15 +240,18 @@ static void sweep_stale(const char *base)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		int maker = 0;
-		if (sscanf(e->d_name, CGROUP_PREFIX "%d.", &maker) != 1 || maker <= 0 ||
-		    maker == getpid() || kill(maker, 0) == 0 || errno != ESRCH)
+		const size_t prefix = sizeof(CGROUP_PREFIX) - 1;
+		char *end = NULL;
+		if (strncmp(e->d_name, CGROUP_PREFIX, prefix) != 0 ||
+		    strlen(e->d_name) >= sizeof(((call_cgroup *)0)->name))
+			continue;
+		long maker = strtol(e->d_name + prefix, &end, 10);
+		if (!end || *end != '.' || maker <= 0 || maker == getpid() ||
+		    kill((pid_t)maker, 0) == 0 || errno != ESRCH)
 			continue;
 		call_cgroup cg = CALL_CGROUP_INIT;
 		cg.parent[0] = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		cg.dir[0] = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (strlen(e->d_name) >= sizeof(cg.name))
-			continue;
 		memcpy(cg.name, e->d_name, strlen(e->d_name) + 1);
 		cg.n = cg.dir[0] >= 0 && cg.parent[0] >= 0 ? 1 : 0;
 		call_cgroup_remove(&cg);
@@ -396,7 +399,8 @@ int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_po
 				continue; /* a default this host cannot hold: `probe` says so */
 			(void)snprintf(why->detail, sizeof(why->detail),
 				       "%s cannot be enforced here: it needs %s",
-				       limit_spelling((dsb_limit)l), limit_missing(h, (dsb_limit)l));
+				       limit_spelling((dsb_limit)l),
+				       limit_missing(h, (dsb_limit)l));
 			return -EPERM;
 		}
 	}

@@ -58,8 +58,8 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 	call_cgroup cg;
 	int r = call_cgroup_for(c, mode, &cg, &err);
 	if (r >= 0)
-		r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, cg.procs, &leader, &h,
-				   NULL, &err);
+		r = confined_spawn(c, mode, &so, SPAWN_DIE_WITH_PARENT, cg.procs, &leader, &h, NULL,
+				   &err);
 	/* The error's strings are borrowed: this record is sent, never freed. */
 	monitor_report m = {.kind = r < 0 ? MONITOR_FAILED : MONITOR_STARTED,
 			    .pid = leader,

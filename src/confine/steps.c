@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a process does to itself to become confined, and nothing else: the plan's steps
- * (confine.h), run in the one order their enum gives: the call's limits, namespaces, the network namespace's
- * loopback and listeners, protected paths as mounts, the Landlock domain, capabilities and the
- * system-call filter. Runs in vfork'ed children of the spawner (spawn.c) and in `landlock-run`,
- * which is also built on its own as a small static program (src/launcher/): so nothing here
- * allocates, and nothing needs more than the C library and the kernel's headers.
+ * (confine.h), run in the one order their enum gives: the call's limits, namespaces, the network
+ * namespace's loopback and listeners, protected paths as mounts, the Landlock domain, capabilities
+ * and the system-call filter. Runs in vfork'ed children of the spawner (spawn.c) and in
+ * `landlock-run`, which is also built on its own as a small static program (src/launcher/): so
+ * nothing here allocates, and nothing needs more than the C library and the kernel's headers.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -198,8 +198,8 @@ typedef struct step_ctx {
 	const confine_plan *plan;
 	int sock;
 	const int *cgroup_procs; /* two, or NULL */
-	unsigned achieved;     /* HARDEN_* */
-	unsigned filter_flags; /* the plan's, with what the namespaces could not give */
+	unsigned achieved;	 /* HARDEN_* */
+	unsigned filter_flags;	 /* the plan's, with what the namespaces could not give */
 	bool partial;
 	char *msg;
 	size_t size;

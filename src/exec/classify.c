@@ -243,7 +243,8 @@ int limit_note(unsigned hits, uint64_t processes, uint64_t memory, char **ret_no
 	if (r >= 0 && (hits & (1u << DSB_LIMIT_MEMORY))) {
 		char size[48];
 		size_text(memory, size, sizeof(size));
-		r = strbuf_printf(&sb, "%s[sandbox: memory limit (%s) reached; the command was killed]",
+		r = strbuf_printf(&sb,
+				  "%s[sandbox: memory limit (%s) reached; the command was killed]",
 				  sb.len ? "\n" : "", size);
 	}
 	if (r < 0)

@@ -268,7 +268,8 @@ int network_note(bool allowlist, bool failed, unsigned refused, char *const *nam
 		 char **ret_note);
 
 /*
- * What the model is told of the limits a run reached (dsb_run_result.limits_hit, @hits, the values from
+ * What the model is told of the limits a run reached (dsb_run_result.limits_hit, @hits, the values
+ * from
  * @processes and @memory): *@ret_note is NULL when none was. -ENOMEM.
  */
 int limit_note(unsigned hits, uint64_t processes, uint64_t memory, char **ret_note);

@@ -12,7 +12,7 @@
 #include "policy.h"
 
 static const char *const limit_names[_DSB_LIMIT_MAX] = {
-	[DSB_LIMIT_PROCESSES] = "processes",   [DSB_LIMIT_MEMORY] = "memoryBytes",
+	[DSB_LIMIT_PROCESSES] = "processes",	[DSB_LIMIT_MEMORY] = "memoryBytes",
 	[DSB_LIMIT_CPU_SECONDS] = "cpuSeconds", [DSB_LIMIT_TMP_BYTES] = "tmpBytes",
 	[DSB_LIMIT_FILE_BYTES] = "fileBytes",
 };
@@ -101,7 +101,8 @@ void dsb_config_limits(const dsb_config *cfg, dsb_limits *ret_limits)
 int dsb_config_set_limits(dsb_config *cfg, const dsb_limits *limits, dsb_error *reterr)
 {
 	if (!cfg || !limits)
-		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_config_set_limits: missing argument");
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_config_set_limits: missing argument");
 	/* All or nothing: @cfg is unchanged on failure. */
 	for (int l = 0; l < _DSB_LIMIT_MAX; l++)
 		if ((limits->set & (1u << l)) && limits->value[l] > LIMIT_VALUE_MAX)

@@ -1067,12 +1067,13 @@ static int parse_limit(struct parser *p, const struct field *f, void *base)
 	if (r < 0)
 		return r;
 	if (dsb_limit_parse(l, s, f->key, &v, NULL) < 0)
-		return fail_at(p, here(p),
-			       dsb_limit_is_size(l)
-				       ? "invalid value \"%s\" (a number of bytes, or one with K, M, "
-					 "G or T: 512M, 2G; 0 for none)"
-				       : "invalid value \"%s\" (a whole number; 0 for none)",
-			       show(p, s));
+		return fail_at(
+			p, here(p),
+			dsb_limit_is_size(l)
+				? "invalid value \"%s\" (a number of bytes, or one with K, M, "
+				  "G or T: 512M, 2G; 0 for none)"
+				: "invalid value \"%s\" (a whole number; 0 for none)",
+			show(p, s));
 	cfg->limits.value[l] = v;
 	cfg->limits.set |= 1u << l;
 	return 0;

@@ -463,7 +463,8 @@ static void test_error_details(void **state)
 		 "bash-local: timeoutMs must be a positive finite number"},
 		{"nope: 1", "",
 		 "<config>:1:1: unknown key \"nope\" "
-		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network, limits)"},
+		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network, "
+		 "limits)"},
 		{"permission: {presets: {a: {sandbox: x, approval: ask}}}",
 		 "permission.presets.a.sandbox",
 		 "<config>:1:37: permission.presets.a.sandbox: invalid mode \"x\" (accepted: "
@@ -1078,8 +1079,9 @@ static void test_limit_parse(void **state)
 	assert_int_equal(dsb_limit_parse(DSB_LIMIT_PROCESSES, "0", "--max-processes", &v, &err), 0);
 	assert_int_equal(v, 0);
 	assert_true(dsb_limit_parse(DSB_LIMIT_PROCESSES, "10k", "--max-processes", &v, &err) < 0);
-	assert_string_equal(err.message,
-			    "--max-processes: invalid value \"10k\" (a whole number; 0 for no limit)");
+	assert_string_equal(
+		err.message,
+		"--max-processes: invalid value \"10k\" (a whole number; 0 for no limit)");
 	assert_string_equal(err.subject, "--max-processes");
 	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "", "--memory", &v, &err) < 0);
 	assert_true(dsb_limit_parse(DSB_LIMIT_MEMORY, "M", "--memory", &v, &err) < 0);
