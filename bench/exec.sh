@@ -115,3 +115,15 @@ build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
 	"bwrap, protectGit: true=$D --config $pdir/git.yaml --store $ps $run --backend bwrap -- true" \
 	"landlock, protectGit: false=$D --config $pdir/nogit.yaml --store $ps $run --backend landlock -- true" \
 	"landlock, protectGit: true=$D --config $pdir/git.yaml --store $ps $run --backend landlock -- true"
+
+# Limits, per call (docs/design/limits.md): the defaults (the call's cgroups where this host
+# gives them, its own user namespace, niceness, rlimits) against no cgroup limit at all. The
+# mechanisms in force are `dsh-sandbox probe`'s "limits:" lines, printed first.
+"$D" probe | sed -n '/^limits:/,$p'
+echo "limits at their defaults (target <= +0.1 ms a call), CLI, ${ROUNDS_PROTECT:-2001}" \
+	"paired rounds, means (difference +- 95 % interval):"
+build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
+	"bwrap, no cgroup limits=$D $run --backend bwrap --max-processes 0 --memory 0 -- true" \
+	"bwrap, default limits=$D $run --backend bwrap -- true" \
+	"landlock, no cgroup limits=$D $run --backend landlock --max-processes 0 --memory 0 -- true" \
+	"landlock, default limits=$D $run --backend landlock -- true"
