@@ -249,9 +249,17 @@ static int own_user_namespace(step_ctx *x, const confine_limits *L)
 {
 	make_dumpable();
 	unsigned ns = harden_user_namespace(0);
-	if (!ns || (ns & HARDEN_FAILED)) {
+	/*
+	 * None could be made (nothing changed): the budgets stay shared and RLIMIT_NPROC counts
+	 * every process of the uid, as where the host has no user namespaces; what comes next
+	 * (bwrap, the Landlock steps) says whether the sandbox itself can be had. One made but
+	 * not mapped cannot be left: fail.
+	 */
+	if (!ns)
+		return 0;
+	if (ns & HARDEN_FAILED) {
 		(void)snprintf(x->msg, x->size,
-			       "cannot make the sandbox's own user namespace (for its per-user "
+			       "cannot map the sandbox's own user namespace (for its per-user "
 			       "budgets)");
 		return -EPERM;
 	}

@@ -29,6 +29,7 @@ test_default_is_read_only_under_cwd() {
 	cd ws
 	run policy --json
 	assert_rc 0
+	out=$(without_limits "$out")
 	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 }
 
@@ -110,6 +111,7 @@ test_precedence_flag_env_config() {
 	assert_contains "$out" '"mode":"danger-full-access","workspaceRoot":"/from/config"'
 	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
 		--workspace /from/flag --json
+	out=$(without_limits "$out")
 	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 }
 
@@ -172,8 +174,10 @@ test_json_escapes_awkward_paths() {
 	run policy --workspace "/a\"b\\c
 d	e" --json
 	assert_rc 0
+	out=$(without_limits "$out")
 	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
+	out=$(without_limits "$out")
 	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
 }
 

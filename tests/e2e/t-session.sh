@@ -92,6 +92,7 @@ test_mode_switch_and_policy() {
 	id=$(new_session)
 	run policy --session "$id" --json
 	assert_rc 0
+	out=$(without_limits "$out")
 	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[],\"protectedPaths\":[],\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 	run session mode "$id" workspace-write
 	assert_rc 0
