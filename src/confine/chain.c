@@ -404,6 +404,10 @@ const char *dsb_provider_limit(dsb_provider *p, dsb_mode mode, dsb_limit limit, 
 		return "unavailable";
 	const limits_host *h = limits_host_get();
 	limit_mech m = limits_mech(h, ops, mode, limit);
+	/* As limits_plan(): plain RLIMIT_NPROC holds an explicit limit only. */
+	if (m == LIMIT_BY_RLIMIT && limit == DSB_LIMIT_PROCESSES &&
+	    !(p->limits.set & (1u << limit)))
+		m = LIMIT_BY_NONE;
 	uint64_t v = limits_value(h, &p->limits, limit, m);
 	if (ret_value)
 		*ret_value = m == LIMIT_BY_NONE && !(p->limits.set & (1u << limit)) ? 0 : v;

@@ -394,6 +394,10 @@ int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_po
 	for (int l = 0; l < _DSB_LIMIT_MAX; l++) {
 		m[l] = limits_mech(h, ops, policy->mode, (dsb_limit)l);
 		v[l] = limits_value(h, cfg, (dsb_limit)l, m[l]);
+		/* Plain RLIMIT_NPROC counts every process of the uid, the caller's too: a
+		 * default would fail a user who runs many; only one set explicitly is held so. */
+		if (m[l] == LIMIT_BY_RLIMIT && l == DSB_LIMIT_PROCESSES && !(cfg->set & (1u << l)))
+			m[l] = LIMIT_BY_NONE;
 		if (v[l] && m[l] == LIMIT_BY_NONE) {
 			if (!(cfg->set & (1u << l)))
 				continue; /* a default this host cannot hold: `probe` says so */
