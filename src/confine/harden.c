@@ -22,19 +22,6 @@
 
 #include "confine.h"
 
-/* Writes @text to the /proc/self file @path. */
-static int write_proc(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = strlen(text);
-	ssize_t k = write(fd, text, n);
-	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
-	(void)close(fd);
-	return r;
-}
-
 unsigned harden_user_namespace(int flags)
 {
 	uid_t uid = geteuid();
@@ -43,13 +30,13 @@ unsigned harden_user_namespace(int flags)
 		return 0;
 	char map[64];
 	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	int r = write_proc("/proc/self/uid_map", map);
+	int r = file_write_at(AT_FDCWD, "/proc/self/uid_map", map);
 	/* An unprivileged gid_map needs setgroups(2) disabled first. */
 	if (r >= 0)
-		r = write_proc("/proc/self/setgroups", "deny\n");
+		r = file_write_at(AT_FDCWD, "/proc/self/setgroups", "deny\n");
 	if (r >= 0) {
 		(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-		r = write_proc("/proc/self/gid_map", map);
+		r = file_write_at(AT_FDCWD, "/proc/self/gid_map", map);
 	}
 	/* Unmapped, the process would run as the overflow uid: better without the namespaces
 	 * (the caller cannot tell which half failed, so this cannot be undone; fail). */

@@ -63,33 +63,6 @@ static const char *const budget_names[] = {
 	"max_fanotify_marks",
 };
 
-/* Reads the first line of @dir/@name into @buf; -errno. */
-static int read_line_at(int dir, const char *name, char *buf, size_t size)
-{
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, size - 1);
-	int e = errno;
-	(void)close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int write_at(int dir, const char *name, const char *text)
-{
-	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = strlen(text);
-	ssize_t k = write(fd, text, n);
-	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
-	(void)close(fd);
-	return r;
-}
-
 /* Whether the space-separated @list holds @word. */
 static bool has_word(const char *list, const char *word)
 {
@@ -104,7 +77,7 @@ static bool has_word(const char *list, const char *word)
 static uint64_t event_count(int dir, const char *name, const char *key)
 {
 	char buf[1024];
-	if (dir < 0 || read_line_at(dir, name, buf, sizeof(buf)) < 0)
+	if (dir < 0 || file_read_at(dir, name, buf, sizeof(buf)) < 0)
 		return 0;
 	size_t n = strlen(key);
 	for (char *s = buf; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
@@ -194,13 +167,13 @@ static bool v2_delegates(const char *dir, const char *controller)
 		return false;
 	bool ok = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
 		  faccessat(fd, ".", W_OK, AT_EACCESS) == 0 &&
-		  read_line_at(fd, "cgroup.controllers", buf, sizeof(buf)) == 0 &&
+		  file_read_at(fd, "cgroup.controllers", buf, sizeof(buf)) >= 0 &&
 		  has_word(buf, controller);
-	if (ok && (read_line_at(fd, "cgroup.subtree_control", buf, sizeof(buf)) < 0 ||
+	if (ok && (file_read_at(fd, "cgroup.subtree_control", buf, sizeof(buf)) < 0 ||
 		   !has_word(buf, controller))) {
 		/* Refused (EBUSY) while processes live in @dir itself: "no internal processes". */
 		(void)snprintf(plus, sizeof(plus), "+%s", controller);
-		ok = write_at(fd, "cgroup.subtree_control", plus) == 0;
+		ok = file_write_at(fd, "cgroup.subtree_control", plus) == 0;
 	}
 	(void)close(fd);
 	return ok;
@@ -218,14 +191,14 @@ static bool userns_possible(void)
 	int proc = open("/proc/sys", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (proc < 0)
 		return false;
-	bool ok = read_line_at(proc, "user/max_user_namespaces", buf, sizeof(buf)) == 0 &&
+	bool ok = file_read_at(proc, "user/max_user_namespaces", buf, sizeof(buf)) >= 0 &&
 		  strtoull(buf, NULL, 10) > 1;
 	/* Debian's switch, and Ubuntu's AppArmor rule (a namespace without capabilities). */
 	if (ok && geteuid() != 0 &&
-	    read_line_at(proc, "kernel/unprivileged_userns_clone", buf, sizeof(buf)) == 0)
+	    file_read_at(proc, "kernel/unprivileged_userns_clone", buf, sizeof(buf)) >= 0)
 		ok = buf[0] != '0';
 	if (ok && geteuid() != 0 &&
-	    read_line_at(proc, "kernel/apparmor_restrict_unprivileged_userns", buf, sizeof(buf)) ==
+	    file_read_at(proc, "kernel/apparmor_restrict_unprivileged_userns", buf, sizeof(buf)) >=
 		    0)
 		ok = buf[0] == '0';
 	(void)close(proc);
@@ -299,7 +272,7 @@ static void host_probe(void)
 	int user = open("/proc/sys/user", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; i < ELEMENTSOF(budget_names); i++) {
 		char buf[64];
-		if (user >= 0 && read_line_at(user, budget_names[i], buf, sizeof(buf)) == 0)
+		if (user >= 0 && file_read_at(user, budget_names[i], buf, sizeof(buf)) >= 0)
 			host.budgets[i] = strtoull(buf, NULL, 10);
 	}
 	if (user >= 0)
@@ -455,7 +428,7 @@ static int write_number_at(int dir, const char *name, uint64_t v)
 {
 	char buf[32];
 	(void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	return write_at(dir, name, buf);
+	return file_write_at(dir, name, buf);
 }
 
 /* Makes the cgroup @cg->name in @base (its slot @i), for @controls. -errno. */
@@ -495,9 +468,9 @@ int call_cgroup_make(const confine_limits *L, call_cgroup *cg, char *why, size_t
 		r = write_number_at(mdir, "memory.max", L->memory);
 		/* Swap is memory too; a tree killed whole, never one process of it. */
 		if (r >= 0)
-			(void)write_at(mdir, "memory.swap.max", "0");
+			(void)file_write_at(mdir, "memory.swap.max", "0");
 		if (r >= 0)
-			(void)write_at(mdir, "memory.oom.group", "1");
+			(void)file_write_at(mdir, "memory.oom.group", "1");
 	} else if (r >= 0 && memory) {
 		r = write_number_at(mdir, "memory.limit_in_bytes", L->memory);
 		/* Where swap is accounted, memory and swap together (set after the former). */
@@ -571,7 +544,7 @@ void call_cgroup_kill(call_cgroup *cg)
 	int dir = cg->pids_dir >= 0 ? cg->pids_dir : cg->memory_dir;
 	if (dir < 0)
 		return;
-	if (cg->version == 2 && write_at(dir, "cgroup.kill", "1") == 0)
+	if (cg->version == 2 && file_write_at(dir, "cgroup.kill", "1") == 0)
 		return;
 	/*
 	 * v1 has no kill: a fork bomb regrows faster than kills end it, so everything is stopped
@@ -599,7 +572,7 @@ void call_cgroup_remove(call_cgroup *cg)
 		for (int round = 0; round < 200; round++) {
 			if (unlinkat(cg->parent[i], cg->name, AT_REMOVEDIR) == 0 || errno != EBUSY)
 				break;
-			if (cg->version != 2 || write_at(cg->dir[i], "cgroup.kill", "1") < 0)
+			if (cg->version != 2 || file_write_at(cg->dir[i], "cgroup.kill", "1") < 0)
 				(void)signal_listed(cg->dir[i], SIGKILL);
 			struct timespec ts = {0, 1000000};
 			(void)nanosleep(&ts, NULL);

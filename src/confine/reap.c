@@ -18,21 +18,6 @@
 
 #include "confine.h"
 
-/* Reads up to @size bytes of /proc @path into @buf (NUL-terminated); -errno. */
-static ssize_t read_proc(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, size - 1);
-	int e = errno;
-	(void)close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = '\0';
-	return n;
-}
-
 /*
  * Field @n (1-based, n >= 4) of a /proc/PID/stat line as a number, -1 if absent. The command
  * name (field 2) may hold anything, spaces and parentheses included: count after its last ')'.
@@ -61,7 +46,7 @@ static int list_children(pid_t *pids, int max)
 {
 	char path[300], buf[4096];
 	(void)snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)gettid());
-	ssize_t n = read_proc(path, buf, sizeof(buf));
+	ssize_t n = file_read_at(AT_FDCWD, path, buf, sizeof(buf));
 	int count = 0;
 	if (n >= 0) {
 		for (char *p = buf, *end; count < max && *p; p = end) {
@@ -81,7 +66,7 @@ static int list_children(pid_t *pids, int max)
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		(void)snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		if (read_proc(path, buf, sizeof(buf)) < 0)
+		if (file_read_at(AT_FDCWD, path, buf, sizeof(buf)) < 0)
 			continue;
 		if (stat_field(buf, 4) == self)
 			pids[count++] = (pid_t)strtol(e->d_name, NULL, 10);
@@ -105,7 +90,7 @@ static int list_children_of(pid_t pid, pid_t *pids, int max)
 		char children[320];
 		(void)snprintf(children, sizeof(children), "/proc/%d/task/%s/children", (int)pid,
 			       e->d_name);
-		if (read_proc(children, buf, sizeof(buf)) < 0)
+		if (file_read_at(AT_FDCWD, children, buf, sizeof(buf)) < 0)
 			continue;
 		for (char *p = buf, *end; count < max && *p; p = end) {
 			long v = strtol(p, &end, 10);
@@ -129,7 +114,8 @@ static bool signal_child_of(pid_t pid, pid_t parent, int sig)
 		return false;
 	char path[64], buf[1024];
 	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	bool sent = read_proc(path, buf, sizeof(buf)) > 0 && stat_field(buf, 4) == parent &&
+	bool sent = file_read_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 &&
+		    stat_field(buf, 4) == parent &&
 		    syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) == 0;
 	(void)close(fd);
 	return sent;
@@ -234,7 +220,7 @@ void reap_kill_children(pid_t leader)
 bool reap_single_threaded(void)
 {
 	char buf[4096];
-	return read_proc("/proc/self/stat", buf, sizeof(buf)) >= 0 &&
+	return file_read_at(AT_FDCWD, "/proc/self/stat", buf, sizeof(buf)) >= 0 &&
 	       stat_field(buf, 20) == 1; /* field 20: num_threads */
 }
 

@@ -218,19 +218,6 @@ static void make_dumpable(void)
 
 /* --- the limits (src/confine/limits.c says which mechanism is whose) -------------------- */
 
-/* Writes @text to @name beneath @dir. */
-static int write_file_at(int dir, const char *name, const char *text)
-{
-	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = strlen(text);
-	ssize_t k = write(fd, text, n);
-	int r = k < 0 ? -errno : (size_t)k == n ? 0 : -EIO;
-	(void)close(fd);
-	return r;
-}
-
 /* Lowers @resource to @soft and @hard, never above what the caller had (raising is not ours). */
 static int lower_limit(int resource, uint64_t soft, uint64_t hard)
 {
@@ -274,7 +261,7 @@ static int own_user_namespace(step_ctx *x, const confine_limits *L)
 			continue;
 		memcpy(name, L->budgets[i], n);
 		name[n] = '\0';
-		if ((r = write_file_at(user, name, eq + 1)) < 0)
+		if ((r = file_write_at(user, name, eq + 1)) < 0)
 			(void)snprintf(x->msg, x->size, "cannot set the sandbox's %s: %s", name,
 				       strerror(-r));
 	}

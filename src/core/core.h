@@ -196,6 +196,20 @@ int fd_read_until(int fd, char *buf, size_t size, uint64_t deadline, int cancel_
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t monotonic_ms(void);
 
+/* --- kfile.c: the kernel's small files ------------------------------------------------------ */
+
+/*
+ * Reads and writes of /proc, /sys and cgroup files, one system call each, as the kernel wants
+ * them; async-signal-safe, so a child between fork and exec may use them. @name is relative to
+ * @dir, or absolute with @dir AT_FDCWD.
+ *
+ * file_write_at(): writes @text whole in one write(2). 0, -EIO for a short write, or -errno.
+ * file_read_at(): reads up to @size - 1 bytes into @buf and NUL-terminates it. The length read,
+ * or -errno.
+ */
+int file_write_at(int dir, const char *name, const char *text);
+ssize_t file_read_at(int dir, const char *name, char *buf, size_t size);
+
 /* --- tmpdir.c: Node's os.tmpdir() on POSIX (dsh-compat §4.1)
  * -------------------------------------- */
 

@@ -10,7 +10,8 @@
   serve-memory WS HOW    a served call over --memory: "killed" (the line said, the server alive)
                          or "fails-closed" (nothing here holds it: the call is refused)
   serve-spinner WS       pings a server while calls spin on every core: prints the latencies
-  serve-bomb WS          a served fork bomb: a second call meanwhile completes, the server lives
+  serve-bomb WS          a served fork bomb (--max-processes 256): a second call meanwhile
+                         completes, the server lives
   job-bomb WS            the same as a background job
 """
 import ctypes
@@ -135,11 +136,11 @@ def serve_spinner(ws):
 
 
 def serve_bomb(ws, job=False):
-    m, s = served(ws)
+    m, s = served(ws, "--max-processes", "256")
     bomb = ":(){ :|:& };:; sleep 30"
     s.next_id += 1
     rid = s.next_id
-    args = {"command": bomb, "timeout": 6000, "description": "Bomb"}
+    args = {"command": bomb, "timeoutMs": 6000, "description": "Bomb"}
     if job:
         args = {"command": bomb, "description": "bomb", "run_in_background": True}
     s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
