@@ -4,6 +4,8 @@
 # call of `true` through `dsh-sandbox serve` against the same client fork/exec'ing `bash -c true`
 # (Landlock; target <= 1.15x) or the raw bwrap profile (bwrap; target <= 1.1x); 32 concurrent
 # calls against 32 concurrent spawns; the server's RSS idle and under load (target <= 8 MB).
+# Then the same Landlock calls without the cgroup limits: the two Landlock lines' difference is
+# what the default limits cost a served call (docs/design/limits.md; target <= 0.1 ms).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -21,8 +23,13 @@ for b in landlock bwrap; do
 	printf 'sandbox-local: { backends: [%s] }\n' "$b" >"$dir/$b.yaml"
 	"$D" --config "$dir/$b.yaml" exec --mode read-only -- true # cache the verdict
 done
+printf 'sandbox-local: { backends: [landlock] }\nlimits: { processes: 0, memoryBytes: 0 }\n' \
+	>"$dir/landlock-unlimited.yaml"
 echo "Landlock (baseline: bash -c true):"
 build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock.yaml" "$dir/ws" bash -c true
 echo "bwrap (baseline: the raw bwrap profile):"
 build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/bwrap.yaml" "$dir/ws" \
 	"$BWRAP" --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- bash -c true
+echo "Landlock without cgroup limits (baseline: bash -c true):"
+build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock-unlimited.yaml" "$dir/ws" \
+	bash -c true
