@@ -127,3 +127,23 @@ build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
 	"bwrap, default limits=$D $run --backend bwrap -- true" \
 	"landlock, no cgroup limits=$D $run --backend landlock --max-processes 0 --memory 0 -- true" \
 	"landlock, default limits=$D $run --backend landlock -- true"
+
+# Paths, per call (docs/design/paths.md): three extra writable roots against none; and the
+# start-up files' protection (protectDefaults, 22 entries looked up in each root) against none.
+for i in 1 2 3; do mkdir -p "$pdir/extra$i"; done
+extras="--writable $pdir/extra1 --writable $pdir/extra2 --writable $pdir/extra3"
+printf 'sandbox-policy: { protectDefaults: false }\n' >"$pdir/nodefaults.yaml"
+echo "three extra writable roots (target <= +0.05 ms a call), CLI, ${ROUNDS_PROTECT:-2001}" \
+	"paired rounds, means (difference +- 95 % interval):"
+build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
+	"bwrap, no extra root=$D --store $ps $run --backend bwrap -- true" \
+	"bwrap, 3 extra roots=$D --store $ps $run $extras --backend bwrap -- true" \
+	"landlock, no extra root=$D --store $ps $run --backend landlock -- true" \
+	"landlock, 3 extra roots=$D --store $ps $run $extras --backend landlock -- true"
+echo "start-up files protected (protectDefaults), CLI, ${ROUNDS_PROTECT:-2001}" \
+	"paired rounds, means (difference +- 95 % interval):"
+build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
+	"bwrap, protectDefaults: false=$D --config $pdir/nodefaults.yaml --store $ps $run --backend bwrap -- true" \
+	"bwrap, protectDefaults: true=$D --store $ps $run --backend bwrap -- true" \
+	"landlock, protectDefaults: false=$D --config $pdir/nodefaults.yaml --store $ps $run --backend landlock -- true" \
+	"landlock, protectDefaults: true=$D --store $ps $run --backend landlock -- true"

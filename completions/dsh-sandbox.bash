@@ -42,7 +42,7 @@ _dsh_sandbox()
 	case $prev in
 	--timeout|--justification|--call-id|--old|--new|--max-processes|--memory) _dsh_sandbox_offer text "$cur"; return ;;
 	--config|--ro|--rw) _dsh_sandbox_offer file "$cur"; return ;;
-	--store|--workspace|--workdir|--cwd) _dsh_sandbox_offer dir "$cur"; return ;;
+	--store|--workspace|--workdir|--cwd|--writable) _dsh_sandbox_offer dir "$cur"; return ;;
 	--mode|--sandbox-permissions) _dsh_sandbox_offer mode "$cur"; return ;;
 	--backend) _dsh_sandbox_offer backend "$cur"; return ;;
 	--network) _dsh_sandbox_offer network "$cur"; return ;;
@@ -52,7 +52,7 @@ _dsh_sandbox()
 	# The command: the first word that is no option of the tool's.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory) ((i++)) ;;
+		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable) ((i++)) ;;
 		-*) ;;
 		*)
 			cmd=${COMP_WORDS[i]} at=$i
@@ -71,7 +71,7 @@ _dsh_sandbox()
 
 	case $cmd in
 	policy)
-		opts="--session --mode --workspace --network --max-processes --memory --config --json --help"
+		opts="--session --mode --workspace --writable --network --max-processes --memory --config --json --help"
 		;;
 	session)
 		opts="--cwd --json --help"
@@ -85,20 +85,20 @@ _dsh_sandbox()
 		opts="--session --json --append --config --help"
 		;;
 	exec)
-		opts="--session --mode --workspace --workdir --timeout --backend --network --max-processes --memory --config --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --sandbox-permissions --justification --call-id --help"
 		operand='command'
 		in_order=1
 		;;
 	bash)
-		opts="--session --mode --workspace --workdir --timeout --backend --network --max-processes --memory --config --json --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --json --sandbox-permissions --justification --call-id --help"
 		operand='text'
 		;;
 	fs)
-		opts="--session --mode --workspace --json --sandbox-permissions --justification --call-id --config --old --new --all --help"
+		opts="--session --mode --workspace --writable --json --sandbox-permissions --justification --call-id --config --old --new --all --help"
 		verbs="write edit read"
 		;;
 	serve)
-		opts="--session --cwd --network --max-processes --memory --config --help"
+		opts="--session --cwd --writable --network --max-processes --memory --config --help"
 		;;
 	probe)
 		opts="--fresh --json --network --max-processes --memory --config --help"
@@ -119,7 +119,7 @@ _dsh_sandbox()
 				ended=1
 				continue
 				;;
-			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory)
+			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable)
 				((i++))
 				continue
 				;;

@@ -90,6 +90,9 @@ typedef struct dsb_call_setup {
 	/* Limits over the configuration's: those it sets explicitly (--max-processes, --memory);
 	 * NULL: none. */
 	const dsb_limits *limits;
+	/* Writable roots beside the configuration's (--writable; dsb_config_add_writable_roots());
+	 * NULL: none. */
+	char *const *writable_roots;
 } dsb_call_setup;
 
 /*

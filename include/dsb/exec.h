@@ -60,6 +60,12 @@ typedef struct dsb_run_result {
 	 */
 	unsigned limits_hit;
 	char *limit_note;
+	/*
+	 * Beyond DSH: what the sandbox undid after the call, one "[sandbox: PATH was removed after
+	 * the call: it is protected (REASON)]" line per start-up file the command made
+	 * (protectDefaults), else NULL. Rendered last, denial or not.
+	 */
+	char *undone_note;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

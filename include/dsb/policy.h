@@ -61,6 +61,7 @@ typedef enum dsb_protect_kind {
 	DSB_PROTECT_GIT,       /* a checkout's .git hooks, config and info (protectGit) */
 	DSB_PROTECT_LISTED,    /* sandbox-policy.protectedPaths */
 	DSB_PROTECT_DENY_READ, /* sandbox-policy.denyRead: hidden, not just read-only */
+	DSB_PROTECT_STARTUP,   /* a start-up file other programs run or read (protectDefaults) */
 	_DSB_PROTECT_MAX,
 	_DSB_PROTECT_INVALID = -1,
 } dsb_protect_kind;
@@ -77,7 +78,8 @@ typedef enum dsb_network_access {
 	_DSB_NETWORK_ACCESS_INVALID = -1,
 } dsb_network_access;
 
-/* "store", "config", "answerer", "runner", "spill", "git", "listed", "deny-read"; else NULL. */
+/* "store", "config", "answerer", "runner", "spill", "git", "listed", "deny-read", "startup";
+ * else NULL. */
 DSB_API const char *dsb_protect_kind_to_string(dsb_protect_kind kind);
 
 /* Why a path of @kind is protected, one sentence without a final period, for the model. */
@@ -202,6 +204,20 @@ DSB_API char *const *dsb_config_network_deny(const dsb_config *cfg);
  */
 DSB_API char *const *dsb_config_network_hosts(const dsb_config *cfg);
 
+/*
+ * sandbox-policy.writableRoots and dsb_config_add_writable_roots(): extra directories a
+ * workspace-write call may write (beyond DSH), absolute or "~/..." as given. Never NULL,
+ * NULL-terminated; owned by @cfg.
+ */
+DSB_API char *const *dsb_config_writable_roots(const dsb_config *cfg);
+
+/*
+ * Adds @roots (NULL-terminated; absolute, or "~" and "~/..." for $HOME) to the configuration's
+ * writable roots (the --writable option). Anything else fails with DSB_E_INVALID_ARGS naming
+ * it; @cfg is unchanged on failure. Each is checked when a call resolves its policy.
+ */
+DSB_API int dsb_config_add_writable_roots(dsb_config *cfg, char *const *roots, dsb_error *reterr);
+
 /* network.proxyPort: the loopback port of the allowlist proxy; 0 (the default): any free one. */
 DSB_API unsigned dsb_config_network_proxy_port(const dsb_config *cfg);
 
@@ -305,7 +321,8 @@ typedef struct dsb_protected {
 	bool directory; /* a directory (or one to be made: a missing hooks or store directory) */
 	bool exists;	/* false: made empty before the call so that it cannot be created inside */
 	bool absent;	/* must not exist (no empty stand-in would do): removed after the call
-			 * if the command made it; never bound (a gitdir's missing commondir) */
+			 * if the command made it, a directory with what it holds; never bound
+			 * (a gitdir's missing commondir, a missing ~/.bashrc) */
 } dsb_protected;
 
 /* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */
@@ -316,6 +333,11 @@ typedef struct dsb_exec_policy {
 	/* Beyond DSH: what no confined command nor the fence may change, in resolve() order. */
 	dsb_protected *protected;
 	size_t n_protected;
+	/*
+	 * Beyond DSH: sandbox-policy.writableRoots and --writable, canonical, deduplicated, none
+	 * equal to or inside the workspace; NULL unless workspace-write (then NULL-terminated).
+	 */
+	char **extra_roots;
 } dsb_exec_policy;
 
 /*
@@ -344,8 +366,10 @@ DSB_API const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy 
 							  const char *path, bool write);
 
 /*
- * The writable roots of dsh-compat §4.1: empty unless workspace-write, else the canonical workspace
- * root, /tmp and the platform temp dir, canonicalised, then deduplicated in order. On success
+ * The writable roots, the one list every enforcer grants (docs/design/paths.md): empty unless
+ * workspace-write, else the canonical workspace root, "/tmp" (the sandbox's own /tmp, whichever
+ * host directory backs it) and the extra roots, deduplicated in order. DSH's §4.1 list also
+ * names the platform temp dir: the confined command's TMPDIR is "/tmp" instead. On success
  * *@ret_roots is a new NULL-terminated array (free with dsb_strv_free()) and the return value
  * is its length.
  */

@@ -41,6 +41,11 @@ int dsb_call_new(const dsb_call_setup *setup, dsb_call **ret_call, dsb_error *re
 		}
 	if (setup && setup->limits)
 		call->limits = *setup->limits;
+	if (setup && setup->writable_roots &&
+	    !(call->writable_roots = strv_copy(setup->writable_roots))) {
+		dsb_call_free(call);
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
 	*ret_call = call;
 	return 0;
 }
@@ -54,6 +59,7 @@ dsb_call *dsb_call_free(dsb_call *call)
 	free(call->config_path);
 	free(call->store_path);
 	free(call->cache_dir);
+	strv_free(call->writable_roots);
 	free(call);
 	return NULL;
 }

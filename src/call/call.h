@@ -29,7 +29,8 @@ struct dsb_call {
 	char *config_path; /* copies of the dsb_call_setup */
 	char *store_path;
 	char *cache_dir;
-	dsb_limits limits; /* the setup's, when it gave any (limits.set) */
+	dsb_limits limits;     /* the setup's, when it gave any (limits.set) */
+	char **writable_roots; /* the setup's --writable roots, or NULL */
 	dsb_answerer_fn answer;
 	void *answer_userdata;
 	dsb_call_on_run_fn on_run;

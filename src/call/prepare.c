@@ -222,9 +222,22 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 	};
 	dsb_mode granted;
 	r = approval_escalate(ctx->session, ctx->cfg, &e, answer, &route, &granted, reterr);
+	if (r < 0 || granted == ctx->policy.mode)
+		return r;
+	/*
+	 * The granted mode's own policy, from the same root: what is protected and which extra
+	 * roots are writable depend on the mode (a read-only session protects nothing writable).
+	 */
+	dsb_call_setup setup = call_setup(call);
+	dsb_config *cfg = NULL;
+	dsb_exec_policy granted_policy = {0};
+	r = call_resolve(&setup, req->session, granted, req->workspace, &cfg, &granted_policy, NULL,
+			 NULL, reterr);
+	dsb_config_free(cfg);
 	if (r < 0)
 		return r;
-	ctx->policy.mode = granted;
+	dsb_exec_policy_done(&ctx->policy);
+	ctx->policy = granted_policy;
 	return 0;
 }
 

@@ -21,6 +21,7 @@ dsb_call_setup call_setup(const dsb_call *call)
 		.store_path = call->store_path,
 		.cache_dir = call->cache_dir,
 		.limits = call->limits.set ? &call->limits : NULL,
+		.writable_roots = call->writable_roots,
 	};
 }
 
@@ -81,6 +82,8 @@ int dsb_call_load_config(const dsb_call_setup *setup, dsb_config **ret_cfg, dsb_
 	r = dsb_config_apply_env(cfg, getenv("DSH_PERMISSION_MODE"), reterr);
 	if (r >= 0 && setup->limits)
 		r = dsb_config_set_limits(cfg, setup->limits, reterr);
+	if (r >= 0 && setup->writable_roots)
+		r = dsb_config_add_writable_roots(cfg, setup->writable_roots, reterr);
 	if (r < 0) {
 		dsb_config_free(cfg);
 		return r;

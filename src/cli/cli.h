@@ -16,11 +16,16 @@
 /* Exit status of a usage error (and of DSB_E_INVALID_ARGS). */
 #define CLI_EXIT_USAGE 2
 
+/* How many --writable options one command line may give. */
+#define CLI_MAX_WRITABLE 64
+
 /* Options that come before the subcommand (--config may also follow it). */
 typedef struct cli_global {
 	const char *config_path; /* --config FILE, or NULL */
 	const char *store_path;	 /* --store DIR, or NULL */
 	dsb_limits limits;	 /* --max-processes, --memory: over the configuration's */
+	/* --writable DIR, repeatable: NULL-terminated, pointing into argv */
+	char *writable[CLI_MAX_WRITABLE + 1];
 } cli_global;
 
 /* What an option's value or an operand is: what the completions offer for it. */
@@ -68,6 +73,7 @@ typedef enum cli_opt {
 	CLI_OPT_PROBE,
 	CLI_OPT_MAX_PROCESSES,
 	CLI_OPT_MEMORY,
+	CLI_OPT_WRITABLE,
 	_CLI_OPT_MAX,
 	_CLI_OPT_INVALID = -1,
 } cli_opt;

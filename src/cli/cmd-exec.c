@@ -72,6 +72,10 @@ int cmd_exec(const cli_args *a)
 			fflush(stdout);
 			fprintf(stderr, "%s\n", res.run.limit_note);
 		}
+		if (res.run.undone_note) {
+			fflush(stdout);
+			fprintf(stderr, "%s\n", res.run.undone_note);
+		}
 		if (res.run.timed_out)
 			status = EXEC_TIMED_OUT;
 	}

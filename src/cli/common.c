@@ -32,7 +32,8 @@ dsb_call_setup cli_setup(const cli_global *global)
 {
 	return (dsb_call_setup){.config_path = global->config_path,
 				.store_path = global->store_path,
-				.limits = global->limits.set ? &global->limits : NULL};
+				.limits = global->limits.set ? &global->limits : NULL,
+				.writable_roots = global->writable[0] ? global->writable : NULL};
 }
 
 int cli_check_config_option(const cli_global *global, dsb_error *reterr)

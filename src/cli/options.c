@@ -50,6 +50,9 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 	[CLI_OPT_MEMORY] = {"memory", "SIZE", CLI_KIND_TEXT,
 			    "the most memory a call's processes may use (512M, 2G; 0: none), over "
 			    "limits.memoryBytes"},
+	[CLI_OPT_WRITABLE] = {"writable", "DIR", CLI_KIND_DIR,
+			      "workspace-write may also write DIR (repeatable), beside "
+			      "sandbox-policy.writableRoots"},
 };
 
 static const cli_verb session_verbs[] = {
@@ -76,8 +79,8 @@ static int run_landlock_run(const cli_args *args)
 
 const cli_command cli_commands[] = {
 	{"policy",
-	 "[--session] [--mode] [--workspace] [--network] [--max-processes] [--memory]\n"
-	 "          [--config] [--json]",
+	 "[--session] [--mode] [--workspace] [--writable]... [--network] [--max-processes]\n"
+	 "          [--memory] [--config] [--json]",
 	 "show the resolved policy and its writable roots",
 	 NULL, CLI_KIND_NONE, 0, cmd_policy},
 	{"session",
@@ -92,25 +95,27 @@ const cli_command cli_commands[] = {
 	 "the runtime-context snapshot to send the model now (nothing when unchanged)",
 	 NULL, CLI_KIND_NONE, 0, cmd_context},
 	{"exec",
-	 "[--session | --mode] [--workspace] [--workdir]\n"
+	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
 	 "          [--config] [--sandbox-permissions --justification [--call-id]] -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
 	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_exec},
 	{"bash",
-	 "[--session | --mode] [--workspace] [--workdir]\n"
+	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
 	 "          [--config] [--json] [--sandbox-permissions --justification [--call-id]]\n"
 	 "          COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it",
 	 NULL, CLI_KIND_TEXT, 0, cmd_bash},
 	{"fs",
-	 "write|edit|read [--session | --mode] [--workspace] [--json]\n"
+	 "write|edit|read [--session | --mode] [--workspace] [--writable]... [--json]\n"
 	 "          [--sandbox-permissions --justification [--call-id]] [--config]\n"
 	 "          [--old --new [--all]] PATH     (write: the content on stdin)",
 	 "DSH's write and edit tools (and read), fenced by the policy",
 	 fs_verbs, CLI_KIND_NONE, 0, cmd_fs},
-	{"serve", "[--session | --cwd] [--network] [--max-processes] [--memory] [--config]",
+	{"serve",
+	 "[--session | --cwd] [--writable]... [--network] [--max-processes] [--memory]\n"
+	 "          [--config]",
 	 "DSH's tools as an MCP server on stdin/stdout (a new session unless --session)",
 	 NULL, CLI_KIND_NONE, 0, cmd_serve},
 	{"probe", "[--fresh] [--json] [--network] [--max-processes] [--memory] [--config]",
@@ -328,6 +333,15 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		if (k < OPT_VAL(0) || k >= OPT_VAL(_CLI_OPT_MAX))
 			return -cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 		ret->opt[k - OPT_VAL(0)] = optarg ? optarg : "";
+		if (k == OPT_VAL(CLI_OPT_WRITABLE)) {
+			size_t w = 0;
+			while (ret->global.writable[w])
+				w++;
+			if (w == CLI_MAX_WRITABLE)
+				return -cli_usage_error(cmd, "more than %d --writable options",
+							CLI_MAX_WRITABLE);
+			ret->global.writable[w] = optarg;
+		}
 	}
 	if (ret->opt[CLI_OPT_CONFIG])
 		ret->global.config_path = ret->opt[CLI_OPT_CONFIG];

@@ -97,18 +97,45 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 }
 
 /*
- * Protected paths as binds after the writable ones. Only the workspace is the host's and
- * writable here; the host's /tmp is not even shown in workspace-write (a private tmpfs).
+ * The writable roots that are the host's own directories here: the workspace and the extra
+ * roots (the sandbox's /tmp is a private tmpfs), bound writable after DSH's profile.
+ */
+static int host_roots(const dsb_exec_policy *policy, char ***ret)
+{
+	int r = strv_push(ret, policy->workspace_root);
+	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
+		r = strv_push(ret, *e);
+	return r;
+}
+
+static int bwrap_extra_roots(const dsb_exec_policy *policy, char ***io_argv)
+{
+	int r = 0;
+	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++) {
+		const char *bind[] = {"--bind", *e, *e};
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(bind); i++)
+			r = strv_push(io_argv, bind[i]);
+	}
+	return r;
+}
+
+/*
+ * Protected paths as binds after the writable ones. Only the workspace and the extra roots
+ * are the host's and writable here; the host's /tmp is not even shown in workspace-write (a
+ * private tmpfs).
  */
 static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char ***io_argv,
 			 confine_failure *why)
 {
-	char *ws[] = {policy->workspace_root, NULL}, *tmp[] = {(char *)"/tmp", NULL};
+	char *tmp[] = {(char *)"/tmp", NULL};
 	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
+	_cleanup_strv_free_ char **host = NULL;
+	int r = host_roots(policy, &host);
 	_cleanup_(protect_ops_done) protect_ops o = {0};
-	int r = protect_ops_build(policy, writable ? ws : NULL, writable ? tmp : NULL, &o);
+	if (r >= 0)
+		r = protect_ops_build(policy, writable ? host : NULL, writable ? tmp : NULL, &o);
 	if (r >= 0 && o.n > 0 && writable)
-		r = protect_make_missing(policy, ws, why->detail, sizeof(why->detail));
+		r = protect_make_missing(policy, host, why->detail, sizeof(why->detail));
 	if (r < 0 || o.n == 0)
 		return r;
 	/*
@@ -132,7 +159,7 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
  * A network policy other than full (docs/design/network.md): a network namespace with a
  * loopback alone, where the proxy's listener waits for the allow-list; the command's connect
  * and sendto calls go to the supervisor, whose roots are where the command's own sockets lie as
- * it sees them: the workspace, and its /tmp, a tmpfs of the sandbox's own. No metadata call
+ * it sees them: the writable roots (its /tmp a tmpfs of the sandbox's own). No metadata call
  * comes to it here.
  */
 static int bwrap_network(const dsb_provider *p, const dsb_exec_policy *policy, confine_plan *plan)
@@ -141,11 +168,8 @@ static int bwrap_network(const dsb_provider *p, const dsb_exec_policy *policy, c
 		return 0;
 	plan->steps |= STEP(STEP_NET_NAMESPACE) | STEP(STEP_LOOPBACK) | STEP(STEP_NET_LISTENER);
 	int r = 0;
-	if (policy->mode == DSB_MODE_WORKSPACE_WRITE) {
-		r = strv_push(&plan->meta_roots, policy->workspace_root);
-		if (r >= 0)
-			r = strv_push(&plan->meta_roots, "/tmp");
-	}
+	if (policy->mode == DSB_MODE_WORKSPACE_WRITE)
+		r = dsb_policy_writable_roots(policy, &plan->meta_roots, NULL) < 0 ? -ENOMEM : 0;
 	if (r >= 0 && p->network.access == DSB_NETWORK_ALLOWLIST)
 		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
 				   p->network.hosts);
@@ -169,6 +193,8 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	plan->wraps = true;
 	plan->contained = true;
 	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
+	if (r >= 0)
+		r = bwrap_extra_roots(policy, &c->argv);
 	if (r >= 0)
 		r = bwrap_protect(policy, plan, &c->argv, why);
 	if (r >= 0)

@@ -201,6 +201,8 @@ static int landlock_network(const dsb_provider *p, const dsb_exec_policy *policy
 	int r = (plan->net_roots = strv_of(none)) ? 0 : -ENOMEM;
 	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = strv_push(&plan->net_roots, policy->workspace_root);
+	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
+		r = strv_push(&plan->net_roots, *e);
 	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
 	if (r >= 0 && allowlist)
@@ -246,6 +248,8 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 		r = strv_push(&ll->rw, "/tmp");
 		if (r >= 0)
 			r = strv_push(&ll->rw, policy->workspace_root);
+		for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
+			r = strv_push(&ll->rw, *e);
 		/*
 		 * Where metadata changes may land: the writable grants but /dev/null (as root,
 		 * the host's node), spelled as the kernel resolves them.

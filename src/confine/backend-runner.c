@@ -41,6 +41,13 @@ static int runner_confine(const dsb_provider *p, const dsb_exec_policy *policy, 
 			       dsb_network_access_to_string(p->network.access));
 		return -EPERM;
 	}
+	/* Nor can it be told to bind more than the workspace writable. */
+	if (policy->extra_roots && policy->extra_roots[0]) {
+		(void)snprintf(why->detail, sizeof(why->detail),
+			       "runnerCommand cannot grant the writable root %s",
+			       policy->extra_roots[0]);
+		return -EPERM;
+	}
 	confine_plan *plan;
 	int r = plan_new(c, &plan);
 	if (r < 0 || !(c->argv = strv_copy(p->runner_command)))

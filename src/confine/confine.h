@@ -492,9 +492,11 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 
 /*
  * After a confined call has ended (every process of it): removes each path of @policy that
- * must stay absent (dsb_protected.absent) if the command made it. Best effort.
+ * must stay absent (dsb_protected.absent) if the command made it, a directory with all it
+ * holds. Best effort; for each start-up file it found, a line "[sandbox: PATH was removed after
+ * the call: it is protected (REASON)]" goes to @notes (NULL: none). -ENOMEM.
  */
-void protect_remove_absent(const dsb_exec_policy *policy);
+int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes);
 
 /* Appends @o as bwrap arguments. -ENOMEM. */
 int protect_bwrap_args(const protect_ops *o, char ***io_argv);

@@ -26,6 +26,7 @@
  * A protected path that does not exist is made, empty, before the call (beneath its root, no
  * symlink followed), so that there is something to bind and the command cannot create it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -239,8 +240,44 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 	return 0;
 }
 
-void protect_remove_absent(const dsb_exec_policy *policy)
+/*
+ * Removes the entry @name of @dfd and, for a directory, everything in it, never following a
+ * symlink (what the command left is hostile). @depth bounds the walk: deeper trees are left,
+ * and the caller's note then says the path could not be removed. 0, or -errno.
+ */
+static int remove_tree_at(int dfd, const char *name, int depth)
 {
+	if (unlinkat(dfd, name, 0) == 0)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return errno == ENOENT ? 0 : -errno;
+	if (depth > 64)
+		return -ELOOP;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return -ENOMEM;
+	}
+	int r = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		int k = remove_tree_at(dirfd(d), de->d_name, depth + 1);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	(void)closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
+{
+	int ret = 0;
 	for (size_t i = 0; policy && i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
 		if (!e->absent)
@@ -253,11 +290,18 @@ void protect_remove_absent(const dsb_exec_policy *policy)
 			continue;
 		*slash = '\0';
 		_cleanup_close_ int dfd = open_dir_no_symlinks(dir);
-		if (dfd < 0)
+		struct stat st;
+		if (dfd < 0 || fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (unlinkat(dfd, slash + 1, 0) < 0 && (errno == EISDIR || errno == EPERM))
-			(void)unlinkat(dfd, slash + 1, AT_REMOVEDIR);
+		int r = remove_tree_at(dfd, slash + 1, 0);
+		if (notes && e->kind != DSB_PROTECT_GIT &&
+		    strbuf_printf(notes, "%s[sandbox: %s %s after the call: it is protected (%s)]",
+				  notes->len ? "\n" : "", e->path,
+				  r < 0 ? "was made, and could not be removed" : "was removed",
+				  dsb_protect_kind_reason(e->kind)) < 0)
+			ret = -ENOMEM;
 	}
+	return ret;
 }
 
 /* How to fix a policy-bearing path a backend cannot protect. */
@@ -277,6 +321,7 @@ static const char *fix_for(dsb_protect_kind kind)
 	case DSB_PROTECT_GIT:
 	case DSB_PROTECT_LISTED:
 	case DSB_PROTECT_DENY_READ:
+	case DSB_PROTECT_STARTUP:
 	case _DSB_PROTECT_MAX:
 	case _DSB_PROTECT_INVALID:
 		break;

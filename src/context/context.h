@@ -164,4 +164,11 @@ int context_snapshot_text(dsb_session *session, const dsb_policy *policy, const 
  */
 int context_network_append(dsb_network_access access, char *const *allow, char **io_text);
 
+/*
+ * Beyond DSH: appends the sentence naming the extra writable roots (JSON-quoted, as the
+ * workspace is) to the workspace-write text *@io_text; nothing when there are none, so DSH's
+ * bytes stay as they are. -ENOMEM.
+ */
+int context_roots_append(char *const *extra_roots, char **io_text);
+
 #endif

@@ -231,7 +231,9 @@ static int render_session(dsb_session *session, const log_header *header, const 
 	if (r >= 0)
 		r = dsb_context_render_sandbox(resolved.mode, resolved.workspace_root, &sandbox,
 					       reterr);
-	/* Beyond DSH, only under a network policy: DSH's bytes stay as they are by default. */
+	/* Beyond DSH, only with extra roots or a network policy: DSH's bytes otherwise. */
+	if (r >= 0 && context_roots_append(resolved.extra_roots, &sandbox) < 0)
+		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	if (r >= 0 && resolved.mode != DSB_MODE_DANGER_FULL_ACCESS &&
 	    dsb_config_network_access(cfg) != DSB_NETWORK_FULL &&
 	    context_network_append(dsb_config_network_access(cfg), dsb_config_network_allow(cfg),

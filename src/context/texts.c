@@ -122,3 +122,27 @@ int context_network_append(dsb_network_access access, char *const *allow, char *
 	*io_text = strbuf_take(&sb);
 	return 0;
 }
+
+int context_roots_append(char *const *extra_roots, char **io_text)
+{
+	if (!extra_roots || !extra_roots[0])
+		return 0;
+	_cleanup_(strbuf_done) strbuf sb = STRBUF_INIT;
+	int r = strbuf_puts(&sb, *io_text);
+	if (r >= 0)
+		r = strbuf_puts(&sb, " Such operations may also modify files under these writable "
+				     "roots: ");
+	for (size_t i = 0; r >= 0 && extra_roots[i]; i++) {
+		if (i)
+			r = strbuf_puts(&sb, ", ");
+		if (r >= 0)
+			r = json_quote_append(&sb, extra_roots[i], strlen(extra_roots[i]));
+	}
+	if (r >= 0)
+		r = strbuf_puts(&sb, ".");
+	if (r < 0)
+		return -ENOMEM;
+	free(*io_text);
+	*io_text = strbuf_take(&sb);
+	return 0;
+}

@@ -157,6 +157,9 @@ static int render_markers(const dsb_run_result *r, bool confines, strbuf *marker
 	/* Then the limits the call reached (docs/design/limits.md). */
 	if (k >= 0 && r->sandboxed && r->limit_note)
 		k = add_marker(markers, strdup(r->limit_note));
+	/* Last, what the sandbox undid once the command had ended (docs/design/paths.md). */
+	if (k >= 0 && r->sandboxed && r->undone_note)
+		k = add_marker(markers, strdup(r->undone_note));
 	return k;
 }
 

@@ -36,6 +36,7 @@ void dsb_run_result_done(dsb_run_result *r)
 	free(r->protected_note);
 	free(r->network_note);
 	free(r->limit_note);
+	free(r->undone_note);
 	*r = (dsb_run_result){0};
 }
 
@@ -393,6 +394,13 @@ static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
 	const confine_plan *plan = confined_plan(&x->confined);
 	if (x->env && plan && plan->proxy_port && env_proxy(&x->env, plan->proxy_port) < 0)
 		x->env = strv_free(x->env);
+	/*
+	 * A confined command's temp dir is the sandbox's /tmp, the one temp dir among the
+	 * writable roots (docs/design/paths.md): the caller's TMPDIR may be any other place.
+	 */
+	if (x->env && policy->mode != DSB_MODE_DANGER_FULL_ACCESS &&
+	    env_put(&x->env, "TMPDIR=/tmp") < 0)
+		x->env = strv_free(x->env);
 	if (!req->passthrough)
 		x->out = collector_new("stdout", out_cap, spill_cap, &x->spill);
 	x->err = collector_new("stderr", cfg->max_output_bytes, spill_cap, &x->spill);
@@ -473,13 +481,15 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 	x->holding = x->exec_prefix && req->passthrough;
 	int status = 0;
 	bool timed_out = false, aborted = false;
+	_cleanup_(strbuf_done) strbuf undone = STRBUF_INIT;
 	int r = run_loop(x, req->stdin_text, req->stdin_len, timeout_ms, cfg->grace_ms,
 			 req->passthrough ? STDERR_FILENO : -1, cancel_fd, &status, &timed_out,
 			 &aborted);
 	/* Once nothing the command started runs any more, undo what no mount could forbid. */
 	if (policy->mode != DSB_MODE_DANGER_FULL_ACCESS) {
 		tree_done(&x->tree);
-		protect_remove_absent(policy);
+		if (protect_remove_absent(policy, &undone) < 0 && r >= 0)
+			r = -ENOMEM;
 	}
 	if (r < 0)
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")
@@ -496,6 +506,7 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 		.timeout_ms = timeout_ms,
 		.sandboxed = true,
 		.mode = policy->mode,
+		.undone_note = undone.len ? strbuf_take(&undone) : NULL,
 	};
 	/* A background run's collectors stay readable: its result gets copies. */
 	if (x->live)

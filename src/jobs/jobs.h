@@ -45,7 +45,8 @@ typedef struct job_facts {
 	bool denied;
 	const char *protected_note; /* beyond DSH, after the denial's markers; or NULL */
 	const char *network_note;   /* beyond DSH: the network refusals; or NULL */
-	const char *limit_note;	    /* beyond DSH, last: the limits the job reached; or NULL */
+	const char *limit_note;	    /* beyond DSH: the limits the job reached; or NULL */
+	const char *undone_note;    /* beyond DSH, last: what the sandbox undid after it; or NULL */
 } job_facts;
 
 /* One read of a bash job's process (DSH's ShellProcessRead, with the spawn failure's note). */

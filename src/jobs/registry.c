@@ -61,6 +61,7 @@ struct job {
 	char *protected_note;
 	char *network_note;
 	char *limit_note;
+	char *undone_note;
 
 	pthread_t thread;
 	bool thread_running; /* created and not yet joined */
@@ -92,6 +93,7 @@ static job *job_free(job *j)
 	free(j->protected_note);
 	free(j->network_note);
 	free(j->limit_note);
+	free(j->undone_note);
 	free(j);
 	return NULL;
 }
@@ -296,6 +298,8 @@ static void settle(job *j, int r, dsb_run_result *res, const exec_opts *o, const
 		j->facts.network_note = j->network_note;
 		j->limit_note = TAKE_PTR(res->limit_note);
 		j->facts.limit_note = j->limit_note;
+		j->undone_note = TAKE_PTR(res->undone_note);
+		j->facts.undone_note = j->undone_note;
 	}
 	/* A settlement someone waits for is reported to them: no notice (LocalJobRegistry). */
 	if (j->waiters > 0)

@@ -91,6 +91,8 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 		r = facts->network_note ? add_notice(notices, strdup(facts->network_note)) : 0;
 		if (r >= 0 && facts->limit_note)
 			r = add_notice(notices, strdup(facts->limit_note));
+		if (r >= 0 && facts->undone_note)
+			r = add_notice(notices, strdup(facts->undone_note));
 		return r;
 	}
 	/* Ours is a confining executor: the escalation hint follows the marker (dsh-compat §6.8).
@@ -105,6 +107,8 @@ static int append_notices(strbuf *notices, const job_read *rd, const job_facts *
 		r = add_notice(notices, strdup(facts->network_note));
 	if (r >= 0 && facts->limit_note)
 		r = add_notice(notices, strdup(facts->limit_note));
+	if (r >= 0 && facts->undone_note)
+		r = add_notice(notices, strdup(facts->undone_note));
 	return r;
 }
 

@@ -103,7 +103,9 @@ dsb_config *dsb_config_new(void)
 	cfg->answerer = calloc(1, sizeof(char *));
 	cfg->protected_paths = calloc(1, sizeof(char *));
 	cfg->deny_read = calloc(1, sizeof(char *));
+	cfg->writable_roots = calloc(1, sizeof(char *));
 	cfg->protect_git = true;
+	cfg->protect_defaults = true;
 	/* DSH's behaviour: the network is not restricted. */
 	cfg->network_access = DSB_NETWORK_FULL;
 	cfg->network_allow = calloc(1, sizeof(char *));
@@ -113,8 +115,8 @@ dsb_config *dsb_config_new(void)
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
-	    !cfg->protected_paths || !cfg->deny_read || !cfg->presets || !cfg->network_allow ||
-	    !cfg->network_deny || !cfg->network_hosts ||
+	    !cfg->protected_paths || !cfg->deny_read || !cfg->writable_roots || !cfg->presets ||
+	    !cfg->network_allow || !cfg->network_deny || !cfg->network_hosts ||
 	    scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
@@ -127,6 +129,7 @@ dsb_config *dsb_config_free(dsb_config *cfg)
 	free(cfg->workspace_root);
 	strv_free(cfg->protected_paths);
 	strv_free(cfg->deny_read);
+	strv_free(cfg->writable_roots);
 	free(cfg->file);
 	strv_free(cfg->runner_command);
 	strv_free(cfg->runner_failure_signatures);
@@ -210,4 +213,37 @@ const char *dsb_config_workspace_root(const dsb_config *cfg)
 const char *dsb_config_file(const dsb_config *cfg)
 {
 	return cfg ? cfg->file : NULL;
+}
+
+char *const *dsb_config_writable_roots(const dsb_config *cfg)
+{
+	static char *const none[] = {NULL};
+	return cfg && cfg->writable_roots ? cfg->writable_roots : none;
+}
+
+int dsb_config_add_writable_roots(dsb_config *cfg, char *const *roots, dsb_error *reterr)
+{
+	if (!cfg)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "no configuration given");
+	for (char *const *root = roots; root && *root; root++) {
+		const char *s = *root;
+		bool home = s[0] == '~' && (s[1] == '\0' || s[1] == '/');
+		if (s[0] != '/' && !home)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+					"--writable \"%s\": a writable root is an absolute path or "
+					"starts with ~/",
+					s);
+		if (strlen(s) >= DSB_PATH_MAX)
+			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+					"--writable: path longer than %d bytes", DSB_PATH_MAX - 1);
+	}
+	_cleanup_strv_free_ char **all = strv_copy(cfg->writable_roots);
+	for (char *const *root = roots; all && root && *root; root++)
+		if (strv_push(&all, *root) < 0)
+			all = strv_free(all);
+	if (!all)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "writable roots: out of memory");
+	strv_free(cfg->writable_roots);
+	cfg->writable_roots = TAKE_PTR(all);
+	return 0;
 }

@@ -651,6 +651,15 @@ static int parse_deny_read(struct parser *p, const struct field *f, void *base)
 	return parse_strv_checked(p, f, base, check_deny_read);
 }
 
+/*
+ * sandbox-policy.writableRoots (beyond DSH): absolute paths, or ~ and ~/... for the home, as
+ * denyRead's; whether each is a directory a root may be is decided per call (roots.c).
+ */
+static int parse_writable_roots(struct parser *p, const struct field *f, void *base)
+{
+	return parse_strv_checked(p, f, base, check_deny_read);
+}
+
 struct scrub_rules {
 	scrub_rule *v;
 	size_t n;
@@ -1097,6 +1106,10 @@ static const struct field policy_fields[] = {
 	{.key = "protectGit",    .parse = parse_bool,   .offset = offsetof(dsb_config, protect_git)},
 	{.key = "denyRead",      .parse = parse_deny_read, .offset = offsetof(dsb_config, deny_read),
 	 .nonempty = true},
+	{.key = "writableRoots", .parse = parse_writable_roots,
+	 .offset = offsetof(dsb_config, writable_roots), .nonempty = true},
+	{.key = "protectDefaults", .parse = parse_bool,
+	 .offset = offsetof(dsb_config, protect_defaults)},
 };
 
 static const struct field local_fields[] = {

@@ -66,6 +66,8 @@ struct dsb_config {
 	char **protected_paths; /* never NULL: patterns relative to each writable root */
 	bool protect_git;	/* .git hooks, config and info of each writable root */
 	char **deny_read;	/* never NULL: absolute, or ~/... */
+	char **writable_roots;	/* never NULL: absolute, or ~/...; checked per call (roots.c) */
+	bool protect_defaults;	/* the start-up files of every writable root (protect.c) */
 	char *file;		/* the file loaded, canonical; NULL for none */
 
 	/* sandbox-local */
@@ -121,7 +123,9 @@ struct dsb_policy {
 	size_t n_sources;
 	char **protected_paths; /* sandbox-policy.protectedPaths */
 	bool protect_git;
+	bool protect_defaults;
 	char **deny_read;
+	char **writable_roots; /* as configured: absolute or ~/... (roots.c checks them per call) */
 };
 
 /* protect.c: the service's sources and each call's protected paths. */
@@ -189,8 +193,13 @@ int network_ip_canonical(const char *s, char buf[NETWORK_PATTERN_MAX]);
  */
 int network_host_canonical(const char *host, char buf[NETWORK_PATTERN_MAX]);
 
-/* roots.c: dsb_policy_writable_roots() with the temp dir given, for tests. */
-int policy_writable_roots_with_tmpdir(const dsb_exec_policy *p, const char *tmpdir,
-				      char ***ret_roots, dsb_error *reterr);
+/*
+ * roots.c: fills p->extra_roots from @policy's configured ones for @p's mode and workspace root:
+ * each canonical, an existing directory, not "/", not a symlink's spelling that a writable root
+ * could repoint; duplicates and those inside the workspace dropped. The errors name the entry.
+ */
+int policy_extra_roots_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_error *reterr);
+/* "~" and "~/..." with $HOME, anything else copied; NULL on OOM or without an absolute HOME. */
+char *policy_expand_home(const char *path);
 
 #endif

@@ -29,6 +29,7 @@ static const char *const kind_names[_DSB_PROTECT_MAX] = {
 	[DSB_PROTECT_ANSWERER] = "answerer", [DSB_PROTECT_RUNNER] = "runner",
 	[DSB_PROTECT_SPILL] = "spill",	     [DSB_PROTECT_GIT] = "git",
 	[DSB_PROTECT_LISTED] = "listed",     [DSB_PROTECT_DENY_READ] = "deny-read",
+	[DSB_PROTECT_STARTUP] = "startup",
 };
 
 static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
@@ -40,6 +41,8 @@ static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
 	[DSB_PROTECT_GIT] = "git runs hooks and reads its config outside the sandbox",
 	[DSB_PROTECT_LISTED] = "sandbox-policy.protectedPaths lists it",
 	[DSB_PROTECT_DENY_READ] = "sandbox-policy.denyRead hides it",
+	[DSB_PROTECT_STARTUP] = "other programs run it or read it as configuration outside the "
+				"sandbox, without asking",
 };
 
 const char *dsb_protect_kind_to_string(dsb_protect_kind kind)
@@ -315,20 +318,30 @@ static bool worktree_config_enabled(const char *gitdir)
 	return false;
 }
 
-/* Lists @dir/@name, missing now, as one that must stay so. */
-static int protect_absent(plist *l, char *const *roots, const char *dir, const char *name)
+/* Lists @dir/@name, missing now, as one of @kind that must stay so. */
+static int protect_absent_as(plist *l, char *const *roots, const char *dir, const char *name,
+			     dsb_protect_kind kind, bool directory)
 {
 	_cleanup_free_ char *p = NULL;
 	if (asprintf(&p, "%s/%s", dir, name) < 0)
 		return -ENOMEM;
 	const char *root = path_root_of(roots, p);
-	if (!root || strcmp(root, dir) == 0)
+	if (!root || strcmp(root, p) == 0)
 		return 0;
 	size_t before = l->n;
-	int r = plist_take(l, TAKE_PTR(p), DSB_PROTECT_GIT, false, false);
+	int r = plist_take(l, TAKE_PTR(p), kind, directory, false);
 	if (r >= 0 && l->n > before)
 		l->v[l->n - 1].absent = true;
 	return r;
+}
+
+/* Lists @dir/@name, missing now, as a git path that must stay so. */
+static int protect_absent(plist *l, char *const *roots, const char *dir, const char *name)
+{
+	const char *root = path_root_of(roots, dir);
+	if (root && strcmp(root, dir) == 0)
+		return 0;
+	return protect_absent_as(l, roots, dir, name, DSB_PROTECT_GIT, false);
 }
 
 /*
@@ -585,6 +598,50 @@ static int protect_listed(plist *l, char *const *roots, const char *root, char *
 	return r;
 }
 
+/*
+ * protectDefaults: what other programs run, or read as configuration that runs programs, without
+ * asking, when they start in or below a writable root that is someone's home (docs/design/paths.md
+ * says why each is here). An existing one is kept read-only; a missing one must stay missing:
+ * removed after the call, with what the command put in it, rather than made empty in every
+ * project. A trailing "/" marks a directory.
+ */
+/* clang-format off */
+static const char *const startup_files[] = {
+	/* shells: bash, sh, zsh, readline */
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+	".zprofile", ".zlogin", ".zlogout", ".inputrc",
+	/* git's own configuration: core.fsmonitor, core.pager, aliases with "!" */
+	".gitconfig", ".config/git/",
+	/* ssh: authorized_keys, config's ProxyCommand and LocalCommand */
+	".ssh/",
+	/* direnv runs .envrc on cd; npm reads script-shell and node-options from .npmrc */
+	".envrc", ".npmrc",
+	/* VS Code runs tasks with runOn: folderOpen; its settings name programs to run */
+	".vscode/tasks.json", ".vscode/settings.json",
+	/* agents' own MCP servers and settings (hooks): the next agent starts them */
+	".mcp.json", ".claude/", ".codex/", ".cursor/",
+};
+/* clang-format on */
+
+static int protect_startup(plist *l, char *const *roots, const char *root)
+{
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(startup_files); i++) {
+		_cleanup_free_ char *name = strdup(startup_files[i]);
+		if (!name)
+			return -ENOMEM;
+		size_t n = strlen(name);
+		bool dir = name[n - 1] == '/';
+		if (dir)
+			name[n - 1] = '\0';
+		if (child_exists(root, name))
+			r = protect_child(l, roots, root, name, DSB_PROTECT_STARTUP, dir, false);
+		else
+			r = protect_absent_as(l, roots, root, name, DSB_PROTECT_STARTUP, dir);
+	}
+	return r;
+}
+
 /* sandbox-policy.denyRead: wherever it points, when it exists. */
 static int protect_deny_read(plist *l, char *const *entries)
 {
@@ -691,6 +748,9 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 			r = protect_git(&l, roots, *root);
 		if (r >= 0)
 			r = protect_listed(&l, roots, *root, policy->protected_paths, workspace);
+		/* Nobody starts a shell in the sandbox's /tmp. */
+		if (r >= 0 && policy->protect_defaults && strcmp(*root, "/tmp") != 0)
+			r = protect_startup(&l, roots, *root);
 	}
 	if (r >= 0)
 		r = protect_deny_read(&l, policy->deny_read);

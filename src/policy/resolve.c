@@ -38,6 +38,7 @@ int dsb_policy_new(const dsb_config *cfg, dsb_policy **ret_policy, dsb_error *re
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
 	p->default_mode = cfg->mode;
 	p->protect_git = cfg->protect_git;
+	p->protect_defaults = cfg->protect_defaults;
 
 	int r = resolve_root(cfg->workspace_root ? cfg->workspace_root : ".", "workspace root",
 			     &p->workspace_root, reterr);
@@ -48,7 +49,8 @@ int dsb_policy_new(const dsb_config *cfg, dsb_policy **ret_policy, dsb_error *re
 	/* The configuration protects itself, its answerer and its runner. */
 	p->protected_paths = strv_copy(cfg->protected_paths);
 	p->deny_read = strv_copy(cfg->deny_read);
-	r = p->protected_paths && p->deny_read ? 0 : -ENOMEM;
+	p->writable_roots = strv_copy(cfg->writable_roots);
+	r = p->protected_paths && p->deny_read && p->writable_roots ? 0 : -ENOMEM;
 	if (r >= 0 && cfg->file)
 		r = policy_source_add(p, DSB_PROTECT_CONFIG, cfg->file);
 	if (r >= 0)
@@ -72,6 +74,7 @@ dsb_policy *dsb_policy_free(dsb_policy *policy)
 		free(policy->sources);
 		strv_free(policy->protected_paths);
 		strv_free(policy->deny_read);
+		strv_free(policy->writable_roots);
 		free(policy);
 	}
 	return NULL;
@@ -89,34 +92,42 @@ const char *dsb_policy_workspace_root(const dsb_policy *policy)
 
 /*
  * A session's root is the directory its header recorded, canonical then (getcwd). If that path
- * now leads through a symlink that sits in a temp dir (a writable root of every workspace-write
- * call, on the host under Landlock), a confined command may have renamed the real directory
- * away and planted the link to widen the next call's root, to "/" say: refuse (@mode names the
- * mode asked for). A link elsewhere was put there by someone a command cannot impersonate.
+ * now resolves elsewhere, a symlink was put on it: a confined command that could write a
+ * directory on the way (a workspace below another session's, one under a shared temp dir) may
+ * have renamed the real directory away and planted the link to widen the next call's root, to
+ * "/" say. In workspace-write nothing runs then (an escalation to it resolves again). Read-only
+ * writes nothing: it follows the link as DSH does, unless the link lies in a temp dir, where
+ * any user's command could have planted it. Full access is not confined. @mode names the mode
+ * asked for in the refusal.
  */
 static int check_root_identity(const char *recorded, const char *canonical, dsb_mode mode,
 			       dsb_error *reterr)
 {
 	_cleanup_free_ char *lexical = NULL, *tmpdir = NULL, *tmp = NULL, *tmp_real = NULL;
-	if (path_lexical_resolve("/", recorded, &lexical) < 0 || strcmp(lexical, canonical) == 0)
-		return 0;
-	if (tmpdir_get(&tmpdir) < 0 || path_canonical(tmpdir, &tmp) < 0 ||
-	    path_canonical("/tmp", &tmp_real) < 0)
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
-
-	char *temp_dirs[] = {tmp, tmp_real, NULL};
 	_cleanup_free_ char *link = NULL;
-	int r = path_link_within(lexical, temp_dirs, &link);
-	if (r < 0)
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
-	if (r == 0)
+	if (mode == DSB_MODE_DANGER_FULL_ACCESS)
 		return 0;
+	if (path_lexical_resolve("/", recorded, &lexical) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+	if (strcmp(lexical, canonical) == 0)
+		return 0;
+	if (mode == DSB_MODE_READ_ONLY) {
+		if (tmpdir_get(&tmpdir) < 0 || path_canonical(tmpdir, &tmp) < 0 ||
+		    path_canonical("/tmp", &tmp_real) < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+		char *temp_dirs[] = {tmp, tmp_real, NULL};
+		int r = path_link_within(lexical, temp_dirs, &link);
+		if (r < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "policy: out of memory");
+		if (r == 0)
+			return 0;
+	}
 	char detail[2 * DSB_PATH_MAX + 200];
 	(void)snprintf(detail, sizeof(detail),
-		       "the session's workspace root %s now leads through the symlink %s in a "
-		       "writable temp dir (to %s): it was swapped, so nothing runs; start a new "
-		       "session from the real directory",
-		       recorded, link, canonical);
+		       "the session's workspace root %s now resolves to %s (a symlink was put on "
+		       "its path): it was moved or swapped, so nothing runs; start a new session "
+		       "from the real directory",
+		       recorded, canonical);
 	return policy_fail_unavailable(reterr, mode, detail);
 }
 
@@ -167,7 +178,16 @@ int dsb_policy_resolve(const dsb_policy *policy, const dsb_resolve_request *req,
 		.workspace_root = TAKE_PTR(root),
 		.session_id = TAKE_PTR(session_id),
 	};
-	r = policy_protect_resolve(policy, &out, reterr);
+	/* Every file writable is danger-full-access's business, never a confined mode's. */
+	if (mode == DSB_MODE_WORKSPACE_WRITE && strcmp(out.workspace_root, "/") == 0)
+		r = policy_fail_unavailable(
+			reterr, mode,
+			"the workspace root is \"/\": workspace-write would make "
+			"every file writable; start from a project directory");
+	if (r >= 0)
+		r = policy_extra_roots_resolve(policy, &out, reterr);
+	if (r >= 0)
+		r = policy_protect_resolve(policy, &out, reterr);
 	if (r < 0) {
 		dsb_exec_policy_done(&out);
 		return r;
@@ -182,6 +202,7 @@ void dsb_exec_policy_done(dsb_exec_policy *p)
 		return;
 	free(p->workspace_root);
 	free(p->session_id);
+	strv_free(p->extra_roots);
 	policy_protected_free(p->protected, p->n_protected);
 	*p = (dsb_exec_policy){0};
 }

@@ -158,16 +158,25 @@ test_empty_workspace_is_an_error() {
 	assert_contains "$err" "workspace root: empty path"
 }
 
-test_tmpdir_is_a_third_root() {
-	mkdir mytmp ws
-	TMPDIR=$PWD/mytmp/ run policy --mode workspace-write --workspace ws --json
+# TMPDIR is no writable root (docs/design/paths.md): a confined command's TMPDIR is /tmp.
+test_tmpdir_is_no_root() {
+	mkdir mytmp ws cache
+	TMPDIR=$PWD/mytmp/ TMP=$PWD/mytmp run policy --mode workspace-write --workspace ws --json
 	assert_rc 0
-	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/ws\",\"/tmp\",\"$(pwd -P)/mytmp\"]"
-	ln -s /tmp tmplink
-	TMPDIR=$PWD/tmplink run policy --mode workspace-write --workspace ws --json
 	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/ws\",\"/tmp\"]"
-	TMPDIR='' TMP=$PWD/mytmp run policy --mode workspace-write --workspace ws --json
-	assert_contains "$out" "\"/tmp\",\"$(pwd -P)/mytmp\"]"
+	# Extra roots follow, canonical and once each.
+	run policy --mode workspace-write --workspace ws --writable "$PWD/cache/" \
+		--writable "$PWD/./cache" --json
+	assert_rc 0
+	assert_contains "$out" "\"writableRoots\":[\"$(pwd -P)/ws\",\"/tmp\",\"$(pwd -P)/cache\"]"
+	# Spelled through a symlink a command could repoint (here under /tmp): refused.
+	ln -s "$PWD/cache" ws/cache-link
+	run policy --mode workspace-write --workspace ws --writable "$PWD/ws/cache-link" --json
+	assert_rc 125
+	assert_contains "$err" "the writable root $PWD/ws/cache-link leads through the symlink"
+	TMPDIR=$PWD/mytmp run exec --mode workspace-write --workspace ws -- sh -c 'echo "$TMPDIR"'
+	assert_rc 0
+	assert_streq "$out" /tmp
 }
 
 test_json_escapes_awkward_paths() {
@@ -264,7 +273,7 @@ t "a missing --config file is an error naming it" test_missing_config_file
 t "--workspace link/.. resolves where chdir lands" test_workspace_symlink_dotdot_is_physical
 t "a missing --workspace keeps its lexical spelling" test_workspace_missing_is_lexical
 t "an empty --workspace is a usage error" test_empty_workspace_is_an_error
-t "TMPDIR/TMP add a canonical third root, deduplicated" test_tmpdir_is_a_third_root
+t "TMPDIR is no root; extra roots follow, canonical" test_tmpdir_is_no_root
 t "JSON output escapes as JSON.stringify" test_json_escapes_awkward_paths
 t "usage errors print a reason and the usage, exit 2" test_usage_errors
 t "--help and --version" test_help_and_version

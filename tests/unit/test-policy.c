@@ -437,11 +437,11 @@ static void test_env_mode_overrides_the_configured_mode(void **state)
 /* --- writable roots (dsh-compat §4.1, §11.2 #3, #4)
  * ----------------------------------------------- */
 
-static char **roots_of(dsb_mode mode, const char *root, const char *tmpdir, int *ret_n)
+static char **roots_of(dsb_mode mode, const char *root, char **extras, int *ret_n)
 {
-	dsb_exec_policy p = {.mode = mode, .workspace_root = (char *)root};
+	dsb_exec_policy p = {.mode = mode, .workspace_root = (char *)root, .extra_roots = extras};
 	char **roots = NULL;
-	*ret_n = policy_writable_roots_with_tmpdir(&p, tmpdir, &roots, NULL);
+	*ret_n = dsb_policy_writable_roots(&p, &roots, NULL);
 	assert_true(*ret_n >= 0);
 	assert_int_equal(strv_length(roots), (size_t)*ret_n);
 	return roots;
@@ -451,75 +451,42 @@ static void test_read_only_and_full_access_grant_nothing(void **state)
 {
 	fixture *f = *state;
 	int n;
-	char **roots = roots_of(DSB_MODE_READ_ONLY, f->dir, "/tmp", &n);
+	char **roots = roots_of(DSB_MODE_READ_ONLY, f->real, NULL, &n);
 	assert_int_equal(n, 0);
 	assert_null(roots[0]);
 	strv_free(roots);
 
-	roots = roots_of(DSB_MODE_DANGER_FULL_ACCESS, f->dir, "/tmp", &n);
+	roots = roots_of(DSB_MODE_DANGER_FULL_ACCESS, f->real, NULL, &n);
 	assert_int_equal(n, 0);
 	strv_free(roots);
 }
 
-static void test_workspace_write_grants_root_and_temp_canonical_deduplicated(void **state)
-{
-	fixture *f = *state;
-	char *ws = join(f->dir, "ws");
-	char *ws_real = join(f->real, "ws");
-	char *tmp_real = realpath("/tmp", NULL);
-	char *tmp_link = join(f->dir, "tmp-link");
-	char *other = join(f->dir, "other-tmp");
-	char *other_real = join(f->real, "other-tmp");
-	int n;
-
-	/* TMPDIR canonicalising onto /tmp is one root, not two. */
-	char **roots = roots_of(DSB_MODE_WORKSPACE_WRITE, ws, tmp_link, &n);
-	assert_int_equal(n, 2);
-	assert_string_equal(roots[0], ws_real);
-	assert_string_equal(roots[1], tmp_real);
-	strv_free(roots);
-
-	/* A TMPDIR of its own is a third root, canonical. */
-	roots = roots_of(DSB_MODE_WORKSPACE_WRITE, ws, other, &n);
-	assert_int_equal(n, 3);
-	assert_string_equal(roots[0], ws_real);
-	assert_string_equal(roots[1], tmp_real);
-	assert_string_equal(roots[2], other_real);
-	strv_free(roots);
-
-	/* A workspace that is /tmp itself collapses everything into one root. */
-	roots = roots_of(DSB_MODE_WORKSPACE_WRITE, "/tmp", "/tmp", &n);
-	assert_int_equal(n, 1);
-	assert_string_equal(roots[0], tmp_real);
-	strv_free(roots);
-
-	/* A missing TMPDIR is granted as spelled (matches nothing until it exists). */
-	roots = roots_of(DSB_MODE_WORKSPACE_WRITE, ws, "/no/such/tmp-xyz", &n);
-	assert_int_equal(n, 3);
-	assert_string_equal(roots[2], "/no/such/tmp-xyz");
-	strv_free(roots);
-
-	free(ws);
-	free(ws_real);
-	free(tmp_real);
-	free(tmp_link);
-	free(other);
-	free(other_real);
-}
-
-static void test_writable_roots_reads_tmpdir_from_the_environment(void **state)
+/* The workspace, the sandbox's own /tmp and the extra roots; TMPDIR is never one. */
+static void test_workspace_write_grants_root_tmp_and_extras(void **state)
 {
 	fixture *f = *state;
 	char *saved = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
-	char *other = join(f->dir, "other-tmp/");
-	char *other_real = join(f->real, "other-tmp");
-	dsb_exec_policy p = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = f->real};
-	char **roots = NULL;
-
+	char *other = join(f->real, "physical");
 	assert_int_equal(setenv("TMPDIR", other, 1), 0);
-	assert_int_equal(dsb_policy_writable_roots(&p, &roots, NULL), 3);
-	assert_string_equal(roots[2], other_real);
-	dsb_strv_free(roots);
+	int n;
+	char **roots = roots_of(DSB_MODE_WORKSPACE_WRITE, f->real, NULL, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(roots[0], f->real);
+	assert_string_equal(roots[1], "/tmp");
+	strv_free(roots);
+
+	/* A workspace that is /tmp itself is one root. */
+	roots = roots_of(DSB_MODE_WORKSPACE_WRITE, "/tmp", NULL, &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(roots[0], "/tmp");
+	strv_free(roots);
+
+	char *extras[] = {other, (char *)"/opt", other, NULL};
+	roots = roots_of(DSB_MODE_WORKSPACE_WRITE, f->real, extras, &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(roots[2], other);
+	assert_string_equal(roots[3], "/opt");
+	strv_free(roots);
 
 	if (saved)
 		assert_int_equal(setenv("TMPDIR", saved, 1), 0);
@@ -527,7 +494,140 @@ static void test_writable_roots_reads_tmpdir_from_the_environment(void **state)
 		assert_int_equal(unsetenv("TMPDIR"), 0);
 	free(saved);
 	free(other);
-	free(other_real);
+}
+
+/* Resolves sandbox-policy @yaml in workspace-write at @root: 0, or the error in @err. */
+static int resolve_extras(fixture *f, const char *yaml, const char *root, dsb_exec_policy *out,
+			  dsb_error *err)
+{
+	(void)f;
+	dsb_config *cfg = NULL;
+	if (dsb_config_parse(yaml, strlen(yaml), "test.yaml", &cfg, err) < 0)
+		return -err->code;
+	cfg->mode = DSB_MODE_WORKSPACE_WRITE;
+	assert_int_equal(dsb_config_set_workspace_root(cfg, root, NULL), 0);
+	dsb_policy *p = NULL;
+	assert_int_equal(dsb_policy_new(cfg, &p, err), 0);
+	char *store = join(f->real, "physical/child");
+	assert_int_equal(dsb_policy_protect(p, DSB_PROTECT_STORE, store, err), 0);
+	free(store);
+	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+	int r = dsb_policy_resolve(p, &req, out, err);
+	dsb_policy_free(p);
+	dsb_config_free(cfg);
+	return r;
+}
+
+static void test_extra_roots_resolve(void **state)
+{
+	fixture *f = *state;
+	char *ws = join(f->real, "ws"), *yaml = NULL;
+	dsb_exec_policy e = {0};
+	dsb_error err = {0};
+
+	/* Canonical, deduplicated, "~/" expanded, one inside the workspace dropped. */
+	char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	assert_int_equal(setenv("HOME", f->dir, 1), 0);
+	assert_true(asprintf(&yaml,
+			     "sandbox-policy:\n  writableRoots: [\"~/lexical\", \"%s/lexical/\", "
+			     "\"%s/ws/inner\", \"/opt\"]\n",
+			     f->dir, f->dir) > 0);
+	make_dir(f->dir, "ws/inner");
+	assert_int_equal(resolve_extras(f, yaml, ws, &e, &err), 0);
+	char *lexical = join(f->real, "lexical");
+	assert_int_equal(strv_length(e.extra_roots), 2);
+	assert_string_equal(e.extra_roots[0], lexical);
+	assert_string_equal(e.extra_roots[1], "/opt");
+	dsb_exec_policy_done(&e);
+	free(yaml);
+
+	/* Missing, not a directory, "/": errors naming the entry. */
+	static const struct {
+		const char *root, *message;
+		int code;
+	} refused[] = {
+		{"/no/such/dir-xyz",
+		 "writable root \"/no/such/dir-xyz\" (/no/such/dir-xyz): it must be an existing "
+		 "directory: No such file or directory",
+		 DSB_E_INVALID_ARGS},
+		{"/etc/hostname",
+		 "writable root \"/etc/hostname\" (/etc/hostname): not a directory",
+		 DSB_E_INVALID_ARGS},
+		{"/",
+		 "writable root \"/\": \"/\" would make every file writable, which is "
+		 "danger-full-access, not a sandbox; name the directories instead",
+		 DSB_E_INVALID_ARGS},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		assert_true(asprintf(&yaml, "sandbox-policy:\n  writableRoots: [\"%s\"]\n",
+				     refused[i].root) > 0);
+		assert_int_equal(resolve_extras(f, yaml, ws, &e, &err), -refused[i].code);
+		assert_string_equal(err.message, refused[i].message);
+		free(yaml);
+	}
+
+	/* A root holding the store, or inside it: the policy's own, so the call fails closed. */
+	assert_true(asprintf(&yaml, "sandbox-policy:\n  writableRoots: [\"%s/physical\"]\n",
+			     f->real) > 0);
+	assert_int_equal(resolve_extras(f, yaml, ws, &e, &err), 0);
+	assert_null(dsb_exec_policy_protected_at(&e, e.extra_roots[0], true));
+	char *child = join(f->real, "physical/child");
+	const dsb_protected *pe = dsb_exec_policy_protected_at(&e, child, true);
+	assert_non_null(pe);
+	assert_int_equal(pe->kind, DSB_PROTECT_STORE);
+	dsb_exec_policy_done(&e);
+	free(yaml);
+	assert_true(asprintf(&yaml, "sandbox-policy:\n  writableRoots: [\"%s\"]\n", child) > 0);
+	assert_int_equal(resolve_extras(f, yaml, ws, &e, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "lies inside the store"));
+	free(yaml);
+
+	/* Spelled through a symlink inside the workspace: the command could repoint it. */
+	char *link = join(f->real, "ws/link");
+	assert_int_equal(symlink(lexical, link), 0);
+	assert_true(asprintf(&yaml, "sandbox-policy:\n  writableRoots: [\"%s\"]\n", link) > 0);
+	assert_int_equal(resolve_extras(f, yaml, ws, &e, &err), -DSB_E_SANDBOX_UNAVAILABLE);
+	assert_non_null(strstr(err.message, "leads through the symlink"));
+	free(yaml);
+
+	/* Nothing is resolved outside workspace-write: a missing root is no read-only error. */
+	dsb_config *cfg = NULL;
+	const char *missing = "sandbox-policy:\n  writableRoots: [\"/no/such/dir-xyz\"]\n";
+	assert_int_equal(dsb_config_parse(missing, strlen(missing), "t.yaml", &cfg, &err), 0);
+	assert_int_equal(dsb_config_set_workspace_root(cfg, ws, NULL), 0);
+	dsb_policy *p = NULL;
+	assert_int_equal(dsb_policy_new(cfg, &p, &err), 0);
+	dsb_resolve_request req = DSB_RESOLVE_REQUEST_INIT;
+	assert_int_equal(dsb_policy_resolve(p, &req, &e, &err), 0);
+	assert_null(e.extra_roots);
+	dsb_exec_policy_done(&e);
+	dsb_policy_free(p);
+	dsb_config_free(cfg);
+
+	if (saved_home)
+		assert_int_equal(setenv("HOME", saved_home, 1), 0);
+	free(saved_home);
+	free(link);
+	free(child);
+	free(lexical);
+	free(ws);
+}
+
+/* --writable: absolute or ~/ only, added after the file's. */
+static void test_add_writable_roots(void **state)
+{
+	(void)state;
+	dsb_config *cfg = dsb_config_new();
+	dsb_error err = {0};
+	char *bad[] = {(char *)"relative/dir", NULL};
+	assert_int_equal(dsb_config_add_writable_roots(cfg, bad, &err), -DSB_E_INVALID_ARGS);
+	assert_string_equal(err.message, "--writable \"relative/dir\": a writable root is an "
+					 "absolute path or starts with ~/");
+	assert_null(dsb_config_writable_roots(cfg)[0]);
+	char *good[] = {(char *)"/opt", (char *)"~/.cargo", NULL};
+	assert_int_equal(dsb_config_add_writable_roots(cfg, good, &err), 0);
+	assert_string_equal(dsb_config_writable_roots(cfg)[1], "~/.cargo");
+	dsb_config_free(cfg);
 }
 
 /* --- protected paths (beyond DSH) ------------------------------------------------------------ */
@@ -1558,10 +1658,11 @@ static void test_session_records_canonical_cwd(void **state)
 }
 
 /*
- * A symlink outside the temp dirs was put there by someone a command cannot impersonate: the
- * root follows it. Needs a directory outside /tmp and $TMPDIR: the build tree.
+ * A workspace-write session whose recorded root now resolves elsewhere is refused, wherever
+ * the symlink lies (a workspace inside another session's can be swapped by that session's
+ * command): here in the build tree, outside /tmp and $TMPDIR. Read-only follows it, as DSH.
  */
-static void test_session_root_linked_outside_temp_follows(void **state)
+static void test_session_root_swapped_is_refused(void **state)
 {
 	ptree *t = *state;
 	const char *build = getenv("DSB_BUILD_ROOT");
@@ -1596,8 +1697,17 @@ static void test_session_root_linked_outside_temp_follows(void **state)
 	dsb_policy *p = policy_for(DSB_MODE_WORKSPACE_WRITE, "/fallback");
 	dsb_exec_policy e = {0};
 	dsb_error err = {0};
-	if (dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, &err) < 0)
-		fail_msg("%s", err.message);
+	assert_int_equal(dsb_session_resolve(s, p, _DSB_MODE_INVALID, &e, &err),
+			 -DSB_E_SANDBOX_UNAVAILABLE);
+	char *want = NULL;
+	assert_true(asprintf(&want,
+			     "Runner failure: the session's workspace root %s now resolves to %s "
+			     "(a symlink was put on its path): it was moved or swapped, so nothing "
+			     "runs; start a new session from the real directory",
+			     ws, other) > 0);
+	assert_non_null(strstr(err.message, want));
+	free(want);
+	assert_int_equal(dsb_session_resolve(s, p, DSB_MODE_READ_ONLY, &e, &err), 0);
 	assert_string_equal(e.workspace_root, other);
 	dsb_exec_policy_done(&e);
 
@@ -1640,12 +1750,11 @@ int main(void)
 		cmocka_unit_test(test_env_mode_overrides_the_configured_mode),
 		cmocka_unit_test_setup_teardown(test_read_only_and_full_access_grant_nothing,
 						setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(
-			test_workspace_write_grants_root_and_temp_canonical_deduplicated,
-			setup_tree, teardown_tree),
-		cmocka_unit_test_setup_teardown(
-			test_writable_roots_reads_tmpdir_from_the_environment, setup_tree,
-			teardown_tree),
+		cmocka_unit_test_setup_teardown(test_workspace_write_grants_root_tmp_and_extras,
+						setup_tree, teardown_tree),
+		cmocka_unit_test_setup_teardown(test_extra_roots_resolve, setup_tree,
+						teardown_tree),
+		cmocka_unit_test(test_add_writable_roots),
 		cmocka_unit_test(test_protect_kind_vocabulary),
 		cmocka_unit_test_setup_teardown(test_git_set_per_mode, setup_ptree, teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_git_worktree_config, setup_ptree,
@@ -1667,8 +1776,8 @@ int main(void)
 						teardown_ptree),
 		cmocka_unit_test_setup_teardown(test_session_records_canonical_cwd, setup_ptree,
 						teardown_ptree),
-		cmocka_unit_test_setup_teardown(test_session_root_linked_outside_temp_follows,
-						setup_ptree, teardown_ptree),
+		cmocka_unit_test_setup_teardown(test_session_root_swapped_is_refused, setup_ptree,
+						teardown_ptree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
