@@ -43,12 +43,23 @@ static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected 
 	return dsb_probe_protect_enforcement(en->known ? &en->rep : NULL, p, e);
 }
 
+/*
+ * Whether @e is shown: a start-up file that does not exist is one of a fixed list in every root
+ * (protectDefaults), removed after the call if made; listing each would bury the rest.
+ */
+static bool shown(const dsb_protected *e)
+{
+	return !(e->kind == DSB_PROTECT_STARTUP && e->absent);
+}
+
 static void protected_json(jw *w, const dsb_exec_policy *p, const enforcer *en)
 {
 	jw_key(w, "protectedPaths");
 	jw_array_begin(w);
 	for (size_t i = 0; i < p->n_protected; i++) {
 		const dsb_protected *e = &p->protected[i];
+		if (!shown(e))
+			continue;
 		jw_object_begin(w);
 		jw_member_string(w, "path", e->path);
 		jw_member_string(w, "kind", dsb_protect_kind_to_string(e->kind));
@@ -61,11 +72,16 @@ static void protected_json(jw *w, const dsb_exec_policy *p, const enforcer *en)
 
 static void print_protected(const dsb_exec_policy *p, const enforcer *en)
 {
-	if (p->n_protected == 0)
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_protected; i++)
+		n += shown(&p->protected[i]);
+	if (n == 0)
 		return;
 	printf("protectedPaths:\n");
 	for (size_t i = 0; i < p->n_protected; i++) {
 		const dsb_protected *e = &p->protected[i];
+		if (!shown(e))
+			continue;
 		const char *how = enforcement_of(p, e, en);
 		bool made = !e->exists && (strcmp(how, "read-only") == 0);
 		printf("  %s (%s, %s%s)\n", e->path, dsb_protect_kind_to_string(e->kind), how,

@@ -817,8 +817,8 @@ static void expect_gone_at(const dsb_exec_policy *e, const char *base, const cha
 static void test_protect_kind_vocabulary(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"store", "config", "answerer", "runner",
-					    "spill", "git",    "listed",   "deny-read"};
+	static const char *const names[] = {"store", "config", "answerer",  "runner", "spill",
+					    "git",   "listed", "deny-read", "startup"};
 	assert_int_equal(_DSB_PROTECT_MAX, ELEMENTSOF(names));
 	for (int k = 0; k < _DSB_PROTECT_MAX; k++) {
 		assert_string_equal(dsb_protect_kind_to_string((dsb_protect_kind)k), names[k]);
@@ -1110,7 +1110,8 @@ static void test_listed_paths(void **state)
 	dsb_policy *p = policy_from("sandbox-policy:\n"
 				    "  protectedPaths: [.envrc, present, build/, '*.json', "
 				    "'nomatch*.yaml', 'sub/*.json']\n"
-				    "  protectGit: false\n",
+				    "  protectGit: false\n"
+				    "  protectDefaults: false\n",
 				    DSB_MODE_WORKSPACE_WRITE, ws);
 	dsb_exec_policy e = {0};
 	resolve_into(p, &e);
