@@ -84,6 +84,31 @@ DSB_API const char *dsb_session_path(const dsb_session *session);
 DSB_API uint64_t dsb_session_created_at(const dsb_session *session);
 
 /*
+ * Beyond DSH (docs/design/paths.md): the directory that is /tmp to every confined call of
+ * @session, private to it: STORE/.tmp/HASH, HASH naming the log's canonical path. Made (0700,
+ * STORE/.tmp too) when @make. *@ret_dir is a new string; free with free().
+ */
+DSB_API int dsb_session_tmp_dir(const dsb_store *store, const dsb_session *session, bool make,
+				char **ret_dir, dsb_error *reterr);
+
+/* STORE/.tmp, which holds every session's private /tmp. *@ret_dir: free with free(). -errno. */
+DSB_API int dsb_store_tmp_root(const dsb_store *store, char **ret_dir);
+
+/*
+ * Removes the session named @name (as dsb_session_open() takes it) and its private /tmp: a
+ * log of the store with its directory, one named by a path elsewhere alone. Nothing of the
+ * private /tmp is followed through a symlink.
+ */
+DSB_API int dsb_session_remove(dsb_store *store, const char *name, dsb_error *reterr);
+
+/*
+ * Removes every session of the store whose log was last written more than @older_than_ms ago
+ * (dsb_session_remove()), and every private /tmp untouched that long that no remaining
+ * session of the store owns. Returns how many went.
+ */
+DSB_API int dsb_store_prune(dsb_store *store, uint64_t older_than_ms, dsb_error *reterr);
+
+/*
  * The folds of dsh-compat §3.4, read backwards from the end of a plain log (cost grows with the
  * distance to the last matching event, not with the log). Each returns 1 and sets the value
  * when the log has such an event, 0 when it has none. An unknown mode or policy in the last

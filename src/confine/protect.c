@@ -26,7 +26,6 @@
  * A protected path that does not exist is made, empty, before the call (beneath its root, no
  * symlink followed), so that there is something to bind and the command cannot create it.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -240,41 +239,6 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 	return 0;
 }
 
-/*
- * Removes the entry @name of @dfd and, for a directory, everything in it, never following a
- * symlink (what the command left is hostile). @depth bounds the walk: deeper trees are left,
- * and the caller's note then says the path could not be removed. 0, or -errno.
- */
-static int remove_tree_at(int dfd, const char *name, int depth)
-{
-	if (unlinkat(dfd, name, 0) == 0)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return errno == ENOENT ? 0 : -errno;
-	if (depth > 64)
-		return -ELOOP;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		(void)close(fd);
-		return -ENOMEM;
-	}
-	int r = 0;
-	for (struct dirent *de; (de = readdir(d));) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		int k = remove_tree_at(dirfd(d), de->d_name, depth + 1);
-		if (k < 0 && r == 0)
-			r = k;
-	}
-	(void)closedir(d);
-	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && r == 0)
-		r = -errno;
-	return r;
-}
-
 int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 {
 	int ret = 0;
@@ -293,7 +257,7 @@ int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 		struct stat st;
 		if (dfd < 0 || fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		int r = remove_tree_at(dfd, slash + 1, 0);
+		int r = rm_tree_at(dfd, slash + 1);
 		if (notes && e->kind != DSB_PROTECT_GIT &&
 		    strbuf_printf(notes, "%s[sandbox: %s %s after the call: it is protected (%s)]",
 				  notes->len ? "\n" : "", e->path,

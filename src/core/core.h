@@ -162,6 +162,13 @@ int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint
 int open_dir_no_symlinks(const char *path);
 
 /*
+ * Removes the entry @name of the directory @dfd and, when it is a directory, everything in it,
+ * at any depth, never following a symlink (rmtree.c). Deep directories are renamed next to
+ * @name for a while (".dsb-rm-PID-N"). 0, or the first -errno met (the rest is still tried).
+ */
+int rm_tree_at(int dfd, const char *name);
+
+/*
  * write(2) of @n bytes of @buf to @fd (a pipe whose reader may have gone) that fails with EPIPE
  * instead of raising SIGPIPE, for the calling thread only. The result of write(2).
  */

@@ -24,42 +24,6 @@
 
 #include "policy.h"
 
-static const char *const kind_names[_DSB_PROTECT_MAX] = {
-	[DSB_PROTECT_STORE] = "store",	     [DSB_PROTECT_CONFIG] = "config",
-	[DSB_PROTECT_ANSWERER] = "answerer", [DSB_PROTECT_RUNNER] = "runner",
-	[DSB_PROTECT_SPILL] = "spill",	     [DSB_PROTECT_GIT] = "git",
-	[DSB_PROTECT_LISTED] = "listed",     [DSB_PROTECT_DENY_READ] = "deny-read",
-	[DSB_PROTECT_STARTUP] = "startup",
-};
-
-static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
-	[DSB_PROTECT_STORE] = "the session store holds this session's mode and approvals",
-	[DSB_PROTECT_CONFIG] = "the configuration sets the sandbox policy",
-	[DSB_PROTECT_ANSWERER] = "the approval answerer decides escalations",
-	[DSB_PROTECT_RUNNER] = "the runner confines every command",
-	[DSB_PROTECT_SPILL] = "the spill directory holds the output the model is shown",
-	[DSB_PROTECT_GIT] = "git runs hooks and reads its config outside the sandbox",
-	[DSB_PROTECT_LISTED] = "sandbox-policy.protectedPaths lists it",
-	[DSB_PROTECT_DENY_READ] = "sandbox-policy.denyRead hides it",
-	[DSB_PROTECT_STARTUP] = "other programs run it or read it as configuration outside the "
-				"sandbox, without asking",
-};
-
-const char *dsb_protect_kind_to_string(dsb_protect_kind kind)
-{
-	return kind >= 0 && kind < _DSB_PROTECT_MAX ? kind_names[kind] : NULL;
-}
-
-const char *dsb_protect_kind_reason(dsb_protect_kind kind)
-{
-	return kind >= 0 && kind < _DSB_PROTECT_MAX ? kind_reasons[kind] : NULL;
-}
-
-bool dsb_protect_kind_required(dsb_protect_kind kind)
-{
-	return kind >= DSB_PROTECT_STORE && kind <= DSB_PROTECT_SPILL;
-}
-
 /* --- the service's sources -------------------------------------------------------------------- */
 
 int policy_source_add(dsb_policy *policy, dsb_protect_kind kind, const char *path)

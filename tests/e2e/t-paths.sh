@@ -72,6 +72,7 @@ test_one_list() {
 test_tmpdir_is_tmp() {
 	local b=$1
 	mkdir -p ws
+	# shellcheck disable=SC2016 # the confined shell expands it
 	TMPDIR=$PWD/elsewhere run exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" \
 		-- sh -c 'echo "$TMPDIR"; mktemp >/dev/null && echo made'
 	assert_rc 0
@@ -232,6 +233,7 @@ test_startup_files() {
 	mkdir -p "$home/.ssh"
 	echo orig >"$home/.bashrc"
 	echo orig >"$home/.ssh/config"
+	# shellcheck disable=SC2016 # the planting shell expands it
 	local plant='for f in .bashrc .bash_profile .profile .zshrc .gitconfig .envrc .npmrc \
 		.mcp.json; do echo "touch /tmp/pwned" >>"$f"; done
 		mkdir -p .ssh .claude .codex .vscode .config/git
@@ -240,7 +242,9 @@ test_startup_files() {
 		echo ok >project.txt'
 	# The control: unconfined, every one lands.
 	(cd "$home" && bash -c "$plant") || fail "the control failed"
-	[ -s "$home/.ssh/authorized_keys" ] && [ -s "$home/.profile" ] || fail "the control planted nothing"
+	if ! [ -s "$home/.ssh/authorized_keys" ] || ! [ -s "$home/.profile" ]; then
+		fail "the control planted nothing"
+	fi
 	rm -rf "$home" && mkdir -p "$home/.ssh"
 	echo orig >"$home/.bashrc"
 	echo orig >"$home/.ssh/config"

@@ -174,6 +174,7 @@ test_tmpdir_is_no_root() {
 	run policy --mode workspace-write --workspace ws --writable "$PWD/ws/cache-link" --json
 	assert_rc 125
 	assert_contains "$err" "the writable root $PWD/ws/cache-link leads through the symlink"
+	# shellcheck disable=SC2016 # the confined shell expands it
 	TMPDIR=$PWD/mytmp run exec --mode workspace-write --workspace ws -- sh -c 'echo "$TMPDIR"'
 	assert_rc 0
 	assert_streq "$out" /tmp
