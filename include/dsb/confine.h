@@ -207,4 +207,12 @@ DSB_API const char *dsb_provider_limit(dsb_provider *provider, dsb_mode mode, ds
  */
 DSB_API const char *dsb_provider_budgets(dsb_provider *provider);
 
+/*
+ * Whether @provider's backend shows a session's private directory as the command's /tmp
+ * (docs/design/paths.md): bwrap always, Landlock where it can make a mount namespace, a
+ * runnerCommand never (DSH's profile gives each call a fresh one). Where not, a session's
+ * calls leave dsb_exec_policy.tmp_dir NULL.
+ */
+DSB_API bool dsb_provider_session_tmp(dsb_provider *provider);
+
 #endif

@@ -45,6 +45,14 @@ DSB_API int dsb_fs_resolve(const char *cwd, const char *path, dsb_fs_target *ret
 			   dsb_error *reterr);
 DSB_API void dsb_fs_target_done(dsb_fs_target *t);
 
+/*
+ * dsb_fs_resolve() as a confined command of @policy sees the path (docs/design/paths.md): with
+ * a private /tmp (@policy->tmp_dir), /tmp/... that no other writable root holds is that
+ * directory's; the display path stays the one the model gave. @policy may be NULL.
+ */
+DSB_API int dsb_fs_resolve_in(const dsb_exec_policy *policy, const char *cwd, const char *path,
+			      dsb_fs_target *ret, dsb_error *reterr);
+
 /* isPathUnder (dsh-compat §7.3): the lexical fast path, then (st_dev, st_ino) ancestry. 1, 0,
  * -code. */
 DSB_API int dsb_fs_is_under(const char *path, const char *root, dsb_error *reterr);

@@ -53,15 +53,16 @@ typedef enum dsb_backend {
  * The others are enforced wherever the backend can, and reported where it cannot.
  */
 typedef enum dsb_protect_kind {
-	DSB_PROTECT_STORE,     /* the session store */
-	DSB_PROTECT_CONFIG,    /* the configuration file, or the directory it is looked for in */
-	DSB_PROTECT_ANSWERER,  /* the approval answerer's program and script */
-	DSB_PROTECT_RUNNER,    /* the runnerCommand program */
-	DSB_PROTECT_SPILL,     /* the call's spill directory */
-	DSB_PROTECT_GIT,       /* a checkout's .git hooks, config and info (protectGit) */
-	DSB_PROTECT_LISTED,    /* sandbox-policy.protectedPaths */
-	DSB_PROTECT_DENY_READ, /* sandbox-policy.denyRead: hidden, not just read-only */
-	DSB_PROTECT_STARTUP,   /* a start-up file other programs run or read (protectDefaults) */
+	DSB_PROTECT_STORE,	 /* the session store */
+	DSB_PROTECT_CONFIG,	 /* the configuration file, or the directory it is looked for in */
+	DSB_PROTECT_ANSWERER,	 /* the approval answerer's program and script */
+	DSB_PROTECT_RUNNER,	 /* the runnerCommand program */
+	DSB_PROTECT_SPILL,	 /* the call's spill directory */
+	DSB_PROTECT_GIT,	 /* a checkout's .git hooks, config and info (protectGit) */
+	DSB_PROTECT_LISTED,	 /* sandbox-policy.protectedPaths */
+	DSB_PROTECT_DENY_READ,	 /* sandbox-policy.denyRead: hidden, not just read-only */
+	DSB_PROTECT_STARTUP,	 /* a start-up file other programs run or read (protectDefaults) */
+	DSB_PROTECT_PRIVATE_TMP, /* STORE/.tmp, every session's private /tmp: hidden */
 	_DSB_PROTECT_MAX,
 	_DSB_PROTECT_INVALID = -1,
 } dsb_protect_kind;
@@ -87,6 +88,9 @@ DSB_API const char *dsb_protect_kind_reason(dsb_protect_kind kind);
 
 /* Whether a path of @kind must be enforced or the call fails closed (store .. spill). */
 DSB_API bool dsb_protect_kind_required(dsb_protect_kind kind);
+
+/* Whether a path of @kind is hidden (unreadable), not just read-only: denyRead, private-tmp. */
+DSB_API bool dsb_protect_kind_hides(dsb_protect_kind kind);
 
 /* "read-only", "workspace-write", "danger-full-access"; NULL outside the enum. */
 DSB_API const char *dsb_mode_to_string(dsb_mode mode);
@@ -338,6 +342,13 @@ typedef struct dsb_exec_policy {
 	 * equal to or inside the workspace; NULL unless workspace-write (then NULL-terminated).
 	 */
 	char **extra_roots;
+	/*
+	 * Beyond DSH (docs/design/paths.md): the host directory that is the command's /tmp, the
+	 * session's private one (dsb_session_tmp_dir()), which the fs tools read and write for
+	 * /tmp/...; NULL for an agentless call (a fresh /tmp for each command) or where the
+	 * backend can show no /tmp of its own. Set by the caller after resolving.
+	 */
+	char *tmp_dir;
 } dsb_exec_policy;
 
 /*

@@ -198,7 +198,7 @@ static int fail_input_too_large(const char *path, const call_context *ctx, dsb_e
 	int r = dsb_fence_check(&ctx->policy, cwd, path, reterr);
 	if (r < 0)
 		return r;
-	r = dsb_fs_resolve(cwd, path, &t, reterr);
+	r = dsb_fs_resolve_in(&ctx->policy, cwd, path, &t, reterr);
 	if (r < 0)
 		return r;
 	r = dsb_fail(reterr, DSB_E_FS_TOO_LARGE,

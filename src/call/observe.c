@@ -114,7 +114,7 @@ int observe_write(dsb_observations *obs, const dsb_call_request *req, call_conte
 	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
 	const char *cwd = ctx->policy.workspace_root;
 
-	int r = dsb_fs_resolve(cwd, req->path, &t, reterr);
+	int r = dsb_fs_resolve_in(&ctx->policy, cwd, req->path, &t, reterr);
 	if (r < 0)
 		return r;
 	/* Unseen or seen absent: createIfAbsent; seen present: replaceIfVersion (DSH). */
@@ -141,7 +141,7 @@ int observe_edit(dsb_observations *obs, const dsb_call_request *req, call_contex
 	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
 	const char *cwd = ctx->policy.workspace_root;
 
-	int r = dsb_fs_resolve(cwd, req->path, &t, reterr);
+	int r = dsb_fs_resolve_in(&ctx->policy, cwd, req->path, &t, reterr);
 	if (r < 0)
 		return r;
 	/* DSH's edit intent, before the fence is consulted (dsh-compat §7.4). */
@@ -178,7 +178,7 @@ int observe_read(dsb_observations *obs, const dsb_call_request *req, call_contex
 	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
 	const char *cwd = ctx->policy.workspace_root;
 
-	int r = dsb_fs_resolve(cwd, req->path, &t, reterr);
+	int r = dsb_fs_resolve_in(&ctx->policy, cwd, req->path, &t, reterr);
 	if (r < 0)
 		return r;
 	fence_version version = {0};

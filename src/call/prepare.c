@@ -241,6 +241,30 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 	return 0;
 }
 
+/*
+ * The session's private /tmp, unless it lies in a writable root (a store in the workspace,
+ * read-only there): then each call gets a fresh one, as an agentless call does.
+ */
+static int session_tmp(call_context *ctx, dsb_error *reterr)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = dsb_session_tmp_dir(ctx->store, ctx->session, false, &dir, reterr);
+	if (r < 0)
+		return r;
+	_cleanup_strv_free_ char **roots = NULL;
+	if (dsb_policy_writable_roots(&ctx->policy, &roots, reterr) < 0)
+		return -DSB_E_NO_MEMORY;
+	for (char **root = roots; *root; root++)
+		if (strcmp(*root, "/tmp") != 0 && path_is_under(dir, *root))
+			return 0;
+	free(dir);
+	dir = NULL;
+	r = dsb_session_tmp_dir(ctx->store, ctx->session, true, &dir, reterr);
+	if (r >= 0)
+		ctx->policy.tmp_dir = TAKE_PTR(dir);
+	return r;
+}
+
 int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx, dsb_error *reterr)
 {
 	*ctx = (call_context){0};
@@ -306,6 +330,14 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		return r;
 	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS)
 		r = dsb_provider_new(ctx->cfg, call->cache_dir, &ctx->provider, reterr);
+	/*
+	 * A session's calls share its private /tmp (docs/design/paths.md), where the backend
+	 * can show one; a workspace that is /tmp keeps the host's.
+	 */
+	if (r >= 0 && ctx->provider && ctx->session &&
+	    strcmp(ctx->policy.workspace_root, "/tmp") != 0 &&
+	    dsb_provider_session_tmp(ctx->provider))
+		r = session_tmp(ctx, reterr);
 	return r;
 }
 

@@ -97,6 +97,12 @@ static int protect_front_end(const dsb_call_setup *setup, dsb_policy *policy, co
 			     const dsb_store *store, dsb_error *reterr)
 {
 	int r = dsb_policy_protect(policy, DSB_PROTECT_STORE, dsb_store_root(store), reterr);
+	/* Every session's private /tmp, hidden from every call but through its own /tmp. */
+	_cleanup_free_ char *tmp_root = NULL;
+	if (r >= 0 && dsb_store_tmp_root(store, &tmp_root) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	if (r >= 0)
+		r = dsb_policy_protect(policy, DSB_PROTECT_PRIVATE_TMP, tmp_root, reterr);
 	/*
 	 * As spelled too: the store and the configuration are opened by that path on every
 	 * call, so a symlink on it inside a writable root must be refused (policy/protect.c),

@@ -74,6 +74,7 @@ typedef enum cli_opt {
 	CLI_OPT_MAX_PROCESSES,
 	CLI_OPT_MEMORY,
 	CLI_OPT_WRITABLE,
+	CLI_OPT_OLDER_THAN,
 	_CLI_OPT_MAX,
 	_CLI_OPT_INVALID = -1,
 } cli_opt;

@@ -18,6 +18,7 @@
 typedef struct session_args {
 	const char *verb;
 	const char *cwd;
+	const char *older_than; /* session prune --older-than DAYS */
 	bool json;
 	char **positional; /* after the verb and options */
 } session_args;
@@ -41,6 +42,11 @@ static int check_args(const cli_args *a, session_args *args)
 	};
 	if (args->cwd && strcmp(args->verb, "new") != 0)
 		return -cli_usage_error(cmd, "--cwd goes with 'session new'");
+	args->older_than = a->opt[CLI_OPT_OLDER_THAN];
+	if (args->older_than && strcmp(args->verb, "prune") != 0)
+		return -cli_usage_error(cmd, "--older-than goes with 'session prune'");
+	if (!args->older_than && strcmp(args->verb, "prune") == 0)
+		return -cli_usage_error(cmd, "'session prune' needs --older-than DAYS");
 	/* An empty path names no directory: a usage error, not the current one. */
 	if (args->cwd && !*args->cwd)
 		return -cli_usage_error(cmd, "--cwd: empty path");
@@ -391,6 +397,37 @@ static int cmd_approval(const cli_global *global, const session_args *args, dsb_
 	return r;
 }
 
+/* Removes the session and its private /tmp (docs/design/paths.md). */
+static int cmd_rm(const cli_global *global, const session_args *args, dsb_error *err)
+{
+	dsb_store *store = NULL;
+	int r = dsb_store_open(global->store_path, &store, err);
+	if (r >= 0)
+		r = dsb_session_remove(store, args->positional[0], err);
+	dsb_store_free(store);
+	return r;
+}
+
+/* Removes every session idle for more than DAYS days, and orphaned private /tmp dirs. */
+static int cmd_prune(const cli_global *global, const session_args *args, dsb_error *err)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long days = strtoull(args->older_than, &end, 10);
+	if (!args->older_than[0] || *end || errno || args->older_than[0] == '-' || days > 100000)
+		return dsb_fail(err, DSB_E_INVALID_ARGS,
+				"--older-than: expected a whole number of days, got '%s'",
+				args->older_than);
+	dsb_store *store = NULL;
+	int r = dsb_store_open(global->store_path, &store, err);
+	if (r >= 0)
+		r = dsb_store_prune(store, (uint64_t)days * 86400000ULL, err);
+	dsb_store_free(store);
+	if (r >= 0)
+		(void)printf("%d removed\n", r);
+	return r;
+}
+
 int cmd_session(const cli_args *a)
 {
 	const cli_global *global = &a->global;
@@ -403,8 +440,9 @@ int cmd_session(const cli_args *a)
 		const char *verb;
 		int (*run)(const cli_global *, const session_args *, dsb_error *);
 	} runs[] = {
-		{"new", cmd_new}, {"list", cmd_list}, {"show", cmd_show},
-		{"log", cmd_log}, {"mode", cmd_mode}, {"approval", cmd_approval},
+		{"new", cmd_new}, {"list", cmd_list},	{"show", cmd_show},
+		{"log", cmd_log}, {"mode", cmd_mode},	{"approval", cmd_approval},
+		{"rm", cmd_rm},	  {"prune", cmd_prune},
 	};
 	dsb_error err = {0};
 	for (size_t i = 0; i < ELEMENTSOF(runs); i++)

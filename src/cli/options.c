@@ -53,6 +53,8 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 	[CLI_OPT_WRITABLE] = {"writable", "DIR", CLI_KIND_DIR,
 			      "workspace-write may also write DIR (repeatable), beside "
 			      "sandbox-policy.writableRoots"},
+	[CLI_OPT_OLDER_THAN] = {"older-than", "DAYS", CLI_KIND_TEXT,
+				"sessions whose log was last written more than DAYS days ago"},
 };
 
 static const cli_verb session_verbs[] = {
@@ -62,6 +64,8 @@ static const cli_verb session_verbs[] = {
 	{"log", {CLI_KIND_SESSION}},
 	{"mode", {CLI_KIND_SESSION, CLI_KIND_MODE}},
 	{"approval", {CLI_KIND_SESSION, CLI_KIND_APPROVAL}},
+	{"rm", {CLI_KIND_SESSION}},
+	{"prune", {CLI_KIND_NONE}},
 	{NULL, {CLI_KIND_NONE}},
 };
 
@@ -85,7 +89,7 @@ const cli_command cli_commands[] = {
 	 NULL, CLI_KIND_NONE, 0, cmd_policy},
 	{"session",
 	 "new [--cwd] [--json] | list [--json] | show ID [--json] | log ID |\n"
-	 "          mode ID MODE | approval ID ask|never",
+	 "          mode ID MODE | approval ID ask|never | rm ID | prune --older-than",
 	 "create, inspect and switch sessions (ID may be a log file's path)",
 	 session_verbs, CLI_KIND_NONE, 0, cmd_session},
 	{"permission", "[--session] [--config] [PRESET]",

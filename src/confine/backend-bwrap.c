@@ -120,9 +120,50 @@ static int bwrap_extra_roots(const dsb_exec_policy *policy, char ***io_argv)
 }
 
 /*
+ * A session's calls see its private directory as /tmp (docs/design/paths.md): bound where
+ * DSH's profile puts a fresh tmpfs in workspace-write, read-only over the host's otherwise.
+ */
+static int bwrap_private_tmp(const dsb_exec_policy *policy, char ***io_argv)
+{
+	if (!policy->tmp_dir)
+		return 0;
+	if (policy->mode != DSB_MODE_WORKSPACE_WRITE) {
+		const char *a[] = {"--ro-bind", policy->tmp_dir, "/tmp"};
+		int r = 0;
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(a); i++)
+			r = strv_push(io_argv, a[i]);
+		return r;
+	}
+	char **v = *io_argv;
+	for (size_t i = 0; v[i] && v[i + 1]; i++)
+		if (strcmp(v[i], "--tmpfs") == 0 && strcmp(v[i + 1], "/tmp") == 0) {
+			/* --tmpfs /tmp becomes --bind DIR /tmp: one word more. */
+			size_t n = i + 2;
+			while (v[n])
+				n++;
+			char **grown = reallocarray(v, n + 2, sizeof(char *));
+			char *bind = strdup("--bind"), *dir = strdup(policy->tmp_dir);
+			if (!grown || !bind || !dir) {
+				if (grown)
+					*io_argv = grown;
+				free(bind);
+				free(dir);
+				return -ENOMEM;
+			}
+			memmove(grown + i + 2, grown + i + 1, (n - i) * sizeof(char *));
+			free(grown[i]);
+			grown[i] = bind;
+			grown[i + 1] = dir;
+			*io_argv = grown;
+			return 0;
+		}
+	return 0;
+}
+
+/*
  * Protected paths as binds after the writable ones. Only the workspace and the extra roots
  * are the host's and writable here; the host's /tmp is not even shown in workspace-write (a
- * private tmpfs).
+ * tmpfs, or the session's private /tmp), nor in read-only under a session.
  */
 static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char ***io_argv,
 			 confine_failure *why)
@@ -133,7 +174,8 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 	int r = host_roots(policy, &host);
 	_cleanup_(protect_ops_done) protect_ops o = {0};
 	if (r >= 0)
-		r = protect_ops_build(policy, writable ? host : NULL, writable ? tmp : NULL, &o);
+		r = protect_ops_build(policy, writable ? host : NULL,
+				      writable || policy->tmp_dir ? tmp : NULL, &o);
 	if (r >= 0 && o.n > 0 && writable)
 		r = protect_make_missing(policy, host, why->detail, sizeof(why->detail));
 	if (r < 0 || o.n == 0)
@@ -146,6 +188,34 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 	 * bwrap.
 	 */
 	if (harden_can_mount()) {
+		/*
+		 * Not what lies in the private /tmp, which bwrap binds later, nor the hidden
+		 * STORE/.tmp, which would hide that bind's source from bwrap: those stay
+		 * bwrap's.
+		 */
+		protect_ops late = {0};
+		size_t k = 0;
+		for (size_t i = 0; i < o.n; i++) {
+			protect_ops *to = o.v[i].source || o.v[i].kind == DSB_PROTECT_PRIVATE_TMP
+						  ? &late
+						  : NULL;
+			if (!to) {
+				o.v[k++] = o.v[i];
+				continue;
+			}
+			protect_mount *v = reallocarray(late.v, late.n + 1, sizeof(*v));
+			if (!v) {
+				protect_ops_done(&late);
+				return -ENOMEM;
+			}
+			late.v = v;
+			late.v[late.n++] = o.v[i];
+		}
+		o.n = k;
+		r = protect_bwrap_args(&late, io_argv);
+		protect_ops_done(&late);
+		if (r < 0)
+			return r;
 		plan->steps |= STEP(STEP_MOUNT_NAMESPACE) | STEP(STEP_MOUNTS);
 		plan->mounts = o;
 		plan->mounts_required = true;
@@ -193,6 +263,8 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	plan->wraps = true;
 	plan->contained = true;
 	r = bwrap_argv(p, policy->mode, policy->workspace_root, &c->argv);
+	if (r >= 0)
+		r = bwrap_private_tmp(policy, &c->argv);
 	if (r >= 0)
 		r = bwrap_extra_roots(policy, &c->argv);
 	if (r >= 0)
@@ -276,6 +348,7 @@ const backend_ops backend_bwrap = {
 	.confine = bwrap_confine,
 	.protects = bwrap_protects,
 	.private_tmp = true,
+	.session_tmp = bwrap_protects,
 	.own_userns = true,
 	.tmp_cap = bwrap_tmp_cap,
 	.network = bwrap_network_enforcement,

@@ -115,6 +115,11 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	}
 }
 
+static bool landlock_protects(unsigned hardening)
+{
+	return hardening & DSB_HARDEN_MOUNT_NAMESPACE;
+}
+
 /*
  * Protected paths inside the writable roots (the workspace, /tmp, the temp dir: all the host's
  * here) become mounts in the child's own mount namespace. Where the probe could make none, the
@@ -124,9 +129,21 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 			    confine_plan *plan, confine_failure *why)
 {
 	_cleanup_strv_free_ char **roots = NULL;
+	char *tmp[] = {(char *)"/tmp", NULL};
 	if (dsb_policy_writable_roots(policy, &roots, NULL) < 0)
 		return -ENOMEM;
-	int r = protect_ops_build(policy, roots, NULL, &plan->mounts);
+	/* The host's /tmp is out of sight under a /tmp of the command's own. */
+	if (plan->tmp_own) {
+		size_t k = 0;
+		for (size_t i = 0; roots[i]; i++) {
+			if (strcmp(roots[i], "/tmp") == 0)
+				free(roots[i]);
+			else
+				roots[k++] = roots[i];
+		}
+		roots[k] = NULL;
+	}
+	int r = protect_ops_build(policy, roots, plan->tmp_own ? tmp : NULL, &plan->mounts);
 	if (r < 0 || plan->mounts.n == 0)
 		return r;
 	if (!(p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE)) {
@@ -140,6 +157,33 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 	plan->mount_ns = true;
 	plan->mounts_required = protect_ops_required(&plan->mounts);
 	return protect_make_missing(policy, roots, why->detail, sizeof(why->detail));
+}
+
+/*
+ * /tmp of the command's own where a mount namespace can be made (docs/design/paths.md): in
+ * workspace-write the session's private directory or a fresh tmpfs, in read-only the
+ * session's alone (an agentless read-only call sees the host's, as under DSH). A workspace
+ * that is /tmp keeps the host's.
+ */
+static int landlock_own_tmp(const dsb_provider *p, const dsb_exec_policy *policy,
+			    confine_plan *plan)
+{
+	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
+	if (!landlock_protects(p->v.hardening) || (!writable && !policy->tmp_dir) ||
+	    strcmp(policy->workspace_root, "/tmp") == 0)
+		return 0;
+	plan->tmp_own = true;
+	plan->mount_ns = true;
+	plan->steps |= STEP(STEP_MOUNTS);
+	if (policy->tmp_dir && !(plan->tmp_source = strdup(policy->tmp_dir)))
+		return -ENOMEM;
+	int r = 0;
+	if (writable && path_is_under(policy->workspace_root, "/tmp"))
+		r = strv_push(&plan->tmp_keep, policy->workspace_root);
+	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
+		if (path_is_under(*e, "/tmp"))
+			r = strv_push(&plan->tmp_keep, *e);
+	return r;
 }
 
 /*
@@ -203,17 +247,15 @@ static int landlock_network(const dsb_provider *p, const dsb_exec_policy *policy
 		r = strv_push(&plan->net_roots, policy->workspace_root);
 	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
 		r = strv_push(&plan->net_roots, *e);
-	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
+	/* A /tmp of its own holds its own sockets; the host's is every user's. */
+	if (r >= 0 && plan->tmp_own && policy->mode == DSB_MODE_WORKSPACE_WRITE)
+		r = strv_push(&plan->net_roots, "/tmp");
+	else if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
 	if (r >= 0 && allowlist)
 		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
 				   p->network.hosts);
 	return r;
-}
-
-static bool landlock_protects(unsigned hardening)
-{
-	return hardening & DSB_HARDEN_MOUNT_NAMESPACE;
 }
 
 static const char *landlock_network_enforcement(const dsb_probe_backend *b,
@@ -244,6 +286,8 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	r = strv_push(&ll->ro, "/");
 	if (r >= 0)
 		r = strv_push(&ll->rw, "/dev/null");
+	if (r >= 0)
+		r = landlock_own_tmp(p, policy, plan);
 	if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE) {
 		r = strv_push(&ll->rw, "/tmp");
 		if (r >= 0)
@@ -262,12 +306,12 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 				r = strv_push(&plan->meta_roots, real);
 		}
 		/*
-		 * /tmp is the host's here (bwrap mounts a fresh one): what is beneath it is the
-		 * command's, its own mode and owner are every user's.
+		 * Where the host's /tmp is granted (no mount namespace here): what is beneath it
+		 * is the command's, its own mode and owner are every user's.
 		 */
 		_cleanup_free_ char *tmp = realpath("/tmp", NULL);
 		_cleanup_free_ char *ws = realpath(policy->workspace_root, NULL);
-		if (r >= 0 && tmp && (!ws || strcmp(tmp, ws) != 0))
+		if (r >= 0 && !plan->tmp_own && tmp && (!ws || strcmp(tmp, ws) != 0))
 			r = strv_push(&plan->meta_fixed, tmp);
 	}
 	if (r >= 0)
@@ -291,7 +335,8 @@ const backend_ops backend_landlock = {
 	.report = landlock_report,
 	.confine = landlock_confine,
 	.protects = landlock_protects,
-	.private_tmp = false, /* the host's /tmp, granted */
+	.private_tmp = false, /* where no mount namespace can be made, the host's, granted */
+	.session_tmp = landlock_protects,
 	.own_userns = true,
 	.network = landlock_network_enforcement,
 };

@@ -293,6 +293,12 @@ bool provider_protects(dsb_provider *p)
 	return ops && ops->protects(p->v.hardening);
 }
 
+bool dsb_provider_session_tmp(dsb_provider *p)
+{
+	const backend_ops *ops = p ? provider_backend(p) : NULL;
+	return ops && ops->session_tmp && ops->session_tmp(p->v.hardening);
+}
+
 int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
 		     dsb_confined *ret, confine_failure *ret_failure, dsb_error *reterr)
 {

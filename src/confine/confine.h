@@ -370,9 +370,10 @@ typedef enum protect_op {
 #define FIELD_K_PROTECT_KIND FIELD_I32
 #define FIELD_T_PROTECT_KIND NULL
 
-#define PROTECT_MOUNT_FIELDS(X) \
-	X(PROTECT_OP, op)       \
-	X(STR, path)            \
+#define PROTECT_MOUNT_FIELDS(X)                                                                  \
+	X(PROTECT_OP, op)                                                                        \
+	X(STR, path)   /* as the command sees it */                                              \
+	X(STR, source) /* bwrap: the host's path where it differs (the private /tmp), or NULL */ \
 	X(PROTECT_KIND, kind) /* of the protected path (pins: meaningless) */
 
 typedef struct protect_mount {
@@ -408,6 +409,11 @@ extern const record_type protect_mount_record, landlock_plan_record, confine_lim
 	X(BOOL, net_ns)	   /* STEP_NAMESPACES: a network namespace too, where one can be made */   \
 	X(U16, proxy_port) /* STEP_LOOPBACK: the proxy's listener on 127.0.0.1:PORT, sent */       \
 	X(MOUNTS, mounts)  /* STEP_MOUNTS */                                                       \
+	/* STEP_MOUNTS, first: /tmp is the command's own, tmp_source bound there, else a tmpfs */  \
+	X(BOOL, tmp_own)                                                                           \
+	X(STR, tmp_source)                                                                         \
+	X(U64, tmp_bytes) /* the tmpfs's size, 0: the kernel's */                                  \
+	X(STRV, tmp_keep) /* writable roots beneath the host's /tmp, carried over the new one */   \
 	/* STEP_MOUNTS: they hold a policy-bearing path, so no mount namespace is no run. */       \
 	X(BOOL, mounts_required)                                                                   \
 	X(LANDLOCK, landlock) /* STEP_LANDLOCK */                                                  \
@@ -1148,6 +1154,9 @@ typedef struct backend_ops {
 	bool (*protects)(unsigned hardening);
 	/* In workspace-write the command's /tmp is one of its own, not the host's. */
 	bool private_tmp;
+	/* Whether it can show a session's private directory as /tmp, with the probe's
+	 * DSB_HARDEN_* (docs/design/paths.md). */
+	bool (*session_tmp)(unsigned hardening);
 	/* The command may get a user namespace of the sandbox's own (its per-user budgets). */
 	bool own_userns;
 	/* Caps the size of its own /tmp at @bytes in @c (NULL: it has none of its own). */

@@ -371,13 +371,20 @@ int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_po
 		 * default would fail a user who runs many; only one set explicitly is held so. */
 		if (m[l] == LIMIT_BY_RLIMIT && l == DSB_LIMIT_PROCESSES && !(cfg->set & (1u << l)))
 			m[l] = LIMIT_BY_NONE;
+		/* A session's /tmp is a directory of the store, kept from call to call. */
+		bool session_tmp = l == DSB_LIMIT_TMP_BYTES && policy->tmp_dir;
+		if (session_tmp)
+			m[l] = LIMIT_BY_NONE;
 		if (v[l] && m[l] == LIMIT_BY_NONE) {
 			if (!(cfg->set & (1u << l)))
 				continue; /* a default this host cannot hold: `probe` says so */
 			(void)snprintf(why->detail, sizeof(why->detail),
 				       "%s cannot be enforced here: it needs %s",
 				       limit_spelling((dsb_limit)l),
-				       limit_missing(h, (dsb_limit)l));
+				       session_tmp ? "a /tmp of the call's own (a session's is its "
+						     "private directory in the store, which no "
+						     "size limit holds)"
+						   : limit_missing(h, (dsb_limit)l));
 			return -EPERM;
 		}
 	}

@@ -36,7 +36,8 @@
 
 #include "confine.h"
 
-static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_kind kind)
+static int ops_add_from(protect_ops *o, protect_op op, const char *path, const char *source,
+			dsb_protect_kind kind)
 {
 	for (size_t i = 0; i < o->n; i++)
 		if (strcmp(o->v[i].path, path) == 0) {
@@ -51,11 +52,18 @@ static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_
 	if (!v)
 		return -ENOMEM;
 	o->v = v;
-	char *copy = strdup(path);
-	if (!copy)
+	char *copy = strdup(path), *from = source ? strdup(source) : NULL;
+	if (!copy || (source && !from)) {
+		free(copy);
 		return -ENOMEM;
-	v[o->n++] = (protect_mount){.op = op, .path = copy, .kind = kind};
+	}
+	v[o->n++] = (protect_mount){.op = op, .path = copy, .source = from, .kind = kind};
 	return 0;
+}
+
+static int ops_add(protect_ops *o, protect_op op, const char *path, dsb_protect_kind kind)
+{
+	return ops_add_from(o, op, path, NULL, kind);
 }
 
 /* Pins every directory strictly between @root and @path (none when @path is @root). */
@@ -96,9 +104,10 @@ static void drop_hidden(protect_ops *o)
 			below = o->v[j].op == PROTECT_HIDE_DIR && i != j &&
 				strcmp(o->v[i].path, o->v[j].path) != 0 &&
 				path_is_under(o->v[i].path, o->v[j].path);
-		if (below)
+		if (below) {
 			free(o->v[i].path);
-		else
+			free(o->v[i].source);
+		} else
 			o->v[k++] = o->v[i];
 	}
 	o->n = k;
@@ -108,8 +117,10 @@ void protect_ops_done(protect_ops *o)
 {
 	if (!o)
 		return;
-	for (size_t i = 0; i < o->n; i++)
+	for (size_t i = 0; i < o->n; i++) {
 		free(o->v[i].path);
+		free(o->v[i].source);
+	}
 	free(o->v);
 	*o = (protect_ops){0};
 }
@@ -121,12 +132,28 @@ int protect_ops_build(const dsb_exec_policy *policy, char *const *visible, char 
 	int r = 0;
 	for (size_t i = 0; r >= 0 && i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
-		const char *root = path_root_of(visible, e->path);
-		bool hide = e->kind == DSB_PROTECT_DENY_READ;
+		bool hide = dsb_protect_kind_hides(e->kind);
 		if (e->absent) /* nothing to bind: protect_remove_absent() after the call */
 			continue;
+		/* In the session's private /tmp (the spill directory): where the command sees it.
+		 */
+		if (policy->tmp_dir && path_is_under(e->path, policy->tmp_dir) &&
+		    strcmp(e->path, policy->tmp_dir) != 0) {
+			_cleanup_free_ char *seen = NULL;
+			if (asprintf(&seen, "/tmp%s", e->path + strlen(policy->tmp_dir)) < 0)
+				r = -ENOMEM;
+			else
+				r = ops_add_from(
+					&o,
+					hide ? (e->directory ? PROTECT_HIDE_DIR : PROTECT_HIDE_FILE)
+					     : PROTECT_READ_ONLY,
+					seen, e->path, e->kind);
+			continue;
+		}
+		const char *root = path_root_of(visible, e->path);
 		/* Outside every writable root a path is read-only already; hidden it still must
-		 * be, unless the backend does not show it at all (bwrap's private /tmp). */
+		 * be, unless the backend does not show it at all (the host's /tmp, where the
+		 * command has one of its own). */
 		if (!root && (!hide || path_root_of(unseen, e->path)))
 			continue;
 		if (root)
@@ -286,6 +313,7 @@ static const char *fix_for(dsb_protect_kind kind)
 	case DSB_PROTECT_LISTED:
 	case DSB_PROTECT_DENY_READ:
 	case DSB_PROTECT_STARTUP:
+	case DSB_PROTECT_PRIVATE_TMP:
 	case _DSB_PROTECT_MAX:
 	case _DSB_PROTECT_INVALID:
 		break;
@@ -343,7 +371,7 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv)
 		}
 		}
 		if (r >= 0)
-			r = strv_push(io_argv, p);
+			r = strv_push(io_argv, o->v[i].source ? o->v[i].source : p);
 		if (r >= 0)
 			r = strv_push(io_argv, p);
 	}

@@ -11,11 +11,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -67,6 +69,24 @@ static unsigned long kept_flags(const char *path)
  * In a mount namespace of our own: makes every mount a slave (nothing propagates back to the
  * host), then applies @v. -errno with the launcher-style line in @msg.
  */
+/*
+ * A working directory entered before the mounts would still see under them: entered again by
+ * its path. One the new view lacks (the host's /tmp/x under a /tmp of the command's own) is
+ * left for $HOME, else "/", as bwrap does.
+ */
+static int reenter_cwd(char *msg, size_t size)
+{
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof(cwd)) || chdir(cwd) == 0)
+		return 0;
+	int e = errno;
+	const char *home = getenv("HOME");
+	if (e == ENOENT && ((home && home[0] == '/' && chdir(home) == 0) || chdir("/") == 0))
+		return 0;
+	(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
+	return -e;
+}
+
 static int apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
 {
 	/* Nothing done here may reach the host's mount table. */
@@ -104,14 +124,7 @@ static int apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size
 			return -e;
 		}
 	}
-	/* A working directory entered before the mounts would still see under them. */
-	char cwd[4096];
-	if (getcwd(cwd, sizeof(cwd)) && chdir(cwd) < 0) {
-		int e = errno;
-		(void)snprintf(msg, size, "landlock-run: cannot re-enter %s: %s", cwd, strerror(e));
-		return -e;
-	}
-	return 0;
+	return reenter_cwd(msg, size);
 }
 
 /* One byte and one descriptor: the control buffer of a single SCM_RIGHTS message. */
@@ -403,9 +416,96 @@ static int step_mount_namespace(step_ctx *x)
  * policy-bearing ones fail the call (the provider refuses earlier when the probe saw none);
  * .git and listed paths then go unprotected, as `policy` and `probe` report.
  */
+/* mkdir -p of @path's directories, each 0755 (beneath the new /tmp: the command's own). */
+static void make_parents(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof(buf))
+		return;
+	memcpy(buf, path, n + 1);
+	for (char *s = buf + 1;; s++) {
+		s = strchr(s, '/');
+		if (s)
+			*s = '\0';
+		(void)mkdir(buf, 0755);
+		if (!s)
+			return;
+		*s = '/';
+	}
+}
+
+#define TMP_KEEP_MAX 64
+
+/*
+ * /tmp of the command's own (docs/design/paths.md): the session's private directory, or a
+ * fresh tmpfs, mounted over the host's; a writable root that lay beneath the host's /tmp
+ * (a workspace in /tmp/ws) is held by a descriptor opened before and bound back at its path.
+ */
+static int mount_own_tmp(step_ctx *x)
+{
+	const confine_plan *plan = x->plan;
+	int keep[TMP_KEEP_MAX];
+	size_t n = 0;
+	int r = 0;
+	for (char **k = plan->tmp_keep; k && *k && r >= 0; k++) {
+		if (n == TMP_KEEP_MAX)
+			r = -E2BIG;
+		else if ((keep[n] = open(*k, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+			r = -errno;
+		else
+			n++;
+	}
+	if (r >= 0 && plan->tmp_source)
+		r = mount(plan->tmp_source, "/tmp", NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+	else if (r >= 0) {
+		char opts[64] = "mode=1777";
+		if (plan->tmp_bytes)
+			(void)snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
+				       (unsigned long long)plan->tmp_bytes);
+		r = mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0 ? -errno : 0;
+	}
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		char from[64];
+		(void)snprintf(from, sizeof(from), "/proc/self/fd/%d", keep[i]);
+		make_parents(plan->tmp_keep[i]);
+		r = mount(from, plan->tmp_keep[i], NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		(void)close(keep[i]);
+	if (r < 0)
+		(void)snprintf(x->msg, x->size,
+			       "landlock-run: cannot give the command a /tmp of "
+			       "its own: %s",
+			       strerror(-r));
+	return r;
+}
+
 static int step_mounts(step_ctx *x)
 {
 	const protect_ops *m = &x->plan->mounts;
+	if (x->plan->tmp_own) {
+		if (!(x->achieved & HARDEN_MNT_NS)) {
+			(void)snprintf(
+				x->msg, x->size,
+				"landlock-run: cannot give the command a /tmp of its own: no "
+				"mount namespace here");
+			return -EPERM;
+		}
+		/* Nothing done here may reach the host's mount table. */
+		if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+			int e = errno;
+			(void)snprintf(x->msg, x->size,
+				       "landlock-run: cannot make the mounts private: %s",
+				       strerror(e));
+			return -e;
+		}
+		int r = mount_own_tmp(x);
+		if (r < 0)
+			return r;
+		if (m->n == 0)
+			return reenter_cwd(x->msg, x->size);
+	}
 	if (m->n == 0)
 		return 0;
 	if (x->achieved & HARDEN_MNT_NS)

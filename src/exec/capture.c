@@ -88,6 +88,8 @@ void spill_dir_done(spill_dir *d)
 	}
 	free(d->path);
 	free(d->tmpdir);
+	free(d->shown);
+	free(d->host_path);
 	free(d->protected_path);
 	*d = (spill_dir){0};
 }
@@ -257,10 +259,15 @@ int spill_dir_ensure(spill_dir *d)
 		r = -EPERM;
 	else {
 		/* path.join(): no doubled '/' when the temp dir is the root. */
-		size_t n = strlen(base);
-		if (asprintf(&path, "%s%s%s", base, n > 0 && base[n - 1] == '/' ? "" : "/", name) <
-		    0) {
+		const char *shown = d->shown ? d->shown : base;
+		size_t n = strlen(shown), k = strlen(base);
+		if (asprintf(&path, "%s%s%s", shown, n > 0 && shown[n - 1] == '/' ? "" : "/",
+			     name) < 0) {
 			path = NULL;
+			r = -ENOMEM;
+		} else if (asprintf(&d->host_path, "%s%s%s", base,
+				    k > 0 && base[k - 1] == '/' ? "" : "/", name) < 0) {
+			d->host_path = NULL;
 			r = -ENOMEM;
 		}
 	}

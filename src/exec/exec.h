@@ -169,6 +169,8 @@ typedef struct spill_dir {
 	char *path;	  /* TMPDIR/dsh-subprocess-XXXXXX as reported; NULL before a spill */
 	unsigned counter; /* file counter, as DSH's per-process counter */
 	char *tmpdir;	  /* where to create it (owned); NULL: os.tmpdir() */
+	char *shown;	  /* what the model is told in its place ("/tmp" for a session's) */
+	char *host_path;  /* tmpdir/dsh-subprocess-XXXXXX, where it really lies */
 
 	/* The spill directory's entry in TMPDIR, and its identity (to remove only our own). */
 	char name[sizeof("dsh-subprocess-XXXXXX")];

@@ -315,7 +315,7 @@ static int spill_protect(dsb_provider *provider, spill_dir *spill, dsb_exec_poli
 		return 0;
 	}
 	_cleanup_free_ char *canon = NULL;
-	if (path_lexical_resolve("/", spill->path, &canon) < 0)
+	if (path_lexical_resolve("/", spill->host_path, &canon) < 0)
 		return -ENOMEM;
 	dsb_protected *v = calloc(local->n_protected + 1, sizeof(*v));
 	if (!v)
@@ -362,6 +362,10 @@ static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
 		x->argv = x->bash_argv;
 	}
 	uint64_t spill_cap = req->no_spill ? 0 : cfg->max_spill_bytes;
+	/* A session's spill files lie in its private /tmp, where the model finds them as /tmp. */
+	if (policy->tmp_dir &&
+	    (!(x->spill.tmpdir = strdup(policy->tmp_dir)) || !(x->spill.shown = strdup("/tmp"))))
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 
 	int r = 0;
 	if (policy->mode == DSB_MODE_DANGER_FULL_ACCESS) {

@@ -47,7 +47,7 @@ int fence_grant_check_roots(const dsb_exec_policy *policy, char *const *roots, c
 	if (!policy)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "fence: missing policy");
 	dsb_mode mode = policy->mode;
-	int r = dsb_fs_resolve(cwd, path, &t, reterr);
+	int r = dsb_fs_resolve_in(policy, cwd, path, &t, reterr);
 	if (r < 0)
 		return r;
 
@@ -128,6 +128,16 @@ int fence_grant_check(const dsb_exec_policy *policy, const char *cwd, const char
 		int r = dsb_policy_writable_roots(policy, &roots, reterr);
 		if (r < 0)
 			return r;
+		/* The sandbox's /tmp is the session's private directory, where it has one. */
+		for (char **root = roots; policy->tmp_dir && *root; root++)
+			if (strcmp(*root, "/tmp") == 0) {
+				char *dir = strdup(policy->tmp_dir);
+				if (!dir)
+					return dsb_fail(reterr, DSB_E_NO_MEMORY,
+							"fence: out of memory");
+				free(*root);
+				*root = dir;
+			}
 	}
 	return fence_grant_check_roots(policy, roots, cwd, path, ret, reterr);
 }

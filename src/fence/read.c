@@ -89,7 +89,7 @@ int dsb_fs_read(const char *cwd, const char *path, char **ret_text, size_t *ret_
 static bool hides_any(const dsb_exec_policy *p)
 {
 	for (size_t i = 0; i < p->n_protected; i++)
-		if (p->protected[i].kind == DSB_PROTECT_DENY_READ)
+		if (dsb_protect_kind_hides(p->protected[i].kind))
 			return true;
 	return false;
 }
@@ -105,7 +105,7 @@ static int fence_read_st(const dsb_exec_policy *policy, const char *cwd, const c
 	if (!dsb_mode_to_string(policy->mode))
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "fence: invalid mode %d",
 				(int)policy->mode);
-	int r = dsb_fs_resolve(cwd, path, &t, reterr);
+	int r = dsb_fs_resolve_in(policy, cwd, path, &t, reterr);
 	if (r < 0)
 		return r;
 

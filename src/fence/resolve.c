@@ -216,3 +216,46 @@ int dsb_fs_is_under(const char *path, const char *root, dsb_error *reterr)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_fs_is_under: missing argument");
 	return fence_match_root(path, root, &m, reterr);
 }
+
+/* Whether /tmp/... @lexical is the sandbox's /tmp rather than a writable root inside it. */
+static bool in_private_tmp(const dsb_exec_policy *p, const char *lexical)
+{
+	if (!path_is_under(lexical, "/tmp"))
+		return false;
+	if (p->mode == DSB_MODE_WORKSPACE_WRITE && path_is_under(lexical, p->workspace_root) &&
+	    strcmp(p->workspace_root, "/tmp") != 0)
+		return false;
+	for (char **e = p->extra_roots; e && *e; e++)
+		if (path_is_under(lexical, *e))
+			return false;
+	return true;
+}
+
+int dsb_fs_resolve_in(const dsb_exec_policy *policy, const char *cwd, const char *path,
+		      dsb_fs_target *ret, dsb_error *reterr)
+{
+	if (!policy || !policy->tmp_dir || !cwd || !path || js_blank(path))
+		return dsb_fs_resolve(cwd, path, ret, reterr);
+	_cleanup_free_ char *lexical = NULL, *mapped = NULL;
+	int r = path_lexical_resolve(cwd, path, &lexical);
+	if (r < 0 || !in_private_tmp(policy, lexical))
+		return dsb_fs_resolve(cwd, path, ret, reterr);
+	if (asprintf(&mapped, "%s%s", policy->tmp_dir, lexical + strlen("/tmp")) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "cannot resolve: out of memory");
+	r = dsb_fs_resolve("/", mapped, ret, reterr);
+	if (r < 0) {
+		/* The model's path in the message, never the store's. */
+		if (reterr && reterr->message[0]) {
+			_cleanup_free_ char *msg = NULL;
+			const char *at = strstr(reterr->message, mapped);
+			if (at && asprintf(&msg, "%.*s%s%s", (int)(at - reterr->message),
+					   reterr->message, lexical, at + strlen(mapped)) >= 0)
+				(void)snprintf(reterr->message, sizeof(reterr->message), "%s", msg);
+			dsb_error_set_subject(reterr, lexical);
+		}
+		return r;
+	}
+	free(ret->display_path);
+	ret->display_path = TAKE_PTR(lexical);
+	return 0;
+}

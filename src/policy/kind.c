@@ -15,7 +15,7 @@ static const char *const kind_names[_DSB_PROTECT_MAX] = {
 	[DSB_PROTECT_ANSWERER] = "answerer", [DSB_PROTECT_RUNNER] = "runner",
 	[DSB_PROTECT_SPILL] = "spill",	     [DSB_PROTECT_GIT] = "git",
 	[DSB_PROTECT_LISTED] = "listed",     [DSB_PROTECT_DENY_READ] = "deny-read",
-	[DSB_PROTECT_STARTUP] = "startup",
+	[DSB_PROTECT_STARTUP] = "startup",   [DSB_PROTECT_PRIVATE_TMP] = "private-tmp",
 };
 
 static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
@@ -28,6 +28,7 @@ static const char *const kind_reasons[_DSB_PROTECT_MAX] = {
 	[DSB_PROTECT_LISTED] = "sandbox-policy.protectedPaths lists it",
 	[DSB_PROTECT_DENY_READ] = "sandbox-policy.denyRead hides it",
 	[DSB_PROTECT_STARTUP] = STARTUP_REASON,
+	[DSB_PROTECT_PRIVATE_TMP] = "it holds every session's private /tmp",
 };
 
 const char *dsb_protect_kind_to_string(dsb_protect_kind kind)
@@ -43,4 +44,9 @@ const char *dsb_protect_kind_reason(dsb_protect_kind kind)
 bool dsb_protect_kind_required(dsb_protect_kind kind)
 {
 	return kind >= DSB_PROTECT_STORE && kind <= DSB_PROTECT_SPILL;
+}
+
+bool dsb_protect_kind_hides(dsb_protect_kind kind)
+{
+	return kind == DSB_PROTECT_DENY_READ || kind == DSB_PROTECT_PRIVATE_TMP;
 }

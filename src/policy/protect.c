@@ -43,7 +43,7 @@ int dsb_policy_protect(dsb_policy *policy, dsb_protect_kind kind, const char *pa
 		       dsb_error *reterr)
 {
 	if (!policy || !path || kind < 0 || kind >= _DSB_PROTECT_MAX || kind == DSB_PROTECT_GIT ||
-	    kind == DSB_PROTECT_DENY_READ)
+	    kind == DSB_PROTECT_DENY_READ || kind == DSB_PROTECT_STARTUP)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_policy_protect: invalid argument");
 	if (path[0] != '/')
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
@@ -684,6 +684,12 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 			r = 0;
 			continue;
 		}
+		/* Hidden wherever it lies, as denyRead is, once it exists. */
+		if (s->kind == DSB_PROTECT_PRIVATE_TMP) {
+			if (exists && strcmp(canon, "/") != 0)
+				r = plist_take(&l, TAKE_PTR(canon), s->kind, true, true);
+			continue;
+		}
 		/* Resolving differently from its spelling: a symlink on the way. */
 		if (dsb_protect_kind_required(s->kind) && strcmp(lexical, canon) != 0) {
 			r = check_no_link_in_roots(s, lexical, roots, p->mode, reterr);
@@ -755,7 +761,14 @@ const dsb_protected *dsb_exec_policy_protected_at(const dsb_exec_policy *p, cons
 {
 	for (size_t i = 0; p && path && i < p->n_protected; i++) {
 		const dsb_protected *e = &p->protected[i];
-		if ((write || e->kind == DSB_PROTECT_DENY_READ) && path_is_under(path, e->path))
+		/*
+		 * The session's own private /tmp is its /tmp: what holds it (the store, every
+		 * session's STORE/.tmp) neither hides nor protects it from its fs tools.
+		 */
+		if (p->tmp_dir && path_is_under(path, p->tmp_dir) &&
+		    path_is_under(p->tmp_dir, e->path))
+			continue;
+		if ((write || dsb_protect_kind_hides(e->kind)) && path_is_under(path, e->path))
 			return e;
 	}
 	return NULL;

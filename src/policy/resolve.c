@@ -203,6 +203,7 @@ void dsb_exec_policy_done(dsb_exec_policy *p)
 	free(p->workspace_root);
 	free(p->session_id);
 	strv_free(p->extra_roots);
+	free(p->tmp_dir);
 	policy_protected_free(p->protected, p->n_protected);
 	*p = (dsb_exec_policy){0};
 }

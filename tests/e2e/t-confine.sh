@@ -84,14 +84,9 @@ test_tmp_per_backend() {
 	sbx "$b" workspace-write "echo tmp-ok > $name && cat $name"
 	assert_rc 0
 	assert_streq "$out" "tmp-ok"
-	if [ "$b" = bwrap ]; then
-		# An ephemeral tmpfs: the host /tmp never sees it.
-		[ ! -e "$name" ] || fail "bwrap's /tmp write reached the host"
-	else
-		# Landlock grants the host /tmp.
-		assert_streq "$(cat "$name")" "tmp-ok"
-		rm -f "$name"
-	fi
+	# A /tmp of the call's own on both backends (docs/design/paths.md; Landlock makes a
+	# mount namespace for it, which this host allows): the host's never sees it.
+	[ ! -e "$name" ] || fail "the $b call's /tmp write reached the host"
 }
 
 test_nested_children_are_confined() {

@@ -69,11 +69,11 @@ case_chown_outside() {
 	assert_streq "$(stat -c %u "$OUT/victim")" "$(id -u)"
 }
 
-# As root: the host's /tmp is granted to a Landlock command in workspace-write, but its own
-# directory is every user's (its sticky bit guards their files from one another). The attack
-# sets the mode /tmp already has, so that the control changes nothing of the host; refused, the
-# call fails. Under bwrap the command's /tmp is a fresh one: the call lands there, and the
-# host's is untouched either way.
+# As root: the host's /tmp is every user's (its sticky bit guards their files from one
+# another). The attack sets the mode /tmp already has, so that the control changes nothing of
+# the host. In workspace-write the command's /tmp is one of its own on both backends
+# (docs/design/paths.md): the call lands there; in read-only it is refused. The host's is
+# untouched either way.
 case_tmp_itself() {
 	local mode
 	mode=$(stat -c %a /tmp)
@@ -82,7 +82,7 @@ case_tmp_itself() {
 		control_needs_root "$NOT_PERMITTED"
 		return
 	fi
-	if [ "$1" = bwrap/workspace-write ]; then
+	if [ "${1#*/}" = workspace-write ]; then
 		assert_rc 0
 	else
 		refused "chmod of the host's /tmp"

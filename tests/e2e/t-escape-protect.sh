@@ -682,8 +682,9 @@ case_swap_tmpdir() {
 		bash -c "cd '$PWD' && mv tmpd tmpd.old && mkdir -p tmpd/ws && git -c init.defaultBranch=main init -q tmpd/ws"
 	git -C tmpd/ws log --oneline 2>/dev/null | grep -q one ||
 		fail "the repository at the workspace's path is not the original: $(ls -lA)"
+	# Both backends show the call a /tmp of its own (docs/design/paths.md): a rename, if
+	# any, happened there; the host's TMPDIR stays.
 	[ ! -e tmpd.old ] || fail "TMPDIR was renamed: $(ls -lA)"
-	[ "${1%/*}" = bwrap ] || refused "renaming TMPDIR, the workspace's parent"
 }
 
 case_swap_unconfined() {

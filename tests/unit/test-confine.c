@@ -891,9 +891,9 @@ static confine_plan *full_plan(void)
 	plan->landlock.abi_max = 4;
 	assert_non_null(plan->mounts.v = calloc(2, sizeof(*plan->mounts.v)));
 	plan->mounts.n = 2;
-	plan->mounts.v[0] = (protect_mount){PROTECT_PIN, strdup("/ws/.git"), DSB_PROTECT_GIT};
+	plan->mounts.v[0] = (protect_mount){PROTECT_PIN, strdup("/ws/.git"), NULL, DSB_PROTECT_GIT};
 	plan->mounts.v[1] =
-		(protect_mount){PROTECT_HIDE_DIR, strdup("/ws/.ssh"), DSB_PROTECT_DENY_READ};
+		(protect_mount){PROTECT_HIDE_DIR, strdup("/ws/.ssh"), NULL, DSB_PROTECT_DENY_READ};
 	assert_int_equal(strv_push(&plan->meta_roots, "/ws"), 0);
 	assert_int_equal(strv_push(&plan->net_allow, "*.debian.org"), 0);
 	plan->net_roots = strv_of((const char *const[]){NULL}); /* empty, not NULL */

@@ -817,8 +817,9 @@ static void expect_gone_at(const dsb_exec_policy *e, const char *base, const cha
 static void test_protect_kind_vocabulary(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"store", "config", "answerer",  "runner", "spill",
-					    "git",   "listed", "deny-read", "startup"};
+	static const char *const names[] = {"store",   "config",     "answerer", "runner",
+					    "spill",   "git",	     "listed",	 "deny-read",
+					    "startup", "private-tmp"};
 	assert_int_equal(_DSB_PROTECT_MAX, ELEMENTSOF(names));
 	for (int k = 0; k < _DSB_PROTECT_MAX; k++) {
 		assert_string_equal(dsb_protect_kind_to_string((dsb_protect_kind)k), names[k]);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# One private /tmp per session (docs/design/paths.md): what one call writes there the next call
+# reads, on either backend, and `fs read /tmp/...` too; another session, the host's /tmp and an
+# agentless call see none of it; `session rm` and `session prune` remove it. Both backends, as
+# root and as nobody (as-user.sh).
+# shellcheck source=tests/e2e/libescape.sh
+. "$(dirname "$0")/libescape.sh"
+
+each_backend() {
+	local name=$1 b
+	shift
+	for b in "${BACKENDS[@]}"; do
+		t "$b: $name" "$@" "$b"
+	done
+}
+
+# new_ww_session: a workspace-write session in ws, its id in $ID; the store in $PWD/store.
+new_ww_session() {
+	ID=$("$DSB" --store "$PWD/store" session new --cwd "$PWD/ws")
+	"$DSB" --store "$PWD/store" session mode "$ID" workspace-write >/dev/null ||
+		fail "no mode switch"
+}
+
+in_session() {
+	local b=$1 id=$2
+	shift 2
+	run --store "$PWD/store" bash --backend "$b" --session "$id" "$@"
+}
+
+test_persists() {
+	local b=$1
+	local mark="dsb-tmp-$$-$b" secret="secret-$$"
+	setup
+	new_ww_session
+	local first=$ID
+	in_session "$b" "$first" "echo $secret > /tmp/$mark"
+	assert_rc 0
+	# The control: the file is not the host's.
+	[ ! -e "/tmp/$mark" ] || fail "the write reached the host's /tmp"
+	for other in "${BACKENDS[@]}"; do
+		in_session "$other" "$first" "cat /tmp/$mark"
+		assert_rc 0
+		assert_streq "$out" "$secret"
+	done
+	run --store "$PWD/store" fs read --session "$first" "/tmp/$mark"
+	assert_rc 0
+	assert_contains "$out" "$secret"
+	printf 'from fs\n' | "$DSB" --store "$PWD/store" fs write --session "$first" /tmp/fs.txt \
+		>/dev/null || fail "fs write /tmp failed"
+	in_session "$b" "$first" "cat /tmp/fs.txt"
+	assert_streq "$out" "from fs"
+
+	# Another session: neither its /tmp nor the store's path shows it.
+	new_ww_session
+	in_session "$b" "$ID" "cat /tmp/$mark $PWD/store/.tmp/*/$mark 2>/dev/null; true"
+	assert_rc 0
+	assert_not_contains "$out" "$secret"
+	run --store "$PWD/store" fs read --session "$ID" "/tmp/$mark"
+	assert_contains "$out" "not found"
+	# An agentless call: hidden.
+	run --store "$PWD/store" fs read --mode read-only --workspace "$PWD/ws" \
+		"$(find "$PWD/store/.tmp" -name "$mark")"
+	assert_contains "$out" "is protected: it holds every session's private /tmp"
+
+	# Gone with the session.
+	run --store "$PWD/store" session rm "$first"
+	assert_rc 0
+	[ -z "$(find "$PWD/store" -name "$mark")" ] || fail "the private /tmp outlived session rm"
+	run --store "$PWD/store" session show "$first"
+	[ "$rc" -ne 0 ] || fail "the session outlived session rm"
+}
+
+test_agentless_call_is_fresh() {
+	local b=$1
+	local mark="dsb-tmp-once-$$-$b"
+	setup
+	run exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- \
+		sh -c "echo x > /tmp/$mark && cat /tmp/$mark"
+	assert_rc 0
+	assert_streq "$out" x
+	[ ! -e "/tmp/$mark" ] || fail "the write reached the host's /tmp"
+	run exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- cat "/tmp/$mark"
+	[ "$rc" -ne 0 ] || fail "a second agentless call saw the first one's /tmp"
+}
+
+test_prune() {
+	setup
+	new_ww_session
+	local old=$ID
+	in_session bwrap "$old" "echo x > /tmp/old"
+	new_ww_session
+	local young=$ID
+	in_session bwrap "$young" "echo y > /tmp/young"
+	# The old one's log was last written ten days ago.
+	touch -d '10 days ago' "$(find "$PWD/store" -path "*/$old/session.jsonl")"
+	run --store "$PWD/store" session prune --older-than 7
+	assert_rc 0
+	assert_streq "$out" "1 removed"
+	[ -z "$(find "$PWD/store" -name old)" ] || fail "the old session's /tmp stays"
+	[ -n "$(find "$PWD/store" -name young)" ] || fail "the young session's /tmp went"
+	run --store "$PWD/store" session prune --older-than -3
+	assert_rc 2
+	run --store "$PWD/store" session prune
+	assert_rc 2
+}
+
+each_backend "a session's /tmp persists across calls and backends, is private, goes with session rm" test_persists
+each_backend "an agentless call's /tmp is its own" test_agentless_call_is_fresh
+t "session prune --older-than removes old sessions and their /tmp only" test_prune
+done_testing
