@@ -40,7 +40,7 @@ _dsh_sandbox()
 
 	# The value of the option before the word.
 	case $prev in
-	--timeout|--justification|--call-id|--old|--new|--max-processes|--memory) _dsh_sandbox_offer text "$cur"; return ;;
+	--timeout|--justification|--call-id|--old|--new|--max-processes|--memory|--older-than) _dsh_sandbox_offer text "$cur"; return ;;
 	--config|--ro|--rw) _dsh_sandbox_offer file "$cur"; return ;;
 	--store|--workspace|--workdir|--cwd|--writable) _dsh_sandbox_offer dir "$cur"; return ;;
 	--mode|--sandbox-permissions) _dsh_sandbox_offer mode "$cur"; return ;;
@@ -52,7 +52,7 @@ _dsh_sandbox()
 	# The command: the first word that is no option of the tool's.
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable) ((i++)) ;;
+		--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable|--older-than) ((i++)) ;;
 		-*) ;;
 		*)
 			cmd=${COMP_WORDS[i]} at=$i
@@ -74,8 +74,8 @@ _dsh_sandbox()
 		opts="--session --mode --workspace --writable --network --max-processes --memory --config --json --help"
 		;;
 	session)
-		opts="--cwd --json --help"
-		verbs="new list show log mode approval"
+		opts="--cwd --json --older-than --help"
+		verbs="new list show log mode approval rm prune"
 		;;
 	permission)
 		opts="--session --config --help"
@@ -119,7 +119,7 @@ _dsh_sandbox()
 				ended=1
 				continue
 				;;
-			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable)
+			--config|--store|--session|--mode|--workspace|--workdir|--cwd|--timeout|--backend|--network|--sandbox-permissions|--justification|--call-id|--old|--new|--ro|--rw|--max-processes|--memory|--writable|--older-than)
 				((i++))
 				continue
 				;;
@@ -146,6 +146,7 @@ _dsh_sandbox()
 		session/mode/1) _dsh_sandbox_offer mode "$cur" ;;
 		session/approval/0) _dsh_sandbox_offer session "$cur" ;;
 		session/approval/1) _dsh_sandbox_offer approval "$cur" ;;
+		session/rm/0) _dsh_sandbox_offer session "$cur" ;;
 		fs/write/0) _dsh_sandbox_offer file "$cur" ;;
 		fs/edit/0) _dsh_sandbox_offer file "$cur" ;;
 		fs/read/0) _dsh_sandbox_offer file "$cur" ;;
