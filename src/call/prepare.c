@@ -6,6 +6,8 @@
  * directories checked; the provider that will confine the command.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +244,29 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 }
 
 /*
+ * A root beneath the host's /tmp (a workspace there) is bound over the session's /tmp, on a
+ * directory of the same name in it. We make those directories, refusing a symlink or a file a
+ * command left in their place: followed, it would put the root, and its protected paths,
+ * somewhere else in the sandbox.
+ */
+static int tmp_mountpoints(const char *dir, char **roots, const char **ret_root)
+{
+	_cleanup_close_ int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (char **root = roots; *root; root++) {
+		if (strcmp(*root, "/tmp") == 0 || !path_is_under(*root, "/tmp"))
+			continue;
+		int r = mkdir_beneath(fd, *root + strlen("/tmp/"), 0755);
+		if (r < 0) {
+			*ret_root = *root;
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
  * The session's private /tmp, unless it lies in a writable root (a store in the workspace,
  * read-only there): then each call gets a fresh one, as an agentless call does.
  */
@@ -260,9 +285,23 @@ static int session_tmp(call_context *ctx, dsb_error *reterr)
 	free(dir);
 	dir = NULL;
 	r = dsb_session_tmp_dir(ctx->store, ctx->session, true, &dir, reterr);
-	if (r >= 0)
-		ctx->policy.tmp_dir = TAKE_PTR(dir);
-	return r;
+	if (r < 0)
+		return r;
+	/* The workspace is shown in read-only too. */
+	if (strv_push(&roots, ctx->policy.workspace_root) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	const char *root = "/tmp";
+	r = tmp_mountpoints(dir, roots, &root);
+	if (r < 0) {
+		/* A command of the session left something in the way: nothing runs past it. */
+		char detail[PATH_MAX + 128];
+		(void)snprintf(detail, sizeof(detail),
+			       "the session's /tmp has no directory for %s to be shown at: %s",
+			       root, strerror(-r));
+		return policy_fail_unavailable(reterr, ctx->policy.mode, detail);
+	}
+	ctx->policy.tmp_dir = TAKE_PTR(dir);
+	return 0;
 }
 
 int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx, dsb_error *reterr)

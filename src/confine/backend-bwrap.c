@@ -128,9 +128,12 @@ static int bwrap_private_tmp(const dsb_exec_policy *policy, char ***io_argv)
 	if (!policy->tmp_dir)
 		return 0;
 	if (policy->mode != DSB_MODE_WORKSPACE_WRITE) {
-		const char *a[] = {"--ro-bind", policy->tmp_dir, "/tmp"};
+		/* A workspace beneath /tmp is shown again over it, on the directory made for it. */
+		const char *ws = policy->workspace_root;
+		bool under = strcmp(ws, "/tmp") != 0 && path_is_under(ws, "/tmp");
+		const char *a[] = {"--ro-bind", policy->tmp_dir, "/tmp", "--ro-bind", ws, ws};
 		int r = 0;
-		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(a); i++)
+		for (size_t i = 0; r >= 0 && i < (under ? 6 : 3); i++)
 			r = strv_push(io_argv, a[i]);
 		return r;
 	}

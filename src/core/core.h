@@ -162,6 +162,14 @@ int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint
 int open_dir_no_symlinks(const char *path);
 
 /*
+ * Makes the directory @rel (relative, components separated by '/') below the directory @dfd,
+ * each missing component with @mode, reaching every component through its parent's descriptor
+ * with O_NOFOLLOW: a symlink on the way is -ELOOP, a file -ENOTDIR, never followed. 0 or
+ * -errno. Borrows @rel.
+ */
+int mkdir_beneath(int dfd, const char *rel, mode_t mode);
+
+/*
  * Removes the entry @name of the directory @dfd and, when it is a directory, everything in it,
  * at any depth, never following a symlink (rmtree.c). Deep directories are renamed next to
  * @name for a while (".dsb-rm-PID-N"). 0, or the first -errno met (the rest is still tried).

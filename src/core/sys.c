@@ -48,6 +48,26 @@ int openat2_raw(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint
 }
 
 /*
+ * The next name of the path at *@p into @name, *@p moved past it: 1, 0 at the end of the path,
+ * or -ENAMETOOLONG.
+ */
+static int next_component(const char **p, char name[static NAME_MAX + 1])
+{
+	while (**p == '/')
+		(*p)++;
+	if (**p == '\0')
+		return 0;
+	const char *end = strchrnul(*p, '/');
+	size_t n = (size_t)(end - *p);
+	if (n > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(name, *p, n);
+	name[n] = '\0';
+	*p = end;
+	return 1;
+}
+
+/*
  * open_dir_no_symlinks() without openat2: from "/" (or the cwd), each component is opened
  * O_PATH|O_NOFOLLOW below the descriptor of the one before, so no name is ever resolved twice
  * and a symlink is seen as itself (fstat says S_IFLNK) instead of being followed.
@@ -65,17 +85,12 @@ static int open_dir_walk(const char *path)
 	if (fd < 0)
 		return -errno;
 	for (;;) {
-		while (*p == '/')
-			p++;
-		if (*p == '\0')
+		int k = next_component(&p, name);
+		if (k <= 0) {
+			if (k < 0)
+				return k;
 			break;
-		const char *end = strchrnul(p, '/');
-		size_t n = (size_t)(end - p);
-		if (n > NAME_MAX)
-			return -ENAMETOOLONG;
-		memcpy(name, p, n);
-		name[n] = '\0';
-		p = end;
+		}
 		if (strcmp(name, ".") == 0)
 			continue;
 
@@ -107,6 +122,34 @@ int open_dir_no_symlinks(const char *path)
 	if (fd == -ENOSYS || fd == -EPERM)
 		return open_dir_walk(path);
 	return fd;
+}
+
+int mkdir_beneath(int dfd, const char *rel, mode_t mode)
+{
+	_cleanup_close_ int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	char name[NAME_MAX + 1];
+	const char *p = rel;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		int k = next_component(&p, name);
+		if (k <= 0)
+			return k;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			return -EINVAL;
+		if (mkdirat(fd, name, mode) < 0 && errno != EEXIST)
+			return -errno;
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (next < 0 && errno == ENOTDIR &&
+		    fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			return -ELOOP; /* O_DIRECTORY spoke first */
+		if (next < 0)
+			return -errno;
+		(void)close(fd);
+		fd = next;
+	}
 }
 
 uint64_t monotonic_ms(void)

@@ -61,7 +61,7 @@ test_bash_commands_and_values() {
 	expect_offers 'dsh-sandbox bash --backend l' landlock
 	expect_offers 'dsh-sandbox exec --network ' full none allowlist
 	expect_offers 'dsh-sandbox serve --network a' allowlist
-	expect_offers 'dsh-sandbox session ' new list show log mode approval
+	expect_offers 'dsh-sandbox session ' new list show log mode approval rm prune
 	expect_offers 'dsh-sandbox session mode /tmp/x.jsonl w' workspace-write
 	expect_offers 'dsh-sandbox session approval --json x ' ask never
 	expect_offers 'dsh-sandbox permission --session x ' read-only workspace-write danger-full-access

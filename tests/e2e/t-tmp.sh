@@ -84,6 +84,31 @@ test_agentless_call_is_fresh() {
 	[ "$rc" -ne 0 ] || fail "a second agentless call saw the first one's /tmp"
 }
 
+# A workspace beneath the host's /tmp is shown over the session's /tmp, on a directory there
+# that a command can swap for a symlink: the next call refuses to follow it, and runs nothing.
+test_swapped_mount_point() {
+	local b=$1
+	setup
+	mkdir -p ws/.git/hooks
+	new_ww_session
+	local rel=${PWD#/tmp/}
+	local first=${rel%%/*}
+	in_session "$b" "$ID" "mv /tmp/$first /tmp/moved && mkdir -p /tmp/evil/${rel#*/}/ws &&
+		ln -s /tmp/evil /tmp/$first && test -L /tmp/$first && echo swapped"
+	assert_rc 0
+	# The control: the swap itself worked.
+	assert_streq "$out" swapped
+	in_session "$b" "$ID" "echo planted > $PWD/ws/.git/hooks/pre-commit"
+	[ "$rc" -ne 0 ] || fail "a call ran past the swapped mount point"
+	assert_contains "$out" "refusing to run the command unconfined"
+	assert_contains "$out" "the session's /tmp has no directory for $PWD/ws to be shown at"
+	[ ! -e ws/.git/hooks/pre-commit ] || fail "the hook was planted"
+	# Read-only as well.
+	"$DSB" --store "$PWD/store" session mode "$ID" read-only >/dev/null || fail "no mode switch"
+	in_session "$b" "$ID" "cat $PWD/ws/.git/hooks/pre-commit"
+	assert_contains "$out" "refusing to run the command unconfined"
+}
+
 test_prune() {
 	setup
 	new_ww_session
@@ -107,5 +132,7 @@ test_prune() {
 
 each_backend "a session's /tmp persists across calls and backends, is private, goes with session rm" test_persists
 each_backend "an agentless call's /tmp is its own" test_agentless_call_is_fresh
+each_backend "a mount point swapped for a symlink in the session's /tmp: nothing runs" \
+	test_swapped_mount_point
 t "session prune --older-than removes old sessions and their /tmp only" test_prune
 done_testing

@@ -444,6 +444,34 @@ static void test_open_dir_no_symlinks_without_openat2(void **state)
 	assert_int_equal(dsb_test_run_in_child(open_dir_eperm, *state), 0);
 }
 
+/* --- mkdir_beneath() ------------------------------------------------------------------------ */
+
+/* It makes what is missing, and never goes through a symlink or a file on the way. */
+static void test_mkdir_beneath(void **state)
+{
+	const fixture *f = *state;
+	int fd = open(f->real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(mkdir_beneath(fd, "physical/child/new/deep", 0700), 0);
+	assert_int_equal(mkdir_beneath(fd, "physical//child/new/deep/", 0700), 0);
+	char *p = NULL;
+	struct stat st;
+	assert_true(asprintf(&p, "%s/physical/child/new/deep", f->real) > 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0700);
+	free(p);
+	assert_int_equal(mkdir_beneath(fd, "lexical/link/x", 0700), -ELOOP);
+	assert_int_equal(mkdir_beneath(fd, "lexical/link", 0700), -ELOOP);
+	assert_int_equal(mkdir_beneath(fd, "file/x", 0700), -ENOTDIR);
+	assert_int_equal(mkdir_beneath(fd, "physical/../x", 0700), -EINVAL);
+	/* Nothing was made through the link. */
+	assert_true(asprintf(&p, "%s/physical/child/x", f->real) > 0);
+	assert_int_equal(access(p, F_OK), -1);
+	free(p);
+	(void)close(fd);
+}
+
 /* --- JSON.stringify quoting ----------------------------------------------------------------- */
 
 static void assert_quoted(const char *in, size_t len, const char *expected)
@@ -847,6 +875,7 @@ int main(void)
 						teardown_tree),
 		cmocka_unit_test(test_tmpdir_pick_table),
 		cmocka_unit_test(test_tmpdir_get_reads_environment),
+		cmocka_unit_test_setup_teardown(test_mkdir_beneath, setup_tree, teardown_tree),
 		cmocka_unit_test_setup_teardown(test_open_dir_no_symlinks, setup_tree,
 						teardown_tree),
 		cmocka_unit_test_setup_teardown(test_open_dir_no_symlinks_without_openat2,
