@@ -91,6 +91,14 @@ DSB_API uint64_t dsb_session_created_at(const dsb_session *session);
 DSB_API int dsb_session_tmp_dir(const dsb_store *store, const dsb_session *session, bool make,
 				char **ret_dir, dsb_error *reterr);
 
+/*
+ * Empties and removes @session's private /tmp (dsb_session_tmp_dir()), keeping its log: what a
+ * front end that made the session for its own lifetime does at its end. Nothing in it is
+ * followed through a symlink. 0 when there is none.
+ */
+DSB_API int dsb_session_tmp_remove(const dsb_store *store, const dsb_session *session,
+				   dsb_error *reterr);
+
 /* STORE/.tmp, which holds every session's private /tmp. *@ret_dir: free with free(). -errno. */
 DSB_API int dsb_store_tmp_root(const dsb_store *store, char **ret_dir);
 

@@ -25,6 +25,21 @@ static void log_line(void *userdata, const char *message)
 	(void)fprintf(stderr, "dsh-sandbox serve: %s\n", message);
 }
 
+/* A session made for this server: its private /tmp goes at the end, its log stays. */
+typedef struct own_session {
+	dsb_store *store;
+	dsb_session *session;
+} own_session;
+
+static void own_session_end(own_session *o)
+{
+	dsb_error err = {0};
+	if (o->session && dsb_session_tmp_remove(o->store, o->session, &err) < 0)
+		(void)fprintf(stderr, "dsh-sandbox serve: %s\n", err.message);
+	dsb_session_free(o->session);
+	dsb_store_free(o->store);
+}
+
 int cmd_serve(const cli_args *args)
 {
 	const cli_global *global = &args->global;
@@ -54,21 +69,12 @@ int cmd_serve(const cli_args *args)
 	}
 
 	/* A session of our own unless one is named, pinned as `session new` pins it. */
-	_cleanup_free_ char *id = NULL;
+	_cleanup_(own_session_end) own_session own = {0};
 	if (!session_arg) {
-		dsb_store *store = NULL;
-		dsb_session *session = NULL;
-		if (cli_session_new(global, cwd, &store, &session, &err) < 0)
+		if (cli_session_new(global, cwd, &own.store, &own.session, &err) < 0)
 			return cli_report(&err);
 		(void)fprintf(stderr, "dsh-sandbox serve: session %s (%s)\n",
-			      dsb_session_id(session), dsb_session_path(session));
-		id = strdup(dsb_session_id(session));
-		dsb_session_free(session);
-		dsb_store_free(store);
-		if (!id) {
-			(void)dsb_fail(&err, DSB_E_NO_MEMORY, "out of memory");
-			return cli_report(&err);
-		}
+			      dsb_session_id(own.session), dsb_session_path(own.session));
 	}
 
 	/*
@@ -101,10 +107,15 @@ int cmd_serve(const cli_args *args)
 	dsb_call_setup setup = cli_setup(global);
 	setup.cache_dir = cache;
 	dsb_server_options opts = DSB_SERVER_OPTIONS_INIT;
-	opts.session = session_arg ? session_arg : id;
+	opts.session = session_arg ? session_arg : dsb_session_id(own.session);
 	opts.stop_fd = stop_fd;
 	opts.log = log_line;
 	opts.network = network;
+	/*
+	 * A session made for this server ends with it (own_session_end): its log stays, the
+	 * record of what it decided; its private /tmp goes. A named session keeps its own for
+	 * the next front end.
+	 */
 	int r = dsb_server_run(&setup, &opts, STDIN_FILENO, STDOUT_FILENO, &err);
 	if (r < 0)
 		return cli_report(&err);

@@ -105,6 +105,21 @@ static int remove_tmp_named(const dsb_store *store, const char *name)
 	return dfd < 0 ? -errno : rm_tree_at(dfd, name);
 }
 
+int dsb_session_tmp_remove(const dsb_store *store, const dsb_session *session, dsb_error *reterr)
+{
+	if (!store || !session)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_session_tmp_remove: missing argument");
+	char name[17];
+	int r = tmp_name_of(dsb_session_path(session), name);
+	if (r >= 0)
+		r = remove_tmp_named(store, name);
+	if (r < 0 && r != -ENOENT)
+		return dsb_fail_errno(reterr, DSB_E_IO, -r, "%s: cannot remove its private /tmp",
+				      dsb_session_path(session));
+	return 0;
+}
+
 static void session_freep(dsb_session **s)
 {
 	dsb_session_free(*s);

@@ -82,6 +82,27 @@ $cli"
 	[ ! -e "$OUT/f" ] || fail "the denied write landed"
 }
 
+# A server's own session: its private /tmp goes with the server, its log stays; a session
+# named with --session keeps its /tmp for the next front end.
+test_own_session_tmp() {
+	setup
+	local mark="dsb-served-$$-$RANDOM" id logs
+	mkdir -p "$DSH_SANDBOX_STORE"
+	logs=$(find "$DSH_SANDBOX_STORE" -name session.jsonl | wc -l)
+	DSH_PERMISSION_MODE=workspace-write call bash \
+		'{"command":"echo kept > /tmp/'"$mark"' && cat /tmp/'"$mark"'","description":"d"}'
+	assert_contains "$out" kept
+	[ -z "$(find "$DSH_SANDBOX_STORE/.tmp" -name "$mark")" ] ||
+		fail "the server's own session kept its /tmp"
+	[ "$(find "$DSH_SANDBOX_STORE" -name session.jsonl | wc -l)" -eq $((logs + 1)) ] ||
+		fail "the server's own session lost its log"
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	"$DSB" session mode "$id" workspace-write >/dev/null || fail "no mode switch"
+	call bash '{"command":"echo kept > /tmp/'"$mark"'","description":"d"}' "" "$id"
+	run bash --session "$id" "cat /tmp/$mark"
+	assert_streq "$out" kept
+}
+
 # answerer OUTCOME: a config whose external answerer records the request and answers OUTCOME.
 answerer() {
 	cat >answer.sh <<-SCRIPT
@@ -331,6 +352,7 @@ t "tools/list is DSH's tools byte for byte" test_tools_list_golden
 t "instructions: DSH's tool sections, then the runtime-context snapshot" test_instructions
 t "write, edit, read: DSH's texts, structured values, the observation rule" test_fs_texts_and_observation
 t "a read-only bash denial reads as the CLI's, marker and hint" test_bash_denial_matches_the_cli
+t "a server's own session takes its /tmp away with it; a named one keeps it" test_own_session_tmp
 t "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
 t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
 t "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
