@@ -109,6 +109,27 @@ test_swapped_mount_point() {
 	assert_contains "$out" "refusing to run the command unconfined"
 }
 
+# Two sessions with workspaces side by side beneath the host's /tmp: what one's command does to
+# the other's workspace path (renamed away, a symlink in its place) lands in its own /tmp.
+test_neighbour_workspace() {
+	local b=$1
+	setup
+	mkdir -p a b decoy
+	echo mine > b/file
+	local attack='mv "$1" "$1.moved" && ln -s / "$1" && echo swapped'
+	# The control: unconfined, the attack swaps a directory.
+	out=$(bash -c "$attack" _ "$PWD/decoy")
+	assert_streq "$out" swapped
+	[ -L decoy ] || fail "the control did not swap"
+	local a_id
+	a_id=$("$DSB" --store "$PWD/store" session new --cwd "$PWD/a")
+	"$DSB" --store "$PWD/store" session mode "$a_id" workspace-write >/dev/null ||
+		fail "no mode switch"
+	in_session "$b" "$a_id" "bash -c '$attack' _ '$PWD/b'; true"
+	[ -d b ] && [ ! -L b ] && [ ! -e b.moved ] || fail "the neighbour's workspace was swapped"
+	assert_streq "$(cat b/file)" mine
+}
+
 test_prune() {
 	setup
 	new_ww_session
@@ -134,5 +155,6 @@ each_backend "a session's /tmp persists across calls and backends, is private, g
 each_backend "an agentless call's /tmp is its own" test_agentless_call_is_fresh
 each_backend "a mount point swapped for a symlink in the session's /tmp: nothing runs" \
 	test_swapped_mount_point
+each_backend "a neighbour's workspace beneath /tmp is out of reach" test_neighbour_workspace
 t "session prune --older-than removes old sessions and their /tmp only" test_prune
 done_testing
