@@ -121,6 +121,25 @@ static bool landlock_protects(unsigned hardening)
 }
 
 /*
+ * Whether @m is mounted in the command's own /tmp (steps.c mount_own_tmp()), after it: what
+ * lies in the session's private directory, and what else lies beneath /tmp outside the roots
+ * carried into it. The rest is mounted before, on the host's paths: a carried root (a
+ * workspace in /tmp/ws) then takes its protections along in one recursive bind from a
+ * descriptor, wherever its mount point in the session's /tmp leads by then.
+ */
+static bool mount_is_late(const confine_plan *plan, const protect_mount *m)
+{
+	if (m->source)
+		return true;
+	if (!path_is_under(m->path, "/tmp"))
+		return false;
+	for (char **k = plan->tmp_keep; k && *k; k++)
+		if (path_is_under(m->path, *k))
+			return false;
+	return true;
+}
+
+/*
  * Protected paths inside the writable roots (the workspace, /tmp, the temp dir: all the host's
  * here) become mounts in the child's own mount namespace. Where the probe could make none, the
  * policy-bearing ones refuse the call and the rest go unprotected (reported by `policy`).
@@ -144,6 +163,8 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 		roots[k] = NULL;
 	}
 	int r = protect_ops_build(policy, roots, plan->tmp_own ? tmp : NULL, &plan->mounts);
+	for (size_t i = 0; r >= 0 && plan->tmp_own && i < plan->mounts.n; i++)
+		plan->mounts.v[i].late = mount_is_late(plan, &plan->mounts.v[i]);
 	if (r < 0 || plan->mounts.n == 0)
 		return r;
 	if (!(p->v.hardening & DSB_HARDEN_MOUNT_NAMESPACE)) {
@@ -178,7 +199,7 @@ static int landlock_own_tmp(const dsb_provider *p, const dsb_exec_policy *policy
 	if (policy->tmp_dir && !(plan->tmp_source = strdup(policy->tmp_dir)))
 		return -ENOMEM;
 	int r = 0;
-	if (writable && path_is_under(policy->workspace_root, "/tmp"))
+	if (path_is_under(policy->workspace_root, "/tmp"))
 		r = strv_push(&plan->tmp_keep, policy->workspace_root);
 	for (char **e = policy->extra_roots; r >= 0 && e && *e; e++)
 		if (path_is_under(*e, "/tmp"))

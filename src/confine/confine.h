@@ -374,7 +374,8 @@ typedef enum protect_op {
 	X(PROTECT_OP, op)                                                                        \
 	X(STR, path)   /* as the command sees it */                                              \
 	X(STR, source) /* bwrap: the host's path where it differs (the private /tmp), or NULL */ \
-	X(PROTECT_KIND, kind) /* of the protected path (pins: meaningless) */
+	X(PROTECT_KIND, kind) /* of the protected path (pins: meaningless) */                    \
+	X(BOOL, late)	      /* Landlock: mounted in the command's own /tmp, after it is made */
 
 typedef struct protect_mount {
 	RECORD_MEMBERS(PROTECT_MOUNT_FIELDS)

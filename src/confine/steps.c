@@ -87,15 +87,19 @@ static int reenter_cwd(char *msg, size_t size)
 	return -e;
 }
 
-static int apply_mounts(const protect_mount *v, size_t n, char *msg, size_t size)
+/* The protections of @plan, those mounted after its own /tmp (@late) or the others. */
+static int apply_mounts(const confine_plan *plan, bool late, char *msg, size_t size)
 {
+	const protect_mount *v = plan->mounts.v;
 	/* Nothing done here may reach the host's mount table. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
 		(void)snprintf(msg, size, "landlock-run: cannot make the mounts private: %s",
 			       strerror(errno));
 		return -errno;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < plan->mounts.n; i++) {
+		if (v[i].late != late)
+			continue;
 		const char *p = v[i].path;
 		int r = 0;
 		switch (v[i].op) {
@@ -500,16 +504,17 @@ static int step_mounts(step_ctx *x)
 				       strerror(e));
 			return -e;
 		}
-		int r = mount_own_tmp(x);
-		if (r < 0)
-			return r;
-		if (m->n == 0)
-			return reenter_cwd(x->msg, x->size);
+		int r = apply_mounts(x->plan, false, x->msg, x->size);
+		if (r >= 0)
+			r = mount_own_tmp(x);
+		if (r >= 0)
+			r = apply_mounts(x->plan, true, x->msg, x->size);
+		return r;
 	}
 	if (m->n == 0)
 		return 0;
 	if (x->achieved & HARDEN_MNT_NS)
-		return apply_mounts(m->v, m->n, x->msg, x->size);
+		return apply_mounts(x->plan, false, x->msg, x->size);
 	if (!x->plan->mounts_required)
 		return 0;
 	(void)snprintf(x->msg, x->size, "landlock-run: cannot protect %s: no mount namespace here",

@@ -84,6 +84,23 @@ test_agentless_call_is_fresh() {
 	[ "$rc" -ne 0 ] || fail "a second agentless call saw the first one's /tmp"
 }
 
+# A read-only session sees its /tmp, read-only, and its workspace beneath the host's /tmp.
+test_read_only_session() {
+	local b=$1
+	setup
+	echo mine > ws/file
+	new_ww_session
+	in_session "$b" "$ID" "echo kept > /tmp/note"
+	"$DSB" --store "$PWD/store" session mode "$ID" read-only >/dev/null || fail "no mode switch"
+	in_session "$b" "$ID" 'pwd; cat file /tmp/note; echo x > /tmp/note || echo refused'
+	assert_contains "$out" "$PWD/ws
+mine
+kept
+refused"
+	in_session "$b" "$ID" "cat /tmp/note"
+	assert_streq "$out" kept
+}
+
 # A workspace beneath the host's /tmp is shown over the session's /tmp, on a directory there
 # that a command can swap for a symlink: the next call refuses to follow it, and runs nothing.
 test_swapped_mount_point() {
@@ -153,6 +170,8 @@ test_prune() {
 
 each_backend "a session's /tmp persists across calls and backends, is private, goes with session rm" test_persists
 each_backend "an agentless call's /tmp is its own" test_agentless_call_is_fresh
+each_backend "a read-only session: its /tmp read-only, its workspace beneath /tmp shown" \
+	test_read_only_session
 each_backend "a mount point swapped for a symlink in the session's /tmp: nothing runs" \
 	test_swapped_mount_point
 each_backend "a neighbour's workspace beneath /tmp is out of reach" test_neighbour_workspace
