@@ -162,6 +162,15 @@ typedef struct dsb_probe_report {
 } dsb_probe_report;
 
 /*
+ * What /tmp the backend @rep selected gives a confined command (docs/design/paths.md):
+ * "session" (a session's private directory, the same for all its calls; a fresh one for a call
+ * of no session), "call" (a runnerCommand: DSH's fresh one per call in workspace-write), "host"
+ * (Landlock without a mount namespace: the host's, granted in workspace-write) or "unavailable".
+ * Static strings.
+ */
+DSB_API const char *dsb_probe_tmp(const dsb_probe_report *rep);
+
+/*
  * How backend @b (a probe's outcome) enforces network @access: "unrestricted" (full),
  * "namespace" (a network namespace with a loopback alone; connect and sendto supervised; the
  * allow-list's proxy inside), "filter" (Landlock without a namespace, none only: every socket

@@ -138,6 +138,25 @@ static void print_network(const dsb_exec_policy *p, const dsb_config *cfg, const
 		printf("  deny %s\n", deny[i]);
 }
 
+/*
+ * Where the call's /tmp comes from: "session" (the session's private directory), "call" (a
+ * fresh one for this call alone) or "host" (danger-full-access, a workspace that is /tmp, a
+ * read-only call of no session, Landlock without a mount namespace).
+ */
+static const char *tmp_of(const dsb_exec_policy *p, const enforcer *en)
+{
+	if (p->mode == DSB_MODE_DANGER_FULL_ACCESS || !en->known ||
+	    strcmp(p->workspace_root, "/tmp") == 0)
+		return "host";
+	const char *source = dsb_probe_tmp(&en->rep);
+	bool writable = p->mode == DSB_MODE_WORKSPACE_WRITE;
+	if (strcmp(source, "session") == 0 && p->session_id)
+		return "session";
+	if (strcmp(source, "session") == 0 || strcmp(source, "call") == 0)
+		return writable ? "call" : "host";
+	return "host";
+}
+
 static void print_text(const dsb_exec_policy *p, char *const *roots, const enforcer *en)
 {
 	printf("mode: %s\n", dsb_mode_to_string(p->mode));
@@ -153,6 +172,16 @@ static void print_text(const dsb_exec_policy *p, char *const *roots, const enfor
 	for (size_t i = 0; roots[i]; i++)
 		printf("  %s\n", roots[i]);
 	print_protected(p, en);
+}
+
+static void print_tmp(const dsb_exec_policy *p, const enforcer *en)
+{
+	const char *source = tmp_of(p, en);
+	const char *text = strcmp(source, "session") == 0
+				   ? "the session's own, kept between its calls"
+			   : strcmp(source, "call") == 0 ? "a fresh one for this call"
+							 : "the host's";
+	printf("/tmp: %s\n", text);
 }
 
 int cmd_policy(const cli_args *args)
@@ -187,6 +216,7 @@ int cmd_policy(const cli_args *args)
 		jw_object_begin(&w);
 		cli_policy_json(&w, &resolved, roots);
 		protected_json(&w, &resolved, &en);
+		jw_member_string(&w, "tmp", tmp_of(&resolved, &en));
 		network_json(&w, &resolved, cfg, &en);
 		cli_limits_json(&w, &en.limits);
 		jw_object_end(&w);
@@ -194,6 +224,7 @@ int cmd_policy(const cli_args *args)
 			status = cli_out_of_memory();
 	} else {
 		print_text(&resolved, roots, &en);
+		print_tmp(&resolved, &en);
 		print_network(&resolved, cfg, &en);
 		strbuf sb = STRBUF_INIT;
 		cli_limits_text(&sb, &en.limits);

@@ -95,6 +95,19 @@ static void json_names(jw *w, const char *key, const named_bit *table, size_t n,
 
 #define JSON_NAMES(w, key, table, mask) json_names(w, key, table, ELEMENTSOF(table), mask)
 
+/* dsb_probe_tmp() in words. */
+static const char *tmp_text(const char *source)
+{
+	if (strcmp(source, "session") == 0)
+		return "a session's own, kept between its calls; a fresh one for a call of no "
+		       "session";
+	if (strcmp(source, "call") == 0)
+		return "a fresh one per call (the runner's)";
+	if (strcmp(source, "host") == 0)
+		return "the host's (no mount namespace here)";
+	return "none";
+}
+
 static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_access access,
 			const cli_limits *lim)
 {
@@ -146,6 +159,7 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_acc
 	else
 		(void)strbuf_puts(sb,
 				  "selected: none: confined modes fail with SANDBOX_UNAVAILABLE\n");
+	(void)strbuf_printf(sb, "/tmp: %s\n", tmp_text(dsb_probe_tmp(rep)));
 	(void)strbuf_printf(
 		sb, "network: %s, %s\n", dsb_network_access_to_string(access),
 		dsb_probe_network_enforcement(
@@ -202,6 +216,7 @@ static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access a
 		jw_object_end(w);
 	}
 	jw_array_end(w);
+	jw_member_string(w, "tmp", dsb_probe_tmp(rep));
 	/* The configured access level, and how the selected backend enforces it. */
 	jw_key(w, "network");
 	jw_object_begin(w);

@@ -377,6 +377,18 @@ const char *dsb_probe_network_enforcement(const dsb_probe_backend *b, dsb_networ
 	return ops ? ops->network(b, access) : "unavailable";
 }
 
+const char *dsb_probe_tmp(const dsb_probe_report *rep)
+{
+	if (rep && rep->custom_runner)
+		return "call";
+	const dsb_probe_backend *b =
+		rep && rep->selected >= 0 ? &rep->backends[rep->selected] : NULL;
+	const backend_ops *ops = b && b->usable ? backend_named(b->name) : NULL;
+	if (!ops)
+		return "unavailable";
+	return ops->session_tmp && ops->session_tmp(b->hardening) ? "session" : "host";
+}
+
 const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
 					  const dsb_exec_policy *policy, const dsb_protected *e)
 {

@@ -20,7 +20,7 @@ test_spec_roots_json() {
 	local cfgdir="$XDG_CONFIG_HOME/dsh-sandbox"
 	# (The store too, where HOME lies in /tmp, as for the unprivileged run.)
 	assert_contains "$out" '{"mode":"workspace-write","workspaceRoot":"/some/dir","writableRoots":["/some/dir","/tmp"],"protectedPaths":['
-	assert_contains "$out" '{"path":"'"$cfgdir"'","kind":"config","exists":false,"enforcement":"private-tmp"}],"network":'
+	assert_contains "$out" '{"path":"'"$cfgdir"'","kind":"config","exists":false,"enforcement":"private-tmp"}],"tmp":"call","network":'
 	assert_streq "$err" ""
 }
 
@@ -30,7 +30,7 @@ test_default_is_read_only_under_cwd() {
 	run policy --json
 	assert_rc 0
 	out=$(without_limits "$out")
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"tmp\":\"host\",\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 }
 
 test_text_output() {
@@ -49,6 +49,7 @@ protectedPaths:
 	assert_streq "$out" "mode: danger-full-access
 workspaceRoot: /w
 writableRoots: (none)
+/tmp: the host's
 network: full (unrestricted)"
 	# danger-full-access is never restricted, whatever the network access asked.
 	run policy --mode danger-full-access --workspace /w --network none
@@ -112,7 +113,7 @@ test_precedence_flag_env_config() {
 	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
 		--workspace /from/flag --json
 	out=$(without_limits "$out")
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 }
 
 test_config_from_env_and_xdg() {
@@ -185,10 +186,10 @@ test_json_escapes_awkward_paths() {
 d	e" --json
 	assert_rc 0
 	out=$(without_limits "$out")
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
 	out=$(without_limits "$out")
-	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
+	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
 }
 
 test_usage_errors() {

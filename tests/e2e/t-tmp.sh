@@ -133,6 +133,7 @@ test_neighbour_workspace() {
 	setup
 	mkdir -p a b decoy
 	echo mine > b/file
+	# shellcheck disable=SC2016 # expanded by the bash -c that runs it
 	local attack='mv "$1" "$1.moved" && ln -s / "$1" && echo swapped'
 	# The control: unconfined, the attack swaps a directory.
 	out=$(bash -c "$attack" _ "$PWD/decoy")
@@ -143,8 +144,29 @@ test_neighbour_workspace() {
 	"$DSB" --store "$PWD/store" session mode "$a_id" workspace-write >/dev/null ||
 		fail "no mode switch"
 	in_session "$b" "$a_id" "bash -c '$attack' _ '$PWD/b'; true"
-	[ -d b ] && [ ! -L b ] && [ ! -e b.moved ] || fail "the neighbour's workspace was swapped"
+	if [ ! -d b ] || [ -L b ] || [ -e b.moved ]; then
+		fail "the neighbour's workspace was swapped"
+	fi
 	assert_streq "$(cat b/file)" mine
+}
+
+# policy and probe say where /tmp comes from.
+test_reported() {
+	setup
+	new_ww_session
+	local json
+	json=$("$DSB" --store "$PWD/store" policy --session "$ID" --json)
+	assert_contains "$json" '"tmp":"session"'
+	run --store "$PWD/store" policy --session "$ID"
+	assert_contains "$out" "/tmp: the session's own, kept between its calls"
+	json=$("$DSB" policy --mode workspace-write --workspace "$PWD/ws" --json)
+	assert_contains "$json" '"tmp":"call"'
+	json=$("$DSB" policy --mode read-only --workspace "$PWD/ws" --json)
+	assert_contains "$json" '"tmp":"host"'
+	json=$("$DSB" policy --mode danger-full-access --workspace "$PWD/ws" --json)
+	assert_contains "$json" '"tmp":"host"'
+	json=$("$DSB" probe --json)
+	assert_contains "$json" '"tmp":"session"'
 }
 
 test_prune() {
@@ -175,5 +197,6 @@ each_backend "a read-only session: its /tmp read-only, its workspace beneath /tm
 each_backend "a mount point swapped for a symlink in the session's /tmp: nothing runs" \
 	test_swapped_mount_point
 each_backend "a neighbour's workspace beneath /tmp is out of reach" test_neighbour_workspace
+t "policy and probe say where /tmp comes from" test_reported
 t "session prune --older-than removes old sessions and their /tmp only" test_prune
 done_testing
