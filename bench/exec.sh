@@ -147,3 +147,32 @@ build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
 	"bwrap, protectDefaults: true=$D --store $ps $run --backend bwrap -- true" \
 	"landlock, protectDefaults: false=$D --config $pdir/nodefaults.yaml --store $ps $run --backend landlock -- true" \
 	"landlock, protectDefaults: true=$D --store $ps $run --backend landlock -- true"
+
+# Repositories below the workspace (docs/design/paths.md "No planted repository"), per call: a
+# git workspace of 50,000 files in 550 directories, without and with 20 nested repositories,
+# protectGit off against on. The difference is the whole feature: the scan before the call and
+# after it, and protecting what it finds (the root's .git and each nested one).
+big=$pdir/big
+for i in $(seq 0 49); do
+	for j in $(seq 0 9); do
+		mkdir -p "$big/pkg$i/sub$j"
+		(cd "$big/pkg$i/sub$j" && touch $(seq -f 'f%g.c' 1 100))
+	done
+done
+git init -q "$big"
+run_big="exec --mode workspace-write --workspace $big"
+echo "a 50,000-file git workspace, protectGit (target: the scan <= 0.5 ms a call), CLI," \
+	"${ROUNDS_PROTECT:-2001} paired rounds, means (difference +- 95 % interval):"
+build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
+	"bwrap, protectGit: false=$D --config $pdir/nogit.yaml --store $ps $run_big --backend bwrap -- true" \
+	"bwrap, protectGit: true=$D --config $pdir/git.yaml --store $ps $run_big --backend bwrap -- true" \
+	"landlock, protectGit: false=$D --config $pdir/nogit.yaml --store $ps $run_big --backend landlock -- true" \
+	"landlock, protectGit: true=$D --config $pdir/git.yaml --store $ps $run_big --backend landlock -- true"
+for i in $(seq 0 19); do git init -q "$big/pkg$i/sub0"; done
+echo "the same with 20 nested repositories, CLI, ${ROUNDS_PROTECT:-2001} paired rounds, means" \
+	"(difference +- 95 % interval):"
+build-bench/bench/cmdbench --pairs "${ROUNDS_PROTECT:-2001}" \
+	"bwrap, protectGit: false=$D --config $pdir/nogit.yaml --store $ps $run_big --backend bwrap -- true" \
+	"bwrap, protectGit: true=$D --config $pdir/git.yaml --store $ps $run_big --backend bwrap -- true" \
+	"landlock, protectGit: false=$D --config $pdir/nogit.yaml --store $ps $run_big --backend landlock -- true" \
+	"landlock, protectGit: true=$D --config $pdir/git.yaml --store $ps $run_big --backend landlock -- true"

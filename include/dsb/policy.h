@@ -349,6 +349,13 @@ typedef struct dsb_exec_policy {
 	 * backend can show no /tmp of its own. Set by the caller after resolving.
 	 */
 	char *tmp_dir;
+	/*
+	 * Beyond DSH (docs/design/paths.md): in workspace-write with protectGit, the repositories
+	 * found below the writable roots before the call (a sorted, NULL-terminated array of
+	 * markers: DIR/.git, or a bare repository's directory), protected during it; any other
+	 * the call makes is disarmed after it. NULL otherwise.
+	 */
+	char **repos;
 } dsb_exec_policy;
 
 /*

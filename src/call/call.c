@@ -208,6 +208,33 @@ static int fail_input_too_large(const char *path, const call_context *ctx, dsb_e
 	return r;
 }
 
+/*
+ * After an fs write or edit (@r: how it went): the repository the path lies in, if the call
+ * made it, is disarmed (docs/design/paths.md), and the note follows DSH's text on a line of
+ * its own.
+ */
+static int check_repo(call_context *ctx, const dsb_call_request *req, dsb_call_result *res, int r,
+		      dsb_error *reterr)
+{
+	if (r < 0 || !ctx->policy.repos)
+		return r;
+	_cleanup_(dsb_fs_target_done) dsb_fs_target t = {NULL, NULL};
+	if (dsb_fs_resolve_in(&ctx->policy, ctx->policy.workspace_root, req->path, &t, NULL) < 0)
+		return 0;
+	_cleanup_(strbuf_done) strbuf notes = STRBUF_INIT;
+	char *text = NULL;
+	int n = 0;
+	if (policy_check_repos(&ctx->policy, t.target_key, &notes) < 0 ||
+	    (notes.len && (n = asprintf(&text, "%s\n%s", res->text, notes.buf)) < 0))
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	if (text) {
+		free(res->text);
+		res->text = text;
+		res->text_len = (size_t)n;
+	}
+	return 0;
+}
+
 static int run_write(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		     dsb_call_result *res, dsb_error *reterr)
 {
@@ -275,9 +302,9 @@ static int run_tool(dsb_call *call, const dsb_call_request *req, call_context *c
 	case DSB_TOOL_EXEC:
 		return run_exec(call, req, ctx, res, reterr);
 	case DSB_TOOL_WRITE:
-		return run_write(call, req, ctx, res, reterr);
+		return check_repo(ctx, req, res, run_write(call, req, ctx, res, reterr), reterr);
 	case DSB_TOOL_EDIT:
-		return run_edit(call, req, ctx, res, reterr);
+		return check_repo(ctx, req, res, run_edit(call, req, ctx, res, reterr), reterr);
 	case DSB_TOOL_READ:
 		return run_read(call, req, ctx, res, reterr);
 	case _DSB_TOOL_MAX:

@@ -347,6 +347,19 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	return r;
 }
 
+/*
+ * limits.tmpBytes: the size of the fresh tmpfs a call of no session gets as its own /tmp. A
+ * session's /tmp (a directory) and the host's (no mount namespace) hold none.
+ */
+static int landlock_tmp_cap(dsb_confined *c, uint64_t bytes)
+{
+	confine_plan *plan = c->plan;
+	if (!plan || !plan->tmp_own || plan->tmp_source)
+		return -EPERM;
+	plan->tmp_bytes = bytes;
+	return 0;
+}
+
 const backend_ops backend_landlock = {
 	.name = "landlock",
 	.denials = (const char *const[]){"permission denied", NULL},
@@ -360,4 +373,5 @@ const backend_ops backend_landlock = {
 	.session_tmp = landlock_protects,
 	.own_userns = true,
 	.network = landlock_network_enforcement,
+	.tmp_cap = landlock_tmp_cap,
 };

@@ -426,6 +426,10 @@ const char *dsb_provider_limit(dsb_provider *p, dsb_mode mode, dsb_limit limit, 
 	if (m == LIMIT_BY_RLIMIT && limit == DSB_LIMIT_PROCESSES &&
 	    !(p->limits.set & (1u << limit)))
 		m = LIMIT_BY_NONE;
+	/* A tmpfs of the call's own needs a mount namespace (Landlock may have none). */
+	if (limit == DSB_LIMIT_TMP_BYTES && m == LIMIT_BY_TMPFS &&
+	    !(ops->session_tmp && ops->session_tmp(p->v.hardening)))
+		m = LIMIT_BY_NONE;
 	uint64_t v = limits_value(h, &p->limits, limit, m);
 	if (ret_value)
 		*ret_value = m == LIMIT_BY_NONE && !(p->limits.set & (1u << limit)) ? 0 : v;

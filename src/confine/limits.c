@@ -354,7 +354,8 @@ static const char *limit_missing(const limits_host *h, dsb_limit l)
 	if (l == DSB_LIMIT_MEMORY)
 		return "a writable cgroup with the memory controller (a cgroup v2 subtree "
 		       "delegated to this process, or cgroup v1's memory hierarchy)";
-	return "a /tmp of the sandbox's own (this backend shows the host's)";
+	return "a fresh /tmp of the call's own (bwrap's tmpfs, or Landlock's in a mount "
+	       "namespace; this backend shows the host's here)";
 }
 
 int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_policy *policy,
@@ -422,10 +423,15 @@ int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_po
 				return -ENOMEM;
 		}
 	}
+	int r = 0;
 	if (v[DSB_LIMIT_TMP_BYTES] && m[DSB_LIMIT_TMP_BYTES] == LIMIT_BY_TMPFS &&
 	    policy->mode == DSB_MODE_WORKSPACE_WRITE)
-		return ops->tmp_cap(c, v[DSB_LIMIT_TMP_BYTES]);
-	return 0;
+		r = ops->tmp_cap(c, v[DSB_LIMIT_TMP_BYTES]);
+	if (r == -EPERM)
+		(void)snprintf(
+			why->detail, sizeof(why->detail), "%s cannot be enforced here: it needs %s",
+			limit_spelling(DSB_LIMIT_TMP_BYTES), limit_missing(h, DSB_LIMIT_TMP_BYTES));
+	return r;
 }
 
 /* --- a call's cgroup ------------------------------------------------------------------------- */

@@ -494,6 +494,8 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 		tree_done(&x->tree);
 		if (protect_remove_absent(policy, &undone) < 0 && r >= 0)
 			r = -ENOMEM;
+		if (policy_check_repos(policy, NULL, &undone) < 0 && r >= 0)
+			r = -ENOMEM;
 	}
 	if (r < 0)
 		return r == -ENOMEM ? dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory")

@@ -159,6 +159,13 @@ int scrub_rules_default(scrub_rule **ret_rules, size_t *ret_n);
 bool scrub_check(const scrub_rule *rules, size_t n_rules, const char *entry);
 
 /*
+ * protect.c: after a call of @p that could write (p->repos, docs/design/paths.md): the
+ * repositories it made below the writable roots, or the one @path lies in (an fs write or
+ * edit; NULL: all), disarmed, a line in @notes for each. 0 or -ENOMEM.
+ */
+int policy_check_repos(const dsb_exec_policy *p, const char *path, strbuf *notes);
+
+/*
  * unavailable.c: fails with DSB_E_SANDBOX_UNAVAILABLE and the exact message of dsh-compat §1.2 for
  * @mode, with " Runner failure: DETAIL" appended when @runner_detail is non-NULL.
  */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../repos/repos.h"
 #include "policy.h"
 
 /* --- the service's sources -------------------------------------------------------------------- */
@@ -446,6 +447,9 @@ static int protect_gitdir(plist *l, char *const *roots, const char *gitdir, int 
 	for (size_t i = 0; r >= 0 && i < ELEMENTSOF(parts); i++)
 		r = protect_child(l, roots, gitdir, parts[i].name, DSB_PROTECT_GIT,
 				  parts[i].directory, parts[i].make);
+	/* A gitdir with no config yet (one a command is building): it must stay so. */
+	if (r >= 0 && !child_exists(gitdir, "config"))
+		r = protect_absent(l, roots, gitdir, "config");
 	if (r >= 0)
 		r = protect_config_worktree(l, roots, gitdir, worktree_config_enabled(gitdir));
 
@@ -512,6 +516,53 @@ static int protect_git(plist *l, char *const *roots, const char *root)
 	if (r == -ENOMEM)
 		return r;
 	return exists ? protect_gitdir(l, roots, canon, 0) : 0;
+}
+
+/*
+ * The repositories below the writable roots (repos_scan()), each protected as a root's own
+ * .git is; @p keeps the list, so that one the call makes is known at its end. A root's own
+ * .git is protect_git()'s.
+ */
+static int protect_nested_repos(plist *l, char *const *roots, dsb_exec_policy *p)
+{
+	_cleanup_strv_free_ char **markers = NULL;
+	int r = repos_scan(roots, &markers, NULL);
+	for (char **m = markers; r >= 0 && m && *m; m++) {
+		size_t n = strlen(*m);
+		if (n < 5 || strcmp(*m + n - 5, "/.git") != 0) {
+			r = protect_gitdir(l, roots, *m, 0); /* a bare repository */
+			continue;
+		}
+		_cleanup_free_ char *dir = strndup(*m, n - 5);
+		if (!dir)
+			return -ENOMEM;
+		if (!strv_contains(roots, dir))
+			r = protect_git(l, roots, dir);
+	}
+	if (r >= 0)
+		p->repos = TAKE_PTR(markers);
+	return r;
+}
+
+int policy_check_repos(const dsb_exec_policy *p, const char *path, strbuf *notes)
+{
+	if (!p->repos)
+		return 0;
+	/* Where the command could write: the roots, the session's /tmp (an agentless one's is
+	 * gone with the call). */
+	_cleanup_strv_free_ char **roots = NULL, **scope = NULL;
+	if (dsb_policy_writable_roots(p, &roots, NULL) < 0)
+		return -ENOMEM;
+	int r = 0;
+	for (char **root = roots; r >= 0 && *root; root++)
+		if (strcmp(*root, "/tmp") != 0)
+			r = strv_push(&scope, *root);
+	if (r >= 0 && p->tmp_dir)
+		r = strv_push(&scope, p->tmp_dir);
+	if (r < 0)
+		return r;
+	return path ? repos_check_path(path, roots, scope, p->repos, notes)
+		    : repos_check(roots, scope, p->repos, notes);
 }
 
 static bool has_glob(const char *s)
@@ -712,6 +763,8 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 				r = protect_path(&l, roots, parent, s->kind, true, false);
 		}
 	}
+	if (policy->protect_git && p->mode == DSB_MODE_WORKSPACE_WRITE)
+		r = protect_nested_repos(&l, roots, p);
 	for (char **root = roots; r >= 0 && *root; root++) {
 		bool workspace = strcmp(*root, p->workspace_root) == 0;
 		if (policy->protect_git)

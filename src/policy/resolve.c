@@ -204,6 +204,7 @@ void dsb_exec_policy_done(dsb_exec_policy *p)
 	free(p->session_id);
 	strv_free(p->extra_roots);
 	free(p->tmp_dir);
+	strv_free(p->repos);
 	policy_protected_free(p->protected, p->n_protected);
 	*p = (dsb_exec_policy){0};
 }

@@ -110,9 +110,10 @@ bomb() {
 	local flag=()
 	[ -z "${2:-}" ] || flag=(--max-processes "$2")
 	mkdir -p ws
-	# Every fork of the bomb keeps its shell's argv, the mark included.
+	# Every fork of the bomb keeps its shell's argv, the mark included, and then stays as a
+	# sleep under that name: a bomb whose forks fail does not thin out before it is counted.
 	"$DSB" exec "${flag[@]}" --backend "$backend" --mode workspace-write \
-		--workspace "$PWD/ws" --timeout 10000 -- bash -c ":(){ :|:& };:; sleep 30 # $mark" \
+		--workspace "$PWD/ws" --timeout 10000 -- bash -c ":(){ :|:& exec -a '$mark' sleep 20; };:" \
 		>bomb.out 2>&1 &
 	local bomber=$!
 	# A loaded machine may take seconds to start it: from its first forks on, the most seen
@@ -274,26 +275,29 @@ t "control: without fileBytes a 3 MB file is written" eval '
 t "bwrap: limits.fileBytes 1M stops a larger file" file_bytes bwrap/workspace-write
 t "landlock: limits.fileBytes 1M stops a larger file" file_bytes landlock/workspace-write
 
-t "bwrap: limits.tmpBytes 1M caps the sandbox's /tmp (control: 4 MB fit without it)" eval '
+# tmp_bytes BACKEND: limits.tmpBytes caps the fresh /tmp of a call of no session; a session's
+# /tmp, a directory of the store, holds no size: its call fails closed, and runs nothing.
+tmp_bytes() {
+	local b=$1
 	mkdir -p ws
-	run exec --backend bwrap --mode workspace-write --workspace "$PWD/ws" -- \
+	run exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- \
 		sh -c "head -c 4000000 /dev/zero > /tmp/fill && echo filled"
 	assert_streq "$out" filled
 	limits_config tmpBytes 1M
-	run --config cfg.yaml exec --backend bwrap --mode workspace-write --workspace "$PWD/ws" -- \
+	run --config cfg.yaml exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- \
 		sh -c "head -c 4000000 /dev/zero > /tmp/fill; ls -l /tmp/fill"
 	assert_contains "$err" "No space left on device"
-'
-
-t "landlock: limits.tmpBytes fails closed (it shows the host's /tmp), nothing runs" eval '
-	mkdir -p ws
-	limits_config tmpBytes 1M
-	run --config cfg.yaml exec --backend landlock --mode workspace-write --workspace "$PWD/ws" \
-		-- touch ws/ran
-	assert_rc 125
-	assert_contains "$err" "limits.tmpBytes cannot be enforced here"
+	local id
+	id=$("$DSB" --config cfg.yaml session new --cwd "$PWD/ws")
+	"$DSB" --config cfg.yaml session mode "$id" workspace-write >/dev/null || fail "no mode switch"
+	run --config cfg.yaml bash --backend "$b" --session "$id" "touch '$PWD/ws/ran'"
+	assert_contains "$out" "limits.tmpBytes cannot be enforced here: it needs a /tmp of the call's own"
 	[ ! -e ws/ran ] || fail "the command ran"
-'
+}
+t "bwrap: limits.tmpBytes 1M caps a call's own /tmp (control: 4 MB fit without it); a session's fails closed" \
+	tmp_bytes bwrap
+t "landlock: limits.tmpBytes 1M caps a call's own /tmp (control: 4 MB fit without it); a session's fails closed" \
+	tmp_bytes landlock
 
 # --- a host without the mechanism -----------------------------------------------------------
 
