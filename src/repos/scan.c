@@ -40,6 +40,35 @@ static bool skipped(const char *name)
 }
 
 /*
+ * A subdirectory @name of @dfd (@path) that holds no directory (a link count of 2, where the
+ * file system counts them: most of a tree's directories) is no bare repository and has no
+ * gitdir, and has no subdirectory to look into: whether it holds a gitfile is one stat, not
+ * a read of every name in it. Returns whether it was such a leaf (@io_r: -ENOMEM).
+ */
+static bool scan_leaf(scan *s, int dfd, const char *name, const char *path, int *io_r)
+{
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_nlink != 2)
+		return false;
+	if (s->dirs >= REPOS_DIRS_MAX) {
+		s->truncated = true;
+		return true;
+	}
+	s->dirs++;
+	_cleanup_free_ char *gitfile = NULL;
+	if (asprintf(&gitfile, "%s/.git", name) < 0) {
+		*io_r = -ENOMEM;
+		return true;
+	}
+	if (fstatat(dfd, gitfile, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		char *m = NULL;
+		*io_r = asprintf(&m, "%s/.git", path) < 0 ? -ENOMEM : strv_consume(&s->markers, m);
+	}
+	return true;
+}
+
+/*
  * Reads the directory @fd (owned), @path, @depth below its root: its marker, then its
  * subdirectories. Recursion is bounded by REPOS_DEPTH.
  */
@@ -91,16 +120,16 @@ static int scan_dir(scan *s, int fd, const char *path, int depth)
 	}
 	/* Nothing below a bare repository is another's directory. */
 	for (char **n = subdirs; r >= 0 && bare != BARE && n && *n; n++) {
-		int sub = openat(dfd, *n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			continue;
 		_cleanup_free_ char *p = NULL;
 		if (asprintf(&p, "%s/%s", strcmp(path, "/") ? path : "", *n) < 0) {
-			(void)close(sub);
 			r = -ENOMEM;
 			break;
 		}
-		r = scan_dir(s, sub, p, depth + 1);
+		if (scan_leaf(s, dfd, *n, p, &r))
+			continue;
+		int sub = openat(dfd, *n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			r = scan_dir(s, sub, p, depth + 1);
 	}
 	(void)closedir(d);
 	return r;
