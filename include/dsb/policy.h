@@ -327,6 +327,12 @@ typedef struct dsb_protected {
 	bool absent;	/* must not exist (no empty stand-in would do): removed after the call
 			 * if the command made it, a directory with what it holds; never bound
 			 * (a gitdir's missing commondir, a missing ~/.bashrc) */
+	/*
+	 * Beyond DSH: with @absent, @path is a symlink in a writable root that leads to a
+	 * protected path (~/.bashrc -> dotfiles/bashrc): no mount can hold a symlink's name, so
+	 * after the call it is made this symlink again, with this target, if it changed.
+	 */
+	char *link;
 } dsb_protected;
 
 /* The complete per-call policy (SandboxExecutionPolicy). Caller-owned: init with {0}. */

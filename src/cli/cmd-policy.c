@@ -49,7 +49,7 @@ static const char *enforcement_of(const dsb_exec_policy *p, const dsb_protected 
  */
 static bool shown(const dsb_protected *e)
 {
-	return !(e->kind == DSB_PROTECT_STARTUP && e->absent);
+	return !(e->kind == DSB_PROTECT_STARTUP && e->absent && !e->link);
 }
 
 static void protected_json(jw *w, const dsb_exec_policy *p, const enforcer *en)

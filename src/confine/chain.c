@@ -402,6 +402,8 @@ const char *dsb_probe_protect_enforcement(const dsb_probe_report *rep,
 	}
 	if (!ops || !policy || !e)
 		return "unavailable";
+	if (e->link)
+		return "restored-after";
 	if (e->absent)
 		return "removed-after";
 	/* Beside the workspace, /tmp is a tmpfs of the sandbox's own: the host's is unseen. */

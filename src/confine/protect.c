@@ -266,6 +266,32 @@ int protect_make_missing(const dsb_exec_policy *policy, char *const *roots, char
 	return 0;
 }
 
+/*
+ * The symlink @e->path, entry @name of @dfd, as it was before the call: whatever the command
+ * left in its place is removed and the symlink made again. -ENOMEM, else 0.
+ */
+static int restore_link(int dfd, const char *name, const dsb_protected *e, strbuf *notes)
+{
+	char target[DSB_PATH_MAX];
+	ssize_t n = readlinkat(dfd, name, target, sizeof(target) - 1);
+	if (n >= 0) {
+		target[n] = '\0';
+		if (strcmp(target, e->link) == 0)
+			return 0;
+	}
+	int r = rm_tree_at(dfd, name);
+	if (r >= 0 && symlinkat(e->link, dfd, name) < 0)
+		r = -errno;
+	if (!notes)
+		return 0;
+	return strbuf_printf(notes, "%s[sandbox: %s %s after the call: it is protected (%s)]",
+			     notes->len ? "\n" : "", e->path,
+			     r < 0 ? "was replaced, and could not be restored" : "was restored",
+			     dsb_protect_kind_reason(e->kind)) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
 int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 {
 	int ret = 0;
@@ -281,6 +307,11 @@ int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 			continue;
 		*slash = '\0';
 		_cleanup_close_ int dfd = open_dir_no_symlinks(dir);
+		if (e->link) {
+			if (dfd >= 0 && restore_link(dfd, slash + 1, e, notes) < 0)
+				ret = -ENOMEM;
+			continue;
+		}
 		struct stat st;
 		if (dfd < 0 || fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;

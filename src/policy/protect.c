@@ -216,6 +216,33 @@ static int protect_path(plist *l, char *const *roots, const char *path, dsb_prot
 }
 
 /*
+ * The symlink @path (in a writable root) that leads to a protected path: the command could
+ * replace it by a file of its own, which no mount of the target prevents. Listed as a name
+ * that must stay as it is: made this symlink again after the call if it changed.
+ */
+static int protect_link(plist *l, char *const *roots, const char *path, dsb_protect_kind kind)
+{
+	const char *root = path_root_of(roots, path);
+	if (!root || strcmp(root, path) == 0)
+		return 0;
+	char target[DSB_PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	_cleanup_free_ char *copy = strdup(path), *link = strdup(target);
+	if (!copy || !link)
+		return -ENOMEM;
+	size_t before = l->n;
+	int r = plist_take(l, TAKE_PTR(copy), kind, false, true);
+	if (r >= 0 && l->n > before) {
+		l->v[l->n - 1].absent = true;
+		l->v[l->n - 1].link = TAKE_PTR(link);
+	}
+	return r;
+}
+
+/*
  * protect_path() of @dir/@name where @dir is canonical already: one lstat(), and realpath()
  * only through a symlink (a git walk lists several names in each gitdir, on every call).
  */
@@ -227,8 +254,10 @@ static int protect_child(plist *l, char *const *roots, const char *dir, const ch
 		return -ENOMEM;
 	struct stat st;
 	int k = lstat(p, &st);
-	if (k == 0 && S_ISLNK(st.st_mode))
-		return protect_path(l, roots, p, kind, directory, make_missing);
+	if (k == 0 && S_ISLNK(st.st_mode)) {
+		int r = protect_link(l, roots, p, kind);
+		return r < 0 ? r : protect_path(l, roots, p, kind, directory, make_missing);
+	}
 	if ((k < 0 && errno != ENOENT) || (k < 0 && !make_missing))
 		return 0;
 	const char *root = path_root_of(roots, p);
@@ -788,8 +817,10 @@ int policy_protect_resolve(const dsb_policy *policy, dsb_exec_policy *p, dsb_err
 
 void policy_protected_free(dsb_protected *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(v[i].path);
+		free(v[i].link);
+	}
 	free(v);
 }
 

@@ -223,6 +223,37 @@ test_pip() {
 	HOME=$OUT/home /usr/bin/python3 -c 'import dsbdemo' || fail "dsbdemo is not importable"
 }
 
+# A start-up file that is a symlink into the home (a dotfiles manager's): its target is kept
+# read-only, and the symlink itself, which no mount can hold, is made again after the call if
+# the command replaced it; .git/config as a symlink likewise.
+test_symlinked_startup_file() {
+	local b=$1
+	setup
+	local home=$OUT/home
+	mkdir -p "$home/dotfiles"
+	echo orig >"$home/dotfiles/bashrc"
+	ln -s dotfiles/bashrc "$home/.bashrc"
+	local plant='rm -f .bashrc && echo "touch /tmp/pwned" >.bashrc && echo replaced'
+	# The control: unconfined, the link is replaced by the command's file.
+	(cd "$home" && bash -c "$plant") >/dev/null || fail "the control failed"
+	[ ! -L "$home/.bashrc" ] || fail "the control did not replace the link"
+	rm -f "$home/.bashrc" && ln -s dotfiles/bashrc "$home/.bashrc"
+	run policy --mode workspace-write --workspace "$home"
+	assert_contains "$out" "$home/.bashrc (startup, restored-after)"
+	run bash --backend "$b" --mode workspace-write --workspace "$home" "$plant"
+	assert_contains "$out" "[sandbox: $home/.bashrc was restored after the call: it is protected (other programs run it or read it as configuration outside the sandbox, without asking)]"
+	[ "$(readlink "$home/.bashrc")" = dotfiles/bashrc ] || fail "the link was not restored"
+	assert_streq "$(cat "$home/.bashrc")" orig
+	# git's config as a symlink: restored too, so git reads no planted config.
+	git init -q "$home/repo"
+	mv "$home/repo/.git/config" "$home/repo/config.real"
+	ln -s ../config.real "$home/repo/.git/config"
+	run bash --backend "$b" --mode workspace-write --workspace "$home/repo" \
+		'rm -f .git/config && printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >.git/config'
+	[ "$(readlink "$home/repo/.git/config")" = ../config.real ] ||
+		fail "the config link was not restored"
+}
+
 # Item 4: with the workspace at a home, no start-up file can be planted; existing ones stay,
 # missing ones stay missing (removed after the call, said in the result); git and the rest of
 # the home keep working.
@@ -302,5 +333,7 @@ each_backend "go build with ~/.cache and ~/go granted" test_go
 each_backend "npm install of a tarball with ~/.npm granted" test_npm
 each_backend "pip install --user with ~/.local granted" test_pip
 each_backend "start-up files of a home workspace cannot be planted" test_startup_files
+each_backend "a symlinked start-up file (and .git/config) is restored after the call" \
+	test_symlinked_startup_file
 each_backend "an escalated call keeps the granted mode's protections" test_escalated_call_keeps_protections
 done_testing
