@@ -103,6 +103,20 @@ test_cloned_in_call() {
 	git -C ws/dep pull -q || fail "pull from the kept remote failed"
 }
 
+# read-only: nothing is made, nothing written, in the workspace's repository or beside it.
+test_read_only() {
+	local b=$1
+	setup
+	local mark="$OUT/ro-$b"
+	git init -q ws/lib
+	run exec --backend "$b" --mode read-only --workspace "$PWD/ws" -- \
+		bash -c "git init -q \"\$1/new\"; $PLANT" _ "$PWD/ws/lib" "$mark"
+	[ "$rc" -ne 0 ] || fail "the planting succeeded"
+	[ ! -e ws/new ] || fail "a repository was made"
+	user_git "$PWD/ws/lib"
+	assert_streq "$(ran "$mark")" ""
+}
+
 # The fs tools plant a config too: in a gitdir the call makes, it is disarmed at once; in
 # one an earlier call made (HEAD, objects/, refs/ and no config yet), it is refused.
 test_fs_tools() {
@@ -157,5 +171,6 @@ for b in "${BACKENDS[@]}"; do
 		test_nested_at_start "$b"
 	t "$b: a clone made in the call: disarmed, its remote kept" test_cloned_in_call "$b"
 	t "$b: init, commit, worktree add and a nested init work inside" test_workflows "$b"
+	t "$b: read-only: no repository is made, none is written" test_read_only "$b"
 done
 done_testing
