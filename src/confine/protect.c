@@ -297,7 +297,14 @@ int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 	int ret = 0;
 	for (size_t i = 0; policy && i < policy->n_protected; i++) {
 		const dsb_protected *e = &policy->protected[i];
+		struct stat st;
 		if (!e->absent)
+			continue;
+		/*
+		 * Nothing there, the usual case (22 start-up names a root): no more to do. A
+		 * symlink on the way that hides what is there would stop the walk below as well.
+		 */
+		if (!e->link && lstat(e->path, &st) < 0 && errno == ENOENT)
 			continue;
 		/* Through its directory, opened with no symlink on the way: the command's last
 		 * word on that path must not steer this unconfined unlink elsewhere. */
@@ -312,7 +319,6 @@ int protect_remove_absent(const dsb_exec_policy *policy, strbuf *notes)
 				ret = -ENOMEM;
 			continue;
 		}
-		struct stat st;
 		if (dfd < 0 || fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		int r = rm_tree_at(dfd, slash + 1);
