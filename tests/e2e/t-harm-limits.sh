@@ -110,10 +110,9 @@ bomb() {
 	local flag=()
 	[ -z "${2:-}" ] || flag=(--max-processes "$2")
 	mkdir -p ws
-	# Every fork of the bomb keeps its shell's argv, the mark included, and then stays as a
-	# sleep under that name: a bomb whose forks fail does not thin out before it is counted.
+	# Every fork of the bomb keeps its shell's argv, the mark included.
 	"$DSB" exec "${flag[@]}" --backend "$backend" --mode workspace-write \
-		--workspace "$PWD/ws" --timeout 10000 -- bash -c ":(){ :|:& exec -a '$mark' sleep 20; };:" \
+		--workspace "$PWD/ws" --timeout 10000 -- bash -c ":(){ :|:& };:; sleep 30 # $mark" \
 		>bomb.out 2>&1 &
 	local bomber=$!
 	# A loaded machine may take seconds to start it: from its first forks on, the most seen
@@ -146,7 +145,9 @@ bomb() {
 	# bwrap and its init besides the bomb's own, and what ps still counts twice.
 	[ "$during" -le $((limit + limit / 8 + 4)) ] ||
 		fail "the bomb reached $during processes (limit $limit)"
-	[ "$during" -ge $((limit / 8)) ] ||
+	# That it ran: many at once, or its forks refused at the limit (on a loaded machine the
+	# bomb can thin out between two samples).
+	[ "$during" -ge $((limit / 8)) ] || grep -q "Resource temporarily unavailable" bomb.out ||
 		fail "the bomb did not run: $during processes; it printed: $(sort bomb.out | uniq -c | sort -rn | head -5)"
 	[ "$after" -eq 0 ] || fail "left behind: $after of the bomb's processes"
 }
