@@ -104,6 +104,17 @@ descendants() {
 		}'
 }
 
+# kill_bomb MARK PID: kills the call PID and every process of the bomb MARK, until none is left
+# (at most 30 s).
+kill_bomb() {
+	local i
+	kill -9 "$2" 2>/dev/null || true
+	for i in $(seq 60); do
+		pkill -9 -f -- "$1" 2>/dev/null || return 0
+		sleep 0.5
+	done
+}
+
 # bomb BACKEND [LIMIT]: a bash fork bomb under the default process limit (2048), or LIMIT.
 bomb() {
 	local backend=$1 limit=${2:-2048} during after mark="dsb-bomb-$$-$BASHPID"
@@ -133,12 +144,23 @@ bomb() {
 		[ "$n" -le "$during" ] || during=$n
 	done
 	local t0 t1
+	# A bomb the sandbox failed to end would outlive this test and load every later one: it is
+	# failed and killed here, whatever happens.
+	defer kill_bomb "$mark" "$bomber"
 	t0=$(date +%s%N)
-	run exec --backend "$backend" --mode workspace-write --workspace "$PWD/ws" -- echo second
+	rc=0
+	out=$(timeout 60 "$DSB" exec --backend "$backend" --mode workspace-write \
+		--workspace "$PWD/ws" -- echo second 2>/dev/null) || rc=$?
 	t1=$(date +%s%N)
 	assert_rc 0
 	assert_streq "$out" second
 	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the second call took $(((t1 - t0) / 1000000)) ms"
+	# The call's 10 s timeout ends the bomb; 60 s more is a sandbox that did not.
+	for i in $(seq 240); do
+		kill -0 "$bomber" 2>/dev/null || break
+		sleep 0.25
+	done
+	! kill -0 "$bomber" 2>/dev/null || fail "the bomb's call did not end 60 s after its timeout"
 	wait "$bomber" || true
 	sleep 1
 	after=$(pgrep -c -f -- "$mark" || true)

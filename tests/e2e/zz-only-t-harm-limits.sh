@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Containment of harm (docs/design/limits.md): a hostile command hurts only its own call. A fork
+# bomb, a memory hog, a spinner, a /tmp or disk filler, a CPU burner and an inotify hog each
+# run first as a control, unconfined, which shows the harm (bounded: the control's fork loop
+# stops at 2500, its hog at 1 GiB), then confined, on both backends and both confined modes,
+# as the caller (root here) and as nobody (the -unprivileged run): the harm stays inside, the
+# model is told, nothing is left. Limits set explicitly that this host cannot hold fail closed.
+# The tests whose bodies are eval'ed strings expand when they run, not where they are written.
+# shellcheck disable=SC2016
+# shellcheck source=tests/e2e/libescape.sh
+. "$(dirname "$0")/libescape.sh"
+
+HARM=$(dirname "$0")/harm.py
+# Beside the probe: readable inside every sandbox.
+cp "$HARM" "$PROBE_DIR/harm.py"
+cp "$(dirname "$0")/mcp-client.py" "$PROBE_DIR/mcp-client.py"
+HARM=$PROBE_DIR/harm.py
+
+# limit_mech NAME: the mechanism `probe --json` states for limit NAME.
+limit_mech() {
+	"$DSB" probe --json | "$PYTHON" -c \
+		'import json,sys; print(json.load(sys.stdin)["limits"][sys.argv[1]]["mechanism"])' "$1"
+}
+
+# The mechanisms this host gives, as the design says they are chosen.
+
+
+
+# --- processes ------------------------------------------------------------------------------
+
+
+forks_capped() {
+	attempt "$1" "$PYTHON $HARM forks 2500"
+	assert_rc 0
+	if [ "$out" -lt 1500 ] || [ "$out" -gt 2048 ]; then
+		fail "got $out children (limit 2048)"
+	fi
+}
+each_confined "a fork loop stops at the default limit (2048)" forks_capped
+
+forks_flag() {
+	mkdir -p ws
+	run exec --max-processes 64 --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" -- \
+		"$PYTHON" "$HARM" forks 500
+	assert_rc 0
+	if [ "$out" -lt 20 ] || [ "$out" -gt 64 ]; then
+		fail "got $out children (--max-processes 64)"
+	fi
+}
+each_confined "--max-processes 64 holds the tree to 64" forks_flag
+
+# descendants PID: how many processes run below PID now.
+descendants() {
+	ps -eo pid=,ppid= | awk -v root="$1" '
+		{ parent[$1] = $2 }
+		END {
+			n = 0
+			for (p in parent) {
+				for (q = parent[p]; q > 1; q = parent[q])
+					if (q == root) { n++; break }
+			}
+			print n
+		}'
+}
+
+# kill_bomb MARK PID: kills the call PID and every process of the bomb MARK, until none is left
+# (at most 30 s).
+kill_bomb() {
+	local i
+	kill -9 "$2" 2>/dev/null || true
+	for i in $(seq 60); do
+		pkill -9 -f -- "$1" 2>/dev/null || return 0
+		sleep 0.5
+	done
+}
+
+# bomb BACKEND [LIMIT]: a bash fork bomb under the default process limit (2048), or LIMIT.
+bomb() {
+	local backend=$1 limit=${2:-2048} during after mark="dsb-bomb-$$-$BASHPID"
+	local flag=()
+	[ -z "${2:-}" ] || flag=(--max-processes "$2")
+	mkdir -p ws
+	# Every fork of the bomb keeps its shell's argv, the mark included.
+	"$DSB" exec "${flag[@]}" --backend "$backend" --mode workspace-write \
+		--workspace "$PWD/ws" --timeout 10000 -- bash -c ":(){ :|:& };:; sleep 30 # $mark" \
+		>bomb.out 2>&1 &
+	local bomber=$!
+	# A loaded machine may take seconds to start it: from its first forks on, the most seen
+	# over two seconds.
+	local i n m
+	for i in $(seq 60); do
+		[ "$(descendants "$bomber")" -lt 64 ] || break
+		sleep 0.25
+	done
+	during=0
+	for i in $(seq 8); do
+		sleep 0.25
+		# ps reads /proc one process at a time while the bomb forks and exits: one
+		# snapshot can count a process and its successor both; the smaller of two less so.
+		n=$(descendants "$bomber")
+		m=$(descendants "$bomber")
+		[ "$m" -ge "$n" ] || n=$m
+		[ "$n" -le "$during" ] || during=$n
+	done
+	local t0 t1
+	# A bomb the sandbox failed to end would outlive this test and load every later one: it is
+	# failed and killed here, whatever happens.
+	defer kill_bomb "$mark" "$bomber"
+	t0=$(date +%s%N)
+	rc=0
+	out=$(timeout 60 "$DSB" exec --backend "$backend" --mode workspace-write \
+		--workspace "$PWD/ws" -- echo second 2>/dev/null) || rc=$?
+	t1=$(date +%s%N)
+	assert_rc 0
+	assert_streq "$out" second
+	[ $(((t1 - t0) / 1000000)) -lt 10000 ] || fail "the second call took $(((t1 - t0) / 1000000)) ms"
+	# The call's 10 s timeout ends the bomb; 60 s more is a sandbox that did not.
+	for i in $(seq 240); do
+		kill -0 "$bomber" 2>/dev/null || break
+		sleep 0.25
+	done
+	! kill -0 "$bomber" 2>/dev/null || fail "the bomb's call did not end 60 s after its timeout"
+	wait "$bomber" || true
+	sleep 1
+	after=$(pgrep -c -f -- "$mark" || true)
+	# bwrap and its init besides the bomb's own, and what ps still counts twice.
+	[ "$during" -le $((limit + limit / 8 + 4)) ] ||
+		fail "the bomb reached $during processes (limit $limit)"
+	# That it ran: many at once, or its forks refused at the limit (on a loaded machine the
+	# bomb can thin out between two samples).
+	[ "$during" -ge $((limit / 8)) ] || grep -q "Resource temporarily unavailable" bomb.out ||
+		fail "the bomb did not run: $during processes; it printed: $(sort bomb.out | uniq -c | sort -rn | head -5)"
+	[ "$after" -eq 0 ] || fail "left behind: $after of the bomb's processes"
+}
+t "landlock: a fork bomb stays under the limit, a second call completes, nothing is left" \
+	bomb landlock
+
+
+
+limit_line() {
+	mkdir -p ws
+	run bash --max-processes 40 --mode "${1#*/}" --backend "${1%/*}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM forks 100"
+	assert_rc 0
+	if [ "$(limit_mech processes)" = cgroup1 ] || [ "$(limit_mech processes)" = cgroup2 ]; then
+		assert_contains "$out" "[sandbox: process limit (40) reached]"
+	else
+		# RLIMIT_NPROC counts, but says nothing afterwards: no line (docs/design/limits.md).
+		assert_not_contains "$out" "[sandbox: process limit"
+	fi
+}
+each_confined "the model is told the process limit was reached (where a cgroup counted)" limit_line
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+memory_hog() {
+	mkdir -p ws
+	sleeper
+	run bash --memory 256M --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM hog $((1 << 30))"
+	if [ "$(limit_mech memoryBytes)" = none ]; then
+		# Nothing here holds it: set explicitly, it fails closed and nothing runs.
+		assert_rc 125
+		assert_contains "$out" "limits.memoryBytes (--memory) cannot be enforced here"
+		return
+	fi
+	assert_rc 0
+	assert_not_contains "$out" survived
+	# bwrap reports its child's SIGKILL as 137; bash execs python, which dies of it.
+	[[ "$out" == *"[exit code: 137]"* || "$out" == *"[killed by signal: SIGKILL]"* ]] ||
+		fail "not killed: $out"
+	assert_contains "$out" "[sandbox: memory limit (256M) reached; the command was killed]"
+	kill -0 "$SLEEPER" || fail "a process outside was killed"
+	run bash --json --memory 256M --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" \
+		"$PYTHON $HARM hog $((1 << 30))"
+	assert_contains "$out" '"limitsReached":["memoryBytes"]'
+}
+each_confined "a memory hog over --memory 256M is killed, alone, and the model is told" memory_hog
+
+
+# --- CPU, /tmp, files -----------------------------------------------------------------------
+
+
+niced() {
+	attempt "$1" 'cat /proc/self/stat'
+	assert_rc 0
+	local nice
+	nice=$(echo "$out" | awk '{ print $19 }')
+	[ "$nice" -ge 10 ] || fail "nice $nice"
+}
+each_confined "a confined command runs at nice 10 or more" niced
+
+limits_config() {
+	printf 'limits:\n  %s: %s\n' "$1" "$2" >cfg.yaml
+}
+
+cpu_seconds() {
+	mkdir -p ws
+	limits_config cpuSeconds 1
+	run --config cfg.yaml exec --timeout 60000 --backend "${1%/*}" --mode "${1#*/}" \
+		--workspace "$PWD/ws" -- sh -c 'while :; do :; done'
+	# SIGXCPU (152) at one second of CPU (niced: on a loaded machine many more of wall time),
+	# never the 60 s timeout.
+	assert_rc 152
+}
+each_confined "limits.cpuSeconds 1 stops a spinner" cpu_seconds
+
+file_bytes() {
+	limits_config fileBytes 1M
+	mkdir -p ws
+	run --config cfg.yaml exec --backend "${1%/*}" --mode workspace-write --workspace "$PWD/ws" \
+		-- sh -c 'head -c 3000000 /dev/zero > ws/big'
+	[ "$rc" -ne 0 ] || fail "a 3 MB file was written past fileBytes 1M"
+	[ "$(stat -c %s ws/big)" -le $((1 << 20)) ] || fail "big is $(stat -c %s ws/big) bytes"
+}
+
+# tmp_bytes BACKEND: limits.tmpBytes caps the fresh /tmp of a call of no session; a session's
+# /tmp, a directory of the store, holds no size: its call fails closed, and runs nothing.
+tmp_bytes() {
+	local b=$1
+	mkdir -p ws
+	run exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- \
+		sh -c "head -c 4000000 /dev/zero > /tmp/fill && echo filled"
+	assert_streq "$out" filled
+	limits_config tmpBytes 1M
+	run --config cfg.yaml exec --backend "$b" --mode workspace-write --workspace "$PWD/ws" -- \
+		sh -c "head -c 4000000 /dev/zero > /tmp/fill; ls -l /tmp/fill"
+	assert_contains "$err" "No space left on device"
+	local id
+	id=$("$DSB" --config cfg.yaml session new --cwd "$PWD/ws")
+	"$DSB" --config cfg.yaml session mode "$id" workspace-write >/dev/null || fail "no mode switch"
+	run --config cfg.yaml bash --backend "$b" --session "$id" "touch '$PWD/ws/ran'"
+	assert_contains "$out" "limits.tmpBytes cannot be enforced here: it needs a /tmp of the call's own"
+	[ ! -e ws/ran ] || fail "the command ran"
+}
+
+# --- a host without the mechanism -----------------------------------------------------------
+
+# hidden_cgroups COMMAND...: as root, COMMAND in a mount namespace where /sys/fs/cgroup is an
+# empty tmpfs (the host has no cgroups to give); another user has none anyway.
+hidden_cgroups() {
+	if is_root; then
+		unshare -m --propagation private -- sh -c 'mount -t tmpfs none /sys/fs/cgroup && exec "$@"' \
+			hidden "$@"
+	else
+		"$@"
+	fi
+}
+
+
+# --- per-user budgets -----------------------------------------------------------------------
+
+
+inotify_hog() {
+	mkdir -p ws
+	"$DSB" exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" -- \
+		"$PYTHON" "$HARM" inotify 3 >count.txt 2>err.txt &
+	local hog=$! i=0
+	# It prints how many it took once it holds them.
+	while [ ! -s count.txt ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	out=$("$PYTHON" "$HARM" inotify-one)
+	wait "$hog" || fail "the hog failed: $(cat err.txt)"
+	assert_streq "$out" ok
+	[ "$(head -1 count.txt)" -le 32 ] || fail "the hog took $(cat count.txt) (a quarter is 32)"
+	[ "$(head -1 count.txt)" -ge 8 ] || fail "the hog got only $(cat count.txt)"
+}
+each_confined "an inotify hog takes at most a quarter: a host process of the same uid gets one" \
+	inotify_hog
+
+# --- nothing left ---------------------------------------------------------------------------
+
+
+done_testing
