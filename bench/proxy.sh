@@ -41,7 +41,7 @@ first_line() {
 	head -n1 "$dir/$1.out"
 }
 start server python3 bench/sendfile-server.py "$dir/file"
-start proxy build-bench/bench/dsb-proxy --allow bench.test --host bench.test=127.0.0.1
+start proxy build-bench/bench/dsb-proxy --allow "bench.test:*" --host bench.test=127.0.0.1
 server_port=$(first_line server)
 proxy_port=$(first_line proxy)
 url=http://bench.test:$server_port/file

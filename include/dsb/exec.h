@@ -47,9 +47,12 @@ typedef struct dsb_run_result {
 	char *protected_note;
 	/*
 	 * Beyond DSH, under a network policy other than full: one "[sandbox: network access to
-	 * HOST denied (not in the allow-list)]" line per host refused, or, when the command
-	 * failed after a network call was refused, "[sandbox: network access is disabled under
-	 * this policy]" (newline-separated), else NULL. Rendered last.
+	 * HOST denied (WHY)]" line per host refused (WHY: "not in the allow-list", or with
+	 * HOST:PORT "port not in the allow-list", "resolves to this machine", "resolves to a
+	 * private address", "resolves to a reserved address", "more than 64 names under a
+	 * wildcard"), or, when the command failed after a network call was refused,
+	 * "[sandbox: network access is disabled under this policy]" (newline-separated), else
+	 * NULL. Rendered last.
 	 */
 	char *network_note;
 	/*

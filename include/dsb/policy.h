@@ -132,8 +132,17 @@ DSB_API dsb_network_access dsb_network_access_from_string(const char *s);
  * shorthands such as "127.1", a name whose last label is all digits ("example.123"), a dotted
  * quad with a trailing dot ("10.1.2.3.") or two trailing dots included. Patterns that do not
  * validate are ignored. Borrows everything; no allocation.
+ *
+ * A rule may name a port: "registry.npmjs.org:443", "*.debian.org:80", "[2001:db8::1]:22", or
+ * ":*" for every port. An allow rule without one allows ports 80 and 443; a deny rule without
+ * one denies every port. This function answers whether some port of @host is allowed;
+ * dsb_network_host_port_allowed() answers for one.
  */
 DSB_API bool dsb_network_host_allowed(char *const *allow, char *const *deny, const char *host);
+
+/* Whether @host may be reached on @port (1..65535) under @allow and @deny, as above. */
+DSB_API bool dsb_network_host_port_allowed(char *const *allow, char *const *deny, const char *host,
+					   unsigned port);
 
 /* --- configuration ------------------------------------------------------------------------ */
 
@@ -194,9 +203,9 @@ DSB_API const char *dsb_config_workspace_root(const dsb_config *cfg);
 DSB_API dsb_network_access dsb_config_network_access(const dsb_config *cfg);
 
 /*
- * network.allow and network.deny: host patterns, validated and canonical (lower case, no
- * trailing dot, IP literals as inet_ntop() writes them, IPv6 without brackets). Never NULL,
- * NULL-terminated; owned by @cfg.
+ * network.allow and network.deny: host rules, validated and canonical (lower case, no
+ * trailing dot, IP literals as inet_ntop() writes them, IPv6 without brackets unless a port
+ * follows; ":PORT" or ":*" when one was given). Never NULL, NULL-terminated; owned by @cfg.
  */
 DSB_API char *const *dsb_config_network_allow(const dsb_config *cfg);
 DSB_API char *const *dsb_config_network_deny(const dsb_config *cfg);
@@ -207,6 +216,13 @@ DSB_API char *const *dsb_config_network_deny(const dsb_config *cfg);
  * to fixed addresses. Never NULL, NULL-terminated; owned by @cfg.
  */
 DSB_API char *const *dsb_config_network_hosts(const dsb_config *cfg);
+
+/*
+ * network.allowPrivate: address ranges ("ADDRESS/PREFIX", canonical) the proxy may connect to
+ * although they are this machine's, private, link-local or reserved: by default a name that
+ * resolves into one is refused. Never NULL, NULL-terminated; owned by @cfg.
+ */
+DSB_API char *const *dsb_config_network_allow_private(const dsb_config *cfg);
 
 /*
  * sandbox-policy.writableRoots and dsb_config_add_writable_roots(): extra directories a

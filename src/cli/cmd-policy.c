@@ -101,8 +101,9 @@ static void network_json(jw *w, const dsb_exec_policy *p, const dsb_config *cfg,
 	jw_key(w, "network");
 	jw_object_begin(w);
 	jw_member_string(w, "access", dsb_network_access_to_string(access));
-	const char *lists[] = {"allow", "deny"};
-	char *const *values[] = {dsb_config_network_allow(cfg), dsb_config_network_deny(cfg)};
+	const char *lists[] = {"allow", "deny", "allowPrivate"};
+	char *const *values[] = {dsb_config_network_allow(cfg), dsb_config_network_deny(cfg),
+				 dsb_config_network_allow_private(cfg)};
 	for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
 		jw_key(w, lists[i]);
 		jw_array_begin(w);
@@ -120,6 +121,13 @@ static void network_json(jw *w, const dsb_exec_policy *p, const dsb_config *cfg,
 	jw_object_end(w);
 }
 
+/* Whether the canonical rule @rule names its port: "HOST:PORT", "[V6]:PORT", ":*". */
+static bool rule_has_port(const char *rule)
+{
+	const char *colon = strrchr(rule, ':');
+	return rule[0] == '[' || (colon && colon == strchr(rule, ':'));
+}
+
 static void print_network(const dsb_exec_policy *p, const dsb_config *cfg, const enforcer *en)
 {
 	bool full = p->mode == DSB_MODE_DANGER_FULL_ACCESS ||
@@ -133,9 +141,13 @@ static void print_network(const dsb_exec_policy *p, const dsb_config *cfg, const
 	char *const *allow = dsb_config_network_allow(cfg), *const *deny =
 								    dsb_config_network_deny(cfg);
 	for (size_t i = 0; allow[i]; i++)
-		printf("  allow %s\n", allow[i]);
+		printf("  allow %s%s\n", allow[i],
+		       rule_has_port(allow[i]) ? "" : " (ports 80, 443)");
 	for (size_t i = 0; deny[i]; i++)
-		printf("  deny %s\n", deny[i]);
+		printf("  deny %s%s\n", deny[i], rule_has_port(deny[i]) ? "" : " (every port)");
+	char *const *ranges = dsb_config_network_allow_private(cfg);
+	for (size_t i = 0; ranges[i]; i++)
+		printf("  allow private %s\n", ranges[i]);
 }
 
 /*

@@ -244,8 +244,7 @@ static int bwrap_network(const dsb_provider *p, const dsb_exec_policy *policy, c
 	if (policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = dsb_policy_writable_roots(policy, &plan->meta_roots, NULL) < 0 ? -ENOMEM : 0;
 	if (r >= 0 && p->network.access == DSB_NETWORK_ALLOWLIST)
-		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
-				   p->network.hosts);
+		r = plan_allowlist(plan, p);
 	return r;
 }
 

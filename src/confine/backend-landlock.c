@@ -274,8 +274,7 @@ static int landlock_network(const dsb_provider *p, const dsb_exec_policy *policy
 	else if (r >= 0 && policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = keep_tmp_in_place(&plan->landlock, policy->workspace_root);
 	if (r >= 0 && allowlist)
-		r = plan_allowlist(plan, p->network.proxy_port, p->network.allow, p->network.deny,
-				   p->network.hosts);
+		r = plan_allowlist(plan, p);
 	return r;
 }
 

@@ -71,10 +71,12 @@ int dsb_provider_new(const dsb_config *cfg, const char *cache_dir, dsb_provider 
 	p->network.allow = strv_copy(dsb_config_network_allow(cfg));
 	p->network.deny = strv_copy(dsb_config_network_deny(cfg));
 	p->network.hosts = strv_copy(dsb_config_network_hosts(cfg));
+	p->network.allow_private = strv_copy(dsb_config_network_allow_private(cfg));
 	unsigned port = dsb_config_network_proxy_port(cfg);
 	p->network.proxy_port = (uint16_t)(port ? port : NET_PROXY_PORT);
 	if (!p->runner_command || !p->runner_failure_signatures || (cache_dir && !p->cache_dir) ||
-	    !p->network.allow || !p->network.deny || !p->network.hosts) {
+	    !p->network.allow || !p->network.deny || !p->network.hosts ||
+	    !p->network.allow_private) {
 		dsb_provider_free(p);
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "provider: out of memory");
 	}
@@ -90,6 +92,7 @@ dsb_provider *dsb_provider_free(dsb_provider *p)
 		strv_free(p->network.allow);
 		strv_free(p->network.deny);
 		strv_free(p->network.hosts);
+		strv_free(p->network.allow_private);
 		free(p->cache_dir);
 		free(p);
 	}

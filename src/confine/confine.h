@@ -433,6 +433,7 @@ extern const record_type protect_mount_record, landlock_plan_record, confine_lim
 	X(STRV, net_allow) /* the allow-list's proxy: its rules */                                 \
 	X(STRV, net_deny)                                                                          \
 	X(STRV, net_hosts)                                                                         \
+	X(STRV, net_private)                                                                       \
 	X(LIMITS, limits) /* STEP_LIMITS */
 
 typedef struct confine_plan {
@@ -456,9 +457,8 @@ bool plan_own_network(const confine_plan *plan);
 bool plan_sends_proxy(const confine_plan *plan);
 bool plan_sends_listener(const confine_plan *plan);
 
-/* Sets the allow-list's proxy of @plan: its port and its rules (copied). -ENOMEM. */
-int plan_allowlist(confine_plan *plan, uint16_t port, char *const *allow, char *const *deny,
-		   char *const *hosts);
+/* Sets the allow-list's proxy of @plan: its port and its rules, @p's (copied). -ENOMEM. */
+int plan_allowlist(confine_plan *plan, const dsb_provider *p);
 
 /* A new NULL-terminated copy of @words; NULL on OOM. */
 char **strv_of(const char *const *words);
@@ -1111,6 +1111,7 @@ struct dsb_provider {
 	struct {
 		dsb_network_access access;
 		char **allow, **deny, **hosts; /* NULL-terminated */
+		char **allow_private;	       /* address ranges, NULL-terminated */
 		uint16_t proxy_port;	       /* 0: NET_PROXY_PORT */
 	} network;
 	struct {

@@ -402,8 +402,10 @@ static int network_new(const confine_plan *plan, spawn_handoff *in, void **ret_s
 		return r;
 	}
 	network_state *s = *ret_state;
-	net_rules proxy_rules = {
-		.allow = plan->net_allow, .deny = plan->net_deny, .hosts = plan->net_hosts};
+	net_rules proxy_rules = {.allow = plan->net_allow,
+				 .deny = plan->net_deny,
+				 .hosts = plan->net_hosts,
+				 .allow_private = plan->net_private};
 	if (net_proxy_new(&proxy_rules, &s->proxy) < 0) {
 		(void)close(fd);
 		return 0;

@@ -84,14 +84,15 @@ bool plan_sends_listener(const confine_plan *plan)
 		(plan->filter_flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_NET_NOTIFY)));
 }
 
-int plan_allowlist(confine_plan *plan, uint16_t port, char *const *allow, char *const *deny,
-		   char *const *hosts)
+int plan_allowlist(confine_plan *plan, const dsb_provider *p)
 {
-	plan->proxy_port = port;
-	plan->net_allow = strv_copy(allow);
-	plan->net_deny = strv_copy(deny);
-	plan->net_hosts = strv_copy(hosts);
-	return plan->net_allow && plan->net_deny && plan->net_hosts ? 0 : -ENOMEM;
+	plan->proxy_port = p->network.proxy_port;
+	plan->net_allow = strv_copy(p->network.allow);
+	plan->net_deny = strv_copy(p->network.deny);
+	plan->net_hosts = strv_copy(p->network.hosts);
+	plan->net_private = strv_copy(p->network.allow_private);
+	return plan->net_allow && plan->net_deny && plan->net_hosts && plan->net_private ? 0
+											 : -ENOMEM;
 }
 
 char **strv_of(const char *const *words)

@@ -114,7 +114,8 @@ int context_network_append(dsb_network_access access, char *const *allow, char *
 		for (size_t i = 0; r >= 0 && allow && allow[i]; i++)
 			r = strbuf_printf(&sb, "%s%s", i ? ", " : "", allow[i]);
 		if (r >= 0)
-			r = strbuf_puts(&sb, ". Other hosts are refused.");
+			r = strbuf_puts(&sb, " (ports 80 and 443 where no port is given). Other "
+					     "hosts and ports are refused.");
 	}
 	if (r < 0)
 		return -ENOMEM;

@@ -200,13 +200,14 @@ int network_note(bool allowlist, bool failed, unsigned refused, char *const *nam
 	for (size_t i = 0; allowlist && r >= 0 && named && named[i]; i++) {
 		if (named[i][0] == '/')
 			continue;
+		/* "HOST" when no rule allows it; "HOST[:PORT]\tWHY" when the proxy said why. */
+		const char *tab = strchr(named[i], '\t');
 		if (sb.len > 0)
 			r = strbuf_putc(&sb, '\n');
 		if (r >= 0)
-			r = strbuf_printf(&sb,
-					  "[sandbox: network access to %s denied (not in the "
-					  "allow-list)]",
-					  named[i]);
+			r = strbuf_printf(&sb, "[sandbox: network access to %.*s denied (%s)]",
+					  tab ? (int)(tab - named[i]) : (int)strlen(named[i]),
+					  named[i], tab ? tab + 1 : "not in the allow-list");
 	}
 	if (r >= 0 && sb.len == 0 && failed && refused > 0)
 		r = strbuf_puts(&sb, "[sandbox: network access is disabled under this policy]");

@@ -262,7 +262,8 @@ int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exe
 /*
  * What the model is told of a run's refused network calls (dsb_run_result.network_note):
  * under the allow-list (@allowlist) one line per host or address of @named (a socket's path is
- * not a host: counted, not named); then, when the command @failed after @refused calls were
+ * not a host: counted, not named), with the reason an entry "HOST\tWHY" gives (else "not in
+ * the allow-list"); then, when the command @failed after @refused calls were
  * refused and no host was named, that network access is disabled. *@ret_note is NULL when
  * there is nothing to say. -ENOMEM.
  */

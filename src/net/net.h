@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 /* The hosts a proxy lets through; all NULL-terminated string arrays, borrowed by net_proxy_new
  * (it copies them). */
@@ -24,16 +25,40 @@ typedef struct net_rules {
 	char *const *deny;  /* same forms; deny wins */
 	char *const *hosts; /* "name=address": the resolver's fixed answers (tests map names to
 			       127.0.0.1) */
+	char *const *allow_private; /* "ADDRESS/PREFIX": ranges a name may resolve into although
+				       they are this machine's, private or reserved; NULL: none */
+	/* The name server: fills @out with at most @max addresses of @name (ports 0), their
+	 * number; 0 when it has none. NULL: getaddrinfo(). Tests give one of their own. */
+	size_t (*lookup)(const char *name, struct sockaddr_storage *out, size_t max);
 } net_rules;
+
+/* What an address a name resolves to is, for the proxy. */
+typedef enum net_address_kind {
+	NET_ADDRESS_PUBLIC,   /* globally reachable: connected to */
+	NET_ADDRESS_LOCAL,    /* this machine: loopback, unspecified, one of its interfaces' */
+	NET_ADDRESS_PRIVATE,  /* RFC 1918, CGNAT, ULA, link-local (cloud metadata), site-local */
+	NET_ADDRESS_RESERVED, /* multicast, broadcast, documentation, benchmarking, unassigned */
+} net_address_kind;
+
+/*
+ * The kind of @a (AF_INET or AF_INET6; an IPv4-mapped, NAT64 or 6to4 address as the IPv4
+ * address it carries) by its range alone (RFC 6890 and IANA's special-purpose registries):
+ * NET_ADDRESS_LOCAL only for loopback and unspecified; net_proxy checks the interfaces too.
+ */
+net_address_kind net_address_classify(const struct sockaddr *a);
 
 /* --- proxy.c -------------------------------------------------------------------------------- */
 
 /*
- * Whether @host may be reached under @r: dsb_network_host_allowed() of @r's allow and deny
- * lists, the configuration's own check (src/policy/network.c), so the proxy and the
+ * Whether @host may be reached on @port under @r: dsb_network_host_port_allowed() of @r's allow
+ * and deny lists, the configuration's own check (src/policy/network.c), so the proxy and the
  * configuration give one answer. False for a NULL @r. Pure. Borrows everything.
  */
-bool net_host_allowed(const net_rules *r, const char *host);
+bool net_host_allowed(const net_rules *r, const char *host, unsigned port);
+
+/* At most this many distinct names that only a "*." rule allows are resolved in one proxy's
+ * life (one call): a command cannot stream data out as name server queries beyond it. */
+#define NET_WILDCARD_NAMES_MAX 64
 
 typedef struct net_proxy net_proxy;
 
@@ -57,7 +82,9 @@ void net_proxy_set_timeouts(net_proxy *p, unsigned header_ms, unsigned connect_m
 int net_proxy_start(net_proxy *p);
 
 /* A new NULL-terminated copy of the distinct hosts refused so far (canonical), in the order
- * first refused; free with strv_free(). NULL on OOM. */
+ * first refused: "HOST" when no rule allows it, else "HOST[:PORT]\tWHY" (a phrase: "port not
+ * in the allow-list", "resolves to a private address", ...); free with strv_free(). NULL on
+ * OOM. */
 char **net_proxy_refused(net_proxy *p);
 
 /* Stops promptly (clients stuck mid-request or mid-relay included), closes every socket, joins

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -63,7 +64,7 @@ typedef struct conn {
 } conn;
 
 struct net_proxy {
-	char **allow, **deny, **hosts;
+	char **allow, **deny, **hosts, **allow_private;
 	net_rules rules; /* points at the copies above */
 	int listen_fds[MAX_LISTENERS];
 	size_t n_listen;
@@ -78,6 +79,8 @@ struct net_proxy {
 	size_t n_conns;
 	char **refused;
 	size_t n_refused;
+	char **wildcard_names; /* the distinct names only a "*." rule allowed, resolved so far */
+	size_t n_wildcard_names;
 };
 
 /* --- waiting --------------------------------------------------------------------------------- */
@@ -220,13 +223,32 @@ static void linger_close(session *s)
 	}
 }
 
-static void record_refused(net_proxy *p, const char *host)
+/* Records @what (a host, or "HOST\tWHY": see net_proxy_refused()) once. */
+static void record_refused(net_proxy *p, const char *what)
 {
 	pthread_mutex_lock(&p->lock);
-	if (p->n_refused < MAX_REFUSED && !strv_contains(p->refused, host) &&
-	    strv_push(&p->refused, host) == 0)
+	if (p->n_refused < MAX_REFUSED && !strv_contains(p->refused, what) &&
+	    strv_push(&p->refused, what) == 0)
 		p->n_refused++;
 	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * Whether one more name that only a wildcard allows may be resolved: every distinct one costs
+ * a query that leaves the machine, and its labels are the command's to choose.
+ */
+static bool wildcard_name_admitted(net_proxy *p, const char *host)
+{
+	bool ok = true;
+	pthread_mutex_lock(&p->lock);
+	if (!strv_contains(p->wildcard_names, host)) {
+		ok = p->n_wildcard_names < NET_WILDCARD_NAMES_MAX &&
+		     strv_push(&p->wildcard_names, host) == 0;
+		if (ok)
+			p->n_wildcard_names++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
 }
 
 /* --- resolving and connecting ------------------------------------------------------------------
@@ -272,44 +294,149 @@ static bool add_literal(addr_list *l, const char *s, uint16_t port)
 	return false;
 }
 
-/*
- * Whether a name server's answer @a points back at this machine or its link: loopback,
- * unspecified, link-local (169.254.0.0/16 is where clouds serve their instance credentials),
- * IPv4-mapped forms included. The proxy connects from the host's namespace, so an allowed name
- * answering with one would reach the host's own services, which the sandbox keeps out: such
- * answers are dropped. An address pinned in `hosts`, or a literal the allow-list names, is
- * the operator's choice and kept.
- */
-static bool ipv4_is_local(uint32_t v)
+/* --- what an answer is ---------------------------------------------------------------------- */
+
+static bool v4_in(uint32_t v, uint32_t net, unsigned prefix)
 {
-	return (v >> 24) == 127 || v == 0 || (v >> 16) == 0xa9fe;
+	return prefix == 0 || (v >> (32 - prefix)) == (net >> (32 - prefix));
 }
 
-static bool answer_is_local(const struct sockaddr *a)
+static net_address_kind classify_v4(uint32_t v)
+{
+	if (v4_in(v, 0x7f000000, 8) || v4_in(v, 0x00000000, 8))
+		return NET_ADDRESS_LOCAL; /* loopback; "this network", 0.0.0.0 reaching the host */
+	if (v4_in(v, 0x0a000000, 8) || v4_in(v, 0xac100000, 12) || v4_in(v, 0xc0a80000, 16) ||
+	    v4_in(v, 0x64400000, 10) || v4_in(v, 0xa9fe0000, 16))
+		return NET_ADDRESS_PRIVATE; /* RFC 1918, CGNAT, link-local */
+	if (v4_in(v, 0xc0000000, 24) || v4_in(v, 0xc0000200, 24) || v4_in(v, 0xc6336400, 24) ||
+	    v4_in(v, 0xcb007100, 24) || v4_in(v, 0xc6120000, 15) || v4_in(v, 0xc0586300, 24) ||
+	    v4_in(v, 0xe0000000, 4) || v4_in(v, 0xf0000000, 4))
+		return NET_ADDRESS_RESERVED; /* protocol assignments, documentation, benchmarking,
+						the 6to4 relay, multicast, class E and broadcast */
+	return NET_ADDRESS_PUBLIC;
+}
+
+static uint32_t v4_at(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* Whether the first @bits bits of @a are those of @prefix. */
+static bool v6_in(const uint8_t *a, const uint8_t *prefix, unsigned bits)
+{
+	for (unsigned b = 0; b < bits; b++)
+		if ((a[b / 8] ^ prefix[b / 8]) & (0x80u >> (b % 8)))
+			return false;
+	return true;
+}
+
+/* What each IPv6 range is, the first match winning (each prefix a whole address, so that no
+ * test reads past it); the forms that carry an IPv4 address are judged by it, before these. */
+static const struct v6_range {
+	uint8_t prefix[16];
+	unsigned bits;
+	net_address_kind kind;
+} v6_ranges[] = {
+	{{0}, 127, NET_ADDRESS_LOCAL},	 /* :: and ::1 */
+	{{0}, 96, NET_ADDRESS_RESERVED}, /* IPv4-compatible, deprecated */
+	{{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48, NET_ADDRESS_PRIVATE}, /* local-use NAT64 */
+	{{0x01}, 64, NET_ADDRESS_RESERVED},				 /* discard-only */
+	{{0x20, 0x01, 0x0d, 0xb8}, 32, NET_ADDRESS_RESERVED},		 /* documentation */
+	{{0x20, 0x01}, 23, NET_ADDRESS_RESERVED}, /* IETF protocol assignments */
+	{{0x3f, 0xff}, 20, NET_ADDRESS_RESERVED}, /* documentation (RFC 9637) */
+	{{0x20}, 3, NET_ADDRESS_PUBLIC},	  /* global unicast */
+	{{0xfc}, 7, NET_ADDRESS_PRIVATE},	  /* unique-local */
+	{{0xfe, 0x80}, 10, NET_ADDRESS_PRIVATE},  /* link-local */
+	{{0xfe, 0xc0}, 10, NET_ADDRESS_PRIVATE},  /* site-local, deprecated */
+	{{0}, 0, NET_ADDRESS_RESERVED},		  /* multicast, and everything unassigned */
+};
+
+static net_address_kind classify_v6(const uint8_t *a)
+{
+	static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff},
+			     nat64[16] = {0x00, 0x64, 0xff, 0x9b}, six_to_four[16] = {0x20, 0x02};
+	/* Where a connection to one of these goes: the IPv4 address it carries. */
+	if (v6_in(a, mapped, 96) || v6_in(a, nat64, 96))
+		return classify_v4(v4_at(a + 12));
+	if (v6_in(a, six_to_four, 16))
+		return classify_v4(v4_at(a + 2));
+	for (size_t i = 0;; i++)
+		if (v6_in(a, v6_ranges[i].prefix, v6_ranges[i].bits))
+			return v6_ranges[i].kind;
+}
+
+net_address_kind net_address_classify(const struct sockaddr *a)
 {
 	if (a->sa_family == AF_INET)
-		return ipv4_is_local(ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr));
-	const struct in6_addr *v6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
-	if (IN6_IS_ADDR_V4MAPPED(v6)) {
-		uint32_t v;
-		memcpy(&v, &v6->s6_addr[12], 4);
-		return ipv4_is_local(ntohl(v));
-	}
-	return IN6_IS_ADDR_LOOPBACK(v6) || IN6_IS_ADDR_UNSPECIFIED(v6) || IN6_IS_ADDR_LINKLOCAL(v6);
+		return classify_v4(ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr));
+	if (a->sa_family == AF_INET6)
+		return classify_v6(((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr);
+	return NET_ADDRESS_RESERVED;
 }
 
-/*
- * The addresses of the session's host: the fixed answers of the rules' `hosts` first, then the
- * literal itself, then getaddrinfo() (which blocks this client's thread alone) without the
- * answers that point back at this machine. 0, or -ENOENT.
- */
-static int resolve(session *s, addr_list *ret)
+/* The address bytes of @a and their family, an IPv4-mapped one as IPv4. */
+static int address_bytes(const struct sockaddr *a, const uint8_t **ret)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res = NULL;
-	char name[HOST_BUF], canonical[NETWORK_PATTERN_MAX];
+	if (a->sa_family == AF_INET) {
+		*ret = (const uint8_t *)&((const struct sockaddr_in *)a)->sin_addr;
+		return AF_INET;
+	}
+	const uint8_t *b = ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr;
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)b)) {
+		*ret = b + 12;
+		return AF_INET;
+	}
+	*ret = b;
+	return AF_INET6;
+}
 
-	ret->n = 0;
+/* Whether @a is an address of one of this machine's interfaces (the host's namespace, where
+ * the proxy connects from): any of them reaches the host's own services. */
+static bool is_own_address(const struct sockaddr *a)
+{
+	struct ifaddrs *list = NULL;
+	const uint8_t *want, *have;
+	int family = address_bytes(a, &want);
+	bool found = false;
+
+	if (getifaddrs(&list) < 0)
+		return true; /* unknown: fail closed */
+	for (struct ifaddrs *i = list; i && !found; i = i->ifa_next)
+		if (i->ifa_addr &&
+		    (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6) &&
+		    address_bytes(i->ifa_addr, &have) == family)
+			found = memcmp(want, have, family == AF_INET ? 4 : 16) == 0;
+	freeifaddrs(list);
+	return found;
+}
+
+/* Why the proxy does not connect to the answer @a, or NULL when it does. */
+static const char *answer_refusal(const net_proxy *p, const struct sockaddr *a)
+{
+	const uint8_t *bytes;
+	int family = address_bytes(a, &bytes);
+	for (char **r = p->allow_private; *r; r++)
+		if (network_cidr_contains(*r, family, bytes))
+			return NULL; /* the operator's listed range */
+	/* By range first; of a public-looking address, whether an interface here has it. */
+	switch (net_address_classify(a)) {
+	case NET_ADDRESS_LOCAL:
+		return "resolves to this machine";
+	case NET_ADDRESS_PRIVATE:
+		return "resolves to a private address";
+	case NET_ADDRESS_RESERVED:
+		return "resolves to a reserved address";
+	case NET_ADDRESS_PUBLIC:
+		break;
+	}
+	return is_own_address(a) ? "resolves to this machine" : NULL;
+}
+
+/* Adds the fixed answers the rules' `hosts` give the session's host to @ret: how many. */
+static size_t add_pinned(const session *s, addr_list *ret)
+{
+	char name[HOST_BUF], canonical[NETWORK_PATTERN_MAX];
+	size_t before = ret->n;
 	for (char **h = s->p->hosts; h && *h; h++) {
 		const char *eq = strchr(*h, '=');
 		size_t n = eq ? (size_t)(eq - *h) : sizeof(name);
@@ -320,23 +447,71 @@ static int resolve(session *s, addr_list *ret)
 		if (network_host_canonical(name, canonical) == 0 && strcmp(canonical, s->host) == 0)
 			(void)add_literal(ret, eq + 1, s->port);
 	}
-	if (ret->n > 0 || add_literal(ret, s->host, s->port))
+	return ret->n - before;
+}
+
+/* Whether the session's host is pinned in `hosts`, answered without a name server. */
+static bool is_pinned(const session *s)
+{
+	addr_list scratch = {.n = 0};
+	return add_pinned(s, &scratch) > 0;
+}
+
+/* The name server's answers for @name: getaddrinfo(), blocking this client's thread alone. */
+static size_t system_lookup(const char *name, struct sockaddr_storage *out, size_t max)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	size_t n = 0;
+
+	if (getaddrinfo(name, NULL, &hints, &res) != 0)
 		return 0;
-	if (getaddrinfo(s->host, NULL, &hints, &res) != 0 || !res)
-		return -ENOENT;
-	for (struct addrinfo *ai = res; ai && ret->n < MAX_ADDRS; ai = ai->ai_next) {
-		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
-		    ai->ai_addrlen > sizeof(ret->a[0]) || answer_is_local(ai->ai_addr))
-			continue;
-		memcpy(&ret->a[ret->n], ai->ai_addr, ai->ai_addrlen);
-		if (ai->ai_family == AF_INET)
-			((struct sockaddr_in *)&ret->a[ret->n])->sin_port = htons(s->port);
-		else
-			((struct sockaddr_in6 *)&ret->a[ret->n])->sin6_port = htons(s->port);
-		ret->len[ret->n++] = ai->ai_addrlen;
-	}
+	for (struct addrinfo *ai = res; ai && n < max; ai = ai->ai_next)
+		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
+		    ai->ai_addrlen <= sizeof(out[0]))
+			memcpy(&out[n++], ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(res);
-	return ret->n > 0 ? 0 : -ENOENT;
+	return n;
+}
+
+/*
+ * The addresses of the session's host: the fixed answers of the rules' `hosts` first, then the
+ * literal itself (both the operator's own choice), then the name server's, without those that
+ * point at this machine, a private or a reserved range (the proxy connects from the host's
+ * namespace: an allowed name answering with one would pivot to the host or its network) unless
+ * `allowPrivate` lists them. 0; -ENOENT when the name has no address; -EACCES when every
+ * address it has was dropped, with the reason of the first in *@why.
+ */
+static int resolve(session *s, addr_list *ret, const char **why)
+{
+	struct sockaddr_storage found[MAX_ADDRS];
+	const net_proxy *p = s->p;
+
+	ret->n = 0;
+	if (add_pinned(s, ret) > 0 || add_literal(ret, s->host, s->port))
+		return 0;
+	size_t n = (p->rules.lookup ? p->rules.lookup : system_lookup)(s->host, found, MAX_ADDRS);
+	*why = NULL;
+	for (size_t i = 0; i < n && ret->n < MAX_ADDRS; i++) {
+		const struct sockaddr *a = (const struct sockaddr *)&found[i];
+		const char *refusal = answer_refusal(p, a);
+		if (refusal) {
+			if (!*why)
+				*why = refusal;
+			continue;
+		}
+		memcpy(&ret->a[ret->n], a, sizeof(found[i]));
+		if (a->sa_family == AF_INET) {
+			((struct sockaddr_in *)&ret->a[ret->n])->sin_port = htons(s->port);
+			ret->len[ret->n++] = sizeof(struct sockaddr_in);
+		} else {
+			((struct sockaddr_in6 *)&ret->a[ret->n])->sin6_port = htons(s->port);
+			ret->len[ret->n++] = sizeof(struct sockaddr_in6);
+		}
+	}
+	if (ret->n > 0)
+		return 0;
+	return *why ? -EACCES : -ENOENT;
 }
 
 static void set_nodelay(int fd)
@@ -993,27 +1168,65 @@ static void serve_socks(session *s)
 	relay(s->p, s->cfd, ufd, s->buf, s->len);
 }
 
+/* Refuses the session: records @what, answers 403 (or SOCKS5's "not allowed") with @text. */
+static void refuse(session *s, bool socks, const char *what, const char *text)
+{
+	record_refused(s->p, what);
+	if (!socks) {
+		http_reply(s, 403, "Forbidden", "dsh-sandbox proxy: %s\n", text);
+		return;
+	}
+	if (socks_reply(s, SOCKS_NOT_ALLOWED, -1) == 0)
+		linger_close(s);
+}
+
 static int open_upstream(session *s, bool socks)
 {
-	char hp[HOST_BUF + 8];
+	char hp[HOST_BUF + 8], what[HOST_BUF + 80], text[HOST_BUF + 160];
 	addr_list addrs;
+	const char *why = NULL;
+	bool wildcard = false;
 	int fd;
 
 	format_host_port(s, hp, sizeof(hp), true);
-	if (!net_host_allowed(&s->p->rules, s->host)) {
-		record_refused(s->p, s->host);
-		if (socks) {
-			if (socks_reply(s, SOCKS_NOT_ALLOWED, -1) == 0)
-				linger_close(s);
-		} else {
-			http_reply(s, 403, "Forbidden",
-				   "dsh-sandbox proxy: the host '%s' is not in the network "
-				   "allow-list\n",
-				   s->host);
-		}
+	network_verdict v = network_check(s->p->allow, s->p->deny, s->host, s->port, &wildcard);
+	if (v == NETWORK_HOST_REFUSED) {
+		(void)snprintf(text, sizeof(text), "the host '%s' is not in the network allow-list",
+			       s->host);
+		refuse(s, socks, s->host, text);
 		return -1;
 	}
-	if (resolve(s, &addrs) < 0) {
+	if (v == NETWORK_PORT_REFUSED) {
+		(void)snprintf(what, sizeof(what), "%s\tport not in the allow-list", hp);
+		(void)snprintf(text, sizeof(text),
+			       "port %u of '%s' is not in the network allow-list (a rule without "
+			       "a port allows 80 and 443)",
+			       (unsigned)s->port, s->host);
+		refuse(s, socks, what, text);
+		return -1;
+	}
+	/* Checked before the name server hears of it: a refused name costs no query. */
+	if (wildcard && !is_pinned(s) && !wildcard_name_admitted(s->p, s->host)) {
+		(void)snprintf(what, sizeof(what), "%s\tmore than %d names under a wildcard",
+			       s->host, NET_WILDCARD_NAMES_MAX);
+		(void)snprintf(text, sizeof(text),
+			       "'%s' is one name too many: a call resolves at most %d names that "
+			       "only a wildcard allows",
+			       s->host, NET_WILDCARD_NAMES_MAX);
+		refuse(s, socks, what, text);
+		return -1;
+	}
+	int r = resolve(s, &addrs, &why);
+	if (r == -EACCES) {
+		(void)snprintf(what, sizeof(what), "%s\t%s", s->host, why);
+		(void)snprintf(text, sizeof(text),
+			       "'%s' %s, which the sandbox does not reach (network.allowPrivate "
+			       "lists the ranges it may)",
+			       s->host, why);
+		refuse(s, socks, what, text);
+		return -1;
+	}
+	if (r < 0) {
 		if (socks) {
 			if (socks_reply(s, SOCKS_HOST_UNREACHABLE, -1) == 0)
 				linger_close(s);
@@ -1037,10 +1250,10 @@ static int open_upstream(session *s, bool socks)
 			if (socks_reply(s, code, -1) == 0)
 				linger_close(s);
 		} else {
-			const char *why = errno_desc(-fd);
+			const char *desc = errno_desc(-fd);
 			http_reply(s, 502, "Bad Gateway",
 				   "dsh-sandbox proxy: could not connect to %s: %s\n", hp,
-				   why ? why : "error");
+				   desc ? desc : "error");
 		}
 		return -1;
 	}
@@ -1206,9 +1419,9 @@ static void *accept_main(void *arg)
 /* --- the API -----------------------------------------------------------------------------------
  */
 
-bool net_host_allowed(const net_rules *r, const char *host)
+bool net_host_allowed(const net_rules *r, const char *host, unsigned port)
 {
-	return r && dsb_network_host_allowed(r->allow, r->deny, host);
+	return r && dsb_network_host_port_allowed(r->allow, r->deny, host, port);
 }
 
 int net_proxy_new(const net_rules *rules, net_proxy **ret)
@@ -1233,11 +1446,16 @@ int net_proxy_new(const net_rules *rules, net_proxy **ret)
 	p->allow = strv_copy(rules->allow);
 	p->deny = strv_copy(rules->deny);
 	p->hosts = strv_copy(rules->hosts);
-	if (!p->allow || !p->deny || !p->hosts) {
+	p->allow_private = strv_copy(rules->allow_private);
+	if (!p->allow || !p->deny || !p->hosts || !p->allow_private) {
 		net_proxy_free(p);
 		return -ENOMEM;
 	}
-	p->rules = (net_rules){.allow = p->allow, .deny = p->deny, .hosts = p->hosts};
+	p->rules = (net_rules){.allow = p->allow,
+			       .deny = p->deny,
+			       .hosts = p->hosts,
+			       .allow_private = p->allow_private,
+			       .lookup = rules->lookup};
 	*ret = p;
 	return 0;
 }
@@ -1336,6 +1554,8 @@ void net_proxy_free(net_proxy *p)
 	strv_free(p->allow);
 	strv_free(p->deny);
 	strv_free(p->hosts);
+	strv_free(p->allow_private);
 	strv_free(p->refused);
+	strv_free(p->wildcard_names);
 	free(p);
 }

@@ -111,12 +111,14 @@ dsb_config *dsb_config_new(void)
 	cfg->network_allow = calloc(1, sizeof(char *));
 	cfg->network_deny = calloc(1, sizeof(char *));
 	cfg->network_hosts = calloc(1, sizeof(char *));
+	cfg->network_allow_private = calloc(1, sizeof(char *));
 	cfg->n_presets = ELEMENTSOF(default_presets);
 	cfg->presets = config_presets_copy(default_presets, cfg->n_presets);
 
 	if (!cfg->runner_command || !cfg->runner_failure_signatures || !cfg->answerer ||
 	    !cfg->protected_paths || !cfg->deny_read || !cfg->writable_roots || !cfg->presets ||
 	    !cfg->network_allow || !cfg->network_deny || !cfg->network_hosts ||
+	    !cfg->network_allow_private ||
 	    scrub_rules_default(&cfg->scrub_env, &cfg->n_scrub_env) < 0)
 		return dsb_config_free(cfg);
 	return cfg;
@@ -140,6 +142,7 @@ dsb_config *dsb_config_free(dsb_config *cfg)
 	strv_free(cfg->network_allow);
 	strv_free(cfg->network_deny);
 	strv_free(cfg->network_hosts);
+	strv_free(cfg->network_allow_private);
 	free(cfg);
 	return NULL;
 }

@@ -766,10 +766,13 @@ static int parse_network_access(struct parser *p, const struct field *f, void *b
 }
 
 /*
- * network.allow and network.deny: host patterns (network.c), stored canonical so that every
- * consumer compares one spelling; each refused where it stands, named.
+ * A list of strings each stored as @canonical writes it (into a buffer of NETWORK_RULE_MAX
+ * bytes), so that every consumer compares one spelling; each refused where it stands, named:
+ * "invalid @what "S": WHY@hint".
  */
-static int parse_host_patterns(struct parser *p, const struct field *f, void *base)
+static int parse_canonical_list(struct parser *p, const struct field *f, void *base,
+				int (*canonical)(const char *s, char *buf, const char **why),
+				const char *what, const char *hint)
 {
 	_cleanup_strv_free_ char **strv = NULL;
 	size_t n = 0;
@@ -779,15 +782,13 @@ static int parse_host_patterns(struct parser *p, const struct field *f, void *ba
 		return fail_type(p, "a list of strings");
 	while ((r = next_entry(p, &n)) > 0) {
 		const char *s, *why = NULL;
-		char canonical[NETWORK_PATTERN_MAX];
+		char buf[NETWORK_RULE_MAX];
 		if ((r = expect_scalar(p, false, &s)) < 0)
 			return r;
-		if (network_pattern_canonical(s, true, true, canonical, &why) < 0)
-			return fail_at(p, here(p),
-				       "invalid host pattern \"%s\": %s (a host name, \"*.\" and "
-				       "a domain, or an IP address)",
-				       show(p, s), why);
-		if (strv_push(&strv, canonical) < 0)
+		if (canonical(s, buf, &why) < 0)
+			return fail_at(p, here(p), "invalid %s \"%s\": %s%s", what, show(p, s), why,
+				       hint);
+		if (strv_push(&strv, buf) < 0)
 			return fail_oom(p);
 	}
 	if (r < 0)
@@ -799,6 +800,21 @@ static int parse_host_patterns(struct parser *p, const struct field *f, void *ba
 	strv_free(*t);
 	*t = TAKE_PTR(strv);
 	return 0;
+}
+
+/* network.allow and network.deny: host patterns with an optional port (network.c). */
+static int parse_host_patterns(struct parser *p, const struct field *f, void *base)
+{
+	return parse_canonical_list(p, f, base, network_rule_canonical, "host pattern",
+				    " (a host name, \"*.\" and a domain, or an IP address, and "
+				    "optionally \":PORT\")");
+}
+
+/* network.allowPrivate: address ranges. */
+static int parse_address_ranges(struct parser *p, const struct field *f, void *base)
+{
+	_Static_assert(NETWORK_CIDR_MAX <= NETWORK_RULE_MAX, "a range fits the list's buffer");
+	return parse_canonical_list(p, f, base, network_cidr_canonical, "address range", "");
 }
 
 /* network.proxyPort: 0 (dsh-sandbox picks a free port) or a TCP port. */
@@ -1050,6 +1066,7 @@ enum {
 	NETWORK_DENY,
 	NETWORK_PROXY_PORT,
 	NETWORK_HOSTS,
+	NETWORK_ALLOW_PRIVATE,
 };
 
 /* An allowlist that allows nothing is a mistake, not a policy: refused with where it is set. */
@@ -1167,6 +1184,8 @@ static const struct field network_fields[] = {
 				.what = "network: proxyPort"},
 	[NETWORK_HOSTS]      = {.key = "hosts", .parse = parse_network_hosts,
 				.offset = offsetof(dsb_config, network_hosts)},
+	[NETWORK_ALLOW_PRIVATE] = {.key = "allowPrivate", .parse = parse_address_ranges,
+				.offset = offsetof(dsb_config, network_allow_private)},
 };
 
 static const struct field limits_fields[] = {

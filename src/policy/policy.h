@@ -101,10 +101,11 @@ struct dsb_config {
 
 	/* network (issue 17) */
 	dsb_network_access network_access;
-	char **network_allow;	     /* never NULL: canonical host patterns (network.c) */
-	char **network_deny;	     /* never NULL: canonical host patterns */
-	char **network_hosts;	     /* never NULL: "name=address", both canonical */
-	unsigned network_proxy_port; /* 0: any free port */
+	char **network_allow;	      /* never NULL: canonical host patterns (network.c) */
+	char **network_deny;	      /* never NULL: canonical host patterns */
+	char **network_hosts;	      /* never NULL: "name=address", both canonical */
+	char **network_allow_private; /* never NULL: canonical address ranges */
+	unsigned network_proxy_port;  /* 0: any free port */
 
 	/* limits (issue 28): values, and which the file or a flag set (the rest are defaults) */
 	dsb_limits limits;
@@ -178,6 +179,12 @@ int policy_fail_unavailable(dsb_error *reterr, dsb_mode mode, const char *runner
 #define NETWORK_NAME_MAX    253
 #define NETWORK_PATTERN_MAX (NETWORK_NAME_MAX + 3)
 
+/* A rule's pattern and port (":65535", or brackets around an IPv6 address and ":*"). */
+#define NETWORK_RULE_MAX (NETWORK_PATTERN_MAX + 8)
+/* A rule's port when it names none (80 and 443 for allow, every port for deny), or "*". */
+#define NETWORK_PORT_DEFAULT 0
+#define NETWORK_PORT_ANY     (-1)
+
 /* How every invalid-access message lists the vocabulary. */
 #define POLICY_NETWORK_ACCESS_ACCEPTED "(accepted: full, none, allowlist)"
 
@@ -188,6 +195,41 @@ int policy_fail_unavailable(dsb_error *reterr, dsb_mode mode, const char *runner
  */
 int network_pattern_canonical(const char *s, bool allow_wildcard, bool allow_ip,
 			      char buf[NETWORK_PATTERN_MAX], const char **why);
+
+/*
+ * The canonical form of the allow or deny rule @s into @buf: a host pattern as
+ * network_pattern_canonical() takes it (wildcards and IP literals allowed), optionally followed
+ * by ":PORT" or ":*" (an IPv6 literal then in brackets). 0; -EINVAL with @why.
+ */
+int network_rule_canonical(const char *s, char buf[NETWORK_RULE_MAX], const char **why);
+
+/* How the rules answer a host and port. */
+typedef enum network_verdict {
+	NETWORK_ALLOWED,
+	NETWORK_HOST_REFUSED, /* no allow rule names the host, or a deny rule names all its ports */
+	NETWORK_PORT_REFUSED, /* the host is named, but not with this port */
+} network_verdict;
+
+/*
+ * The rules' answer for the host @host (any spelling dsb_network_host_allowed() takes) on
+ * @port; when allowed, *@ret_wildcard (may be NULL) says whether only "*." rules allow it.
+ */
+network_verdict network_check(char *const *allow, char *const *deny, const char *host, int port,
+			      bool *ret_wildcard);
+
+/* An address range's canonical text ("ADDRESS/PREFIX") with its NUL. */
+#define NETWORK_CIDR_MAX 64
+
+/*
+ * The canonical form of the address range @s ("10.0.0.0/8", "fd00::/8", or one address, which
+ * is /32 or /128) into @buf: "ADDRESS/PREFIX", the address as inet_ntop() writes it. Bits set
+ * past the prefix are refused. 0; -EINVAL with @why.
+ */
+int network_cidr_canonical(const char *s, char buf[NETWORK_CIDR_MAX], const char **why);
+
+/* Whether the canonical range @cidr holds the address @addr (4 bytes for AF_INET, 16 for
+ * AF_INET6) of @family. */
+bool network_cidr_contains(const char *cidr, int family, const void *addr);
 
 /* The canonical text of the IP literal @s (IPv6 with or without brackets) into @buf; -EINVAL. */
 int network_ip_canonical(const char *s, char buf[NETWORK_PATTERN_MAX]);

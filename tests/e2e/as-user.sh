@@ -18,6 +18,7 @@ chmod 0755 "$stage"
 mkdir -p "$stage/bin" "$stage/e2e" "$stage/home" "$stage/tmp"
 cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_SECCOMP_SHIM:-}" ] || cp "$DSB_SECCOMP_SHIM" "$stage/bin/seccomp-shim"
+[ -z "${DSB_NETNS_SHIM:-}" ] || cp "$DSB_NETNS_SHIM" "$stage/bin/netns-shim"
 [ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
 cp "$(dirname "$script")"/*.sh "$(dirname "$script")"/*.py "$stage/e2e/"
 # DSH's session logs, where the scripts look for them.
@@ -39,7 +40,8 @@ chown "$uid:$gid" "$stage/home" "$stage/tmp"
 chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/src"
 
 env DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" DSB_SOURCE_ROOT="$stage/src" TMPDIR="$stage/tmp" DSH_SANDBOX="$stage/bin/dsh-sandbox" \
-	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" DSB_PROBE="$stage/bin/dsb-probe" \
+	DSB_SECCOMP_SHIM="$stage/bin/seccomp-shim" DSB_NETNS_SHIM="$stage/bin/netns-shim" \
+	DSB_PROBE="$stage/bin/dsb-probe" \
 	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all \
 	--bounding-set=-all --no-new-privs \
 	bash "$stage/e2e/$(basename "$script")"

@@ -194,7 +194,7 @@ allow_config() {
 	cat >cfg.yaml <<-YAML
 		network:
 		  access: allowlist
-		  allow: ["allowed.test", "*.good.test"]
+		  allow: ["allowed.test:*", "*.good.test:*"]
 		  deny: ["bad.good.test"]
 		  hosts: {"allowed.test": "127.0.0.1", "sub.good.test": "127.0.0.1", "bad.good.test": "127.0.0.1", "denied.test": "127.0.0.1"}
 	YAML
@@ -245,6 +245,156 @@ case_allow_bypass() {
 	assert_streq "$(accepted out.sock)" 0
 	assert_streq "$(accepted abstract)" 0
 	assert_streq "$(accepted udp)" 0
+}
+
+# --- answers that point home, ports, the wildcard's cap -------------------------------------------
+#
+# The proxy connects from the machine it runs on: a name that resolves to that machine or its
+# network would be a pivot. Each case runs the CLI in a network and mount namespace of the test's
+# own (netns-shim): its loopback carries the "machine's" addresses (private, CGNAT, ULA,
+# link-local, and 1.2.3.4 as a public address of this machine), its /etc/hosts names them, and a
+# server listens on every one of them on 443, 22 and 2222. The controls reach each address
+# unconfined; confined, only what the rules list is reached. No packet leaves the namespace.
+
+HOME_ADDRS=(10.1.2.3 100.64.0.1 fc00::1 fe80::1 1.2.3.4 10.9.9.9)
+
+# home_world: the hosts file, the configuration and the server of the namespace, in $PWD.
+home_world() {
+	mkdir -p ws
+	chmod 0777 . ws
+	{
+		printf '127.0.0.1 localhost\n'
+		printf '10.1.2.3 ten.test\n100.64.0.1 cgnat.test\nfc00::1 ula.test\n'
+		printf 'fe80::1 ll.test\n::ffff:127.0.0.1 mapped.test\n0.0.0.0 zero.test\n'
+		printf '1.2.3.4 own.test\n10.9.9.9 listed.test\n'
+		local i
+		for i in $(seq 0 64); do printf '10.9.9.9 n%d.cap.test\n' "$i"; done
+	} >hosts
+	cat >cfg.yaml <<-YAML
+		network:
+		  access: allowlist
+		  allow: ["*.test", "*.cap.test:443", "ssh.test:*"]
+		  deny: ["ssh.test:2222"]
+		  allowPrivate: ["10.9.9.9/32"]
+		  hosts: {"pinned.test": "10.1.2.3", "ssh.test": "10.1.2.3"}
+	YAML
+	cat >server.py <<-'PY'
+		import socket, sys, threading
+		def serve(sock):
+		    while True:
+		        c, _ = sock.accept()
+		        with open("accepted", "a") as f:
+		            host, port = c.getsockname()[:2]
+		            f.write("%s %d\n" % (host.removeprefix("::ffff:"), port))
+		        try:
+		            c.recv(65536)
+		            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nHELLO\n")
+		        except OSError:
+		            pass
+		        c.close()
+		for port in (443, 22, 2222):
+		    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+		    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+		    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		    s.bind(("::", port))
+		    s.listen(64)
+		    threading.Thread(target=serve, args=(s,), daemon=True).start()
+		open("ready", "w").close()
+		threading.Event().wait()
+	PY
+}
+
+# in_home SCRIPT: runs SCRIPT (bash) in the namespace, its server running; $out, $err, $rc.
+in_home() {
+	local args=(--hosts "$PWD/hosts") a
+	for a in "${HOME_ADDRS[@]}"; do args+=(--addr "$a"); done
+	rc=0
+	"${DSB_NETNS_SHIM:?}" "${args[@]}" -- bash -c "
+		'$PYTHON' server.py & server=\$!
+		for i in \$(seq 100); do [ -e ready ] && break; sleep 0.05; done
+		$1
+		kill \$server" >"$PWD/.out" 2>"$PWD/.err" || rc=$?
+	out=$(cat "$PWD/.out")
+	err=$(cat "$PWD/.err")
+}
+
+HOME_TARGETS=("ten.test 10.1.2.3 a private address" "cgnat.test 100.64.0.1 a private address"
+	"ula.test [fc00::1] a private address" "ll.test [fe80::1%25lo] a private address"
+	"mapped.test 127.0.0.1 this machine" "zero.test 0.0.0.0 this machine"
+	"own.test 1.2.3.4 this machine")
+
+case_home() {
+	home_world
+	local fetch='' name address why
+	for target in "${HOME_TARGETS[@]}"; do
+		read -r name address why <<<"$target"
+		if [ "$1" = control ]; then
+			fetch+="curl -gsS --max-time 5 'http://$address:443/';"
+		else
+			fetch+="curl -sS --max-time 5 --proxytunnel 'http://$name:443/';"
+		fi
+	done
+	if [ "$1" = control ]; then
+		in_home "$fetch"
+		assert_rc 0
+		assert_streq "$(grep -c HELLO <<<"$out")" "${#HOME_TARGETS[@]}"
+		return
+	fi
+	in_home "'$DSB' --config cfg.yaml bash --backend ${1%/*} --mode ${1#*/} --workspace '$PWD/ws' \"$fetch\""
+	assert_rc 0
+	assert_not_contains "$out" HELLO
+	for target in "${HOME_TARGETS[@]}"; do
+		read -r name address why <<<"$target"
+		assert_contains "$out" "[sandbox: network access to $name denied (resolves to $why)]"
+	done
+	[ ! -e accepted ] || fail "the server was reached: $(cat accepted)"
+}
+
+# A range in allowPrivate, and an address pinned in hosts, are the operator's: reached.
+case_home_listed() {
+	home_world
+	in_home "'$DSB' --config cfg.yaml bash --backend ${1%/*} --mode ${1#*/} --workspace '$PWD/ws' \"curl -sS --max-time 5 http://listed.test:443/ && curl -sS --max-time 5 --proxytunnel http://pinned.test:443/\""
+	assert_rc 0
+	assert_streq "$(grep -c HELLO <<<"$out")" 2
+	assert_not_contains "$out" "[sandbox: network"
+	assert_streq "$(sort accepted | tr '\n' ' ')" "10.1.2.3 443 10.9.9.9 443 "
+}
+
+# Ports: a rule without one admits 80 and 443, one with a port that port; deny takes ports.
+case_home_ports() {
+	home_world
+	# Expanded in the sandbox, where ALL_PROXY names the proxy.
+	# shellcheck disable=SC2016
+	local socks='curl -sS --max-time 5 -x "socks5h://${ALL_PROXY#*://}"'
+	if [ "$1" = control ]; then
+		in_home "curl -sS --max-time 5 http://10.1.2.3:22/ && curl -sS --max-time 5 http://10.1.2.3:2222/"
+		assert_streq "$(grep -c HELLO <<<"$out")" 2
+		return
+	fi
+	in_home "'$DSB' --config cfg.yaml bash --backend ${1%/*} --mode ${1#*/} --workspace '$PWD/ws' '
+		curl -sS --max-time 5 --proxytunnel http://pinned.test:22/
+		curl -sS --max-time 5 http://pinned.test:443/
+		curl -sS --max-time 5 --proxytunnel http://ssh.test:22/
+		$socks http://ssh.test:2222/
+		$socks http://pinned.test:2222/'"
+	assert_rc 0
+	assert_streq "$(grep -c HELLO <<<"$out")" 2
+	assert_contains "$out" "[sandbox: network access to pinned.test:22 denied (port not in the allow-list)]"
+	assert_contains "$out" "[sandbox: network access to ssh.test:2222 denied (port not in the allow-list)]"
+	assert_contains "$out" "[sandbox: network access to pinned.test:2222 denied (port not in the allow-list)]"
+	assert_streq "$(sort accepted | tr '\n' ' ')" "10.1.2.3 22 10.1.2.3 443 "
+}
+
+# The 65th distinct name that only a wildcard admits is refused before it is resolved.
+case_home_cap() {
+	home_world
+	in_home "'$DSB' --config cfg.yaml bash --backend ${1%/*} --mode ${1#*/} --workspace '$PWD/ws' --timeout 120000 '
+		for i in \$(seq 0 64); do curl -sS --max-time 5 --proxytunnel http://n\$i.cap.test:443/; done
+		curl -sS --max-time 5 --proxytunnel http://n3.cap.test:443/'"
+	assert_rc 0
+	assert_streq "$(grep -c HELLO <<<"$out")" 65
+	assert_contains "$out" "[sandbox: network access to n64.cap.test denied (more than 64 names under a wildcard)]"
+	[ "$(grep -c 'sandbox: network access' <<<"$out")" = 1 ] || fail "more than one refusal: $out"
 }
 
 # --- through the server: the proxy and the refusals live in its monitor ----------------------------
@@ -312,9 +462,9 @@ case_policy() {
 	allow_config
 	run --config cfg.yaml policy --workspace "$PWD/ws" --mode workspace-write --json
 	assert_rc 0
-	assert_contains "$out" '"network":{"access":"allowlist","allow":["allowed.test","*.good.test"],"deny":["bad.good.test"],"proxyPort":3128,"enforcement":"namespace"}'
+	assert_contains "$out" '"network":{"access":"allowlist","allow":["allowed.test:*","*.good.test:*"],"deny":["bad.good.test"],"allowPrivate":[],"proxyPort":3128,"enforcement":"namespace"}'
 	run policy --workspace "$PWD/ws" --mode workspace-write --json
-	assert_contains "$out" '"network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}'
+	assert_contains "$out" '"network":{"access":"full","allow":[],"deny":[],"allowPrivate":[],"proxyPort":null,"enforcement":"unrestricted"}'
 	run --config cfg.yaml probe --json
 	assert_contains "$out" '"network":{"none":"namespace","allowlist":"namespace"}'
 	assert_contains "$out" '"network":{"access":"allowlist","enforcement":"namespace"}'
@@ -343,6 +493,12 @@ each_confined "none: a failure after a refused connection is told so" case_bash_
 each_confined "allowlist: curl reaches allowed names through the proxy" case_allow_reaches
 each_confined "allowlist: refused names are named once each" case_allow_refuses
 each_confined "allowlist: no way around the proxy" case_allow_bypass
+t "control: the namespace's private, link-local and own addresses are reached" case_home control
+each_confined "allowlist: a name resolving to this machine or a private range is refused, named with why" case_home
+each_confined "allowlist: listed ranges and pinned names are reached" case_home_listed
+t "control: the namespace's ports 22 and 2222 are reached" case_home_ports control
+each_confined "allowlist: ports are part of a rule, deny takes them, SOCKS5 alike" case_home_ports
+each_confined "allowlist: the 65th name under a wildcard is refused" case_home_cap
 t "serve: the allow-list through the server's monitor" case_serve
 for m in "${MODES[@]}"; do
 	t "landlock/$m without namespaces: none holds by the filter" case_fallback_none "$m"

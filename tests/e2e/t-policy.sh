@@ -30,7 +30,7 @@ test_default_is_read_only_under_cwd() {
 	run policy --json
 	assert_rc 0
 	out=$(without_limits "$out")
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"tmp\":\"host\",\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"writableRoots\":[],\"protectedPaths\":[],\"tmp\":\"host\",\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"allowPrivate\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 }
 
 test_text_output() {
@@ -113,7 +113,7 @@ test_precedence_flag_env_config() {
 	DSH_PERMISSION_MODE=danger-full-access run policy --config cfg.yaml --mode read-only \
 		--workspace /from/flag --json
 	out=$(without_limits "$out")
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/from/flag","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"allowPrivate":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 }
 
 test_config_from_env_and_xdg() {
@@ -186,10 +186,10 @@ test_json_escapes_awkward_paths() {
 d	e" --json
 	assert_rc 0
 	out=$(without_limits "$out")
-	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}'
+	assert_streq "$out" '{"mode":"read-only","workspaceRoot":"/a\"b\\c\nd\te","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"allowPrivate":[],"proxyPort":null,"enforcement":"unrestricted"}}'
 	run policy --workspace "$(printf '/caf\xc3\xa9/\x01/\xff')" --json
 	out=$(without_limits "$out")
-	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
+	assert_streq "$out" "$(printf '{"mode":"read-only","workspaceRoot":"/caf\xc3\xa9/\\u0001/\xef\xbf\xbd","writableRoots":[],"protectedPaths":[],"tmp":"host","network":{"access":"full","allow":[],"deny":[],"allowPrivate":[],"proxyPort":null,"enforcement":"unrestricted"}}')"
 }
 
 test_usage_errors() {

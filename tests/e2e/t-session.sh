@@ -93,7 +93,7 @@ test_mode_switch_and_policy() {
 	run policy --session "$id" --json
 	assert_rc 0
 	out=$(without_limits "$out")
-	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[],\"protectedPaths\":[],\"tmp\":\"session\",\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
+	assert_streq "$out" "{\"mode\":\"read-only\",\"workspaceRoot\":\"$(pwd -P)\",\"sessionId\":\"$id\",\"writableRoots\":[],\"protectedPaths\":[],\"tmp\":\"session\",\"network\":{\"access\":\"full\",\"allow\":[],\"deny\":[],\"allowPrivate\":[],\"proxyPort\":null,\"enforcement\":\"unrestricted\"}}"
 	run session mode "$id" workspace-write
 	assert_rc 0
 	run policy --session "$id" --json

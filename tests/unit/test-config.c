@@ -878,8 +878,47 @@ static void test_network_keys(void **state)
 	dsb_config_free(cfg);
 	free(doc);
 
+	/* Ports on rules, canonical; address ranges, canonical. */
+	static const char *const ported[] = {"registry.npmjs.org:443",
+					     "*.debian.org:80",
+					     "[2001:db8::1]:22",
+					     "10.0.0.1:*",
+					     "x.test:*",
+					     NULL};
+	static const char *const ranges[] = {"10.0.0.0/8", "fd00::/8", "192.168.1.7/32",
+					     "2001:db8::1/128", NULL};
+	cfg = parse_ok(
+		"network:\n"
+		"  allow: ['Registry.NPMjs.org.:443', '*.Debian.ORG:80', '[2001:DB8::1]:22',\n"
+		"          '[::ffff:10.0.0.1]:*', 'X.test:*']\n"
+		"  allowPrivate: [10.0.0.0/8, 'FD00::/8', 192.168.1.7, '2001:db8::1']\n");
+	assert_strv_equal(dsb_config_network_allow(cfg), ported);
+	assert_strv_equal(dsb_config_network_allow_private(cfg), ranges);
+	dsb_config_free(cfg);
+	static const char *const bad_ranges[][2] = {
+		{"10.0.0.1/8", "bits set past the prefix"},
+		{"10.0.0.0/33", "prefix length is 0 to 32"},
+		{"fd00::/129", "prefix length is 0 to 128"},
+		{"10.0.0.0/", "prefix length"},
+		{"10.0.0/8", "ADDRESS/PREFIX"},
+		{"/8", "ADDRESS/PREFIX"},
+		{"example.com", "ADDRESS/PREFIX"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad_ranges); i++) {
+		assert_true(asprintf(&doc, "network: {allowPrivate: ['%s']}\n", bad_ranges[i][0]) >
+			    0);
+		dsb_error err = parse_fail(doc, strlen(doc), "test.yaml");
+		assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
+		if (!strstr(err.message, "invalid address range") ||
+		    !strstr(err.message, bad_ranges[i][1]))
+			fail_msg("\"%s\": %s", bad_ranges[i][0], err.message);
+		free(doc);
+	}
+	doc = NULL;
+
 	/* The accessors of no configuration: nothing, never NULL. */
 	assert_int_equal(dsb_config_network_access(NULL), _DSB_NETWORK_ACCESS_INVALID);
+	assert_null(dsb_config_network_allow_private(NULL)[0]);
 	assert_null(dsb_config_network_allow(NULL)[0]);
 	assert_null(dsb_config_network_deny(NULL)[0]);
 	assert_null(dsb_config_network_hosts(NULL)[0]);
@@ -891,11 +930,44 @@ static void test_network_invalid(void **state)
 {
 	/* Host patterns: each refused in allow (and deny) at its own column, named. */
 	static const char *const bad_patterns[] = {
-		"",	   "*",		 "*foo",       "a*.b",	  "*.*.b",     "*.",
-		"a b",	   "a..b",	 ".a",	       ".",	  "..",	       "a_b",
-		"host:80", "a.b:443",	 "http://a.b", "a.b/x",	  "[1.2.3.4]", "1.2.3.256",
-		"127.1",   "2130706433", "0x7f000001", "*.0.0.1", "[::1",      "fe80::1%eth0",
-		"::1]",	   "a.b..",	 "é.test",
+		"",
+		"*",
+		"*foo",
+		"a*.b",
+		"*.*.b",
+		"*.",
+		"a b",
+		"a..b",
+		".a",
+		".",
+		"..",
+		"a_b",
+		"http://a.b",
+		"a.b/x",
+		"[1.2.3.4]",
+		"1.2.3.256",
+		"127.1",
+		"2130706433",
+		"0x7f000001",
+		"*.0.0.1",
+		"[::1",
+		"fe80::1%eth0",
+		"::1]",
+		"a.b..",
+		"é.test",
+		/* Ports: 1 to 65535 or "*", after a name, an IPv4 address or a bracketed IPv6. */
+		"a.b:0",
+		"a.b:65536",
+		"a.b:",
+		"a.b:http",
+		"a.b:+80",
+		"a.b:8 0",
+		"a.b:**",
+		"[::1]:0",
+		"[::1]x",
+		":443",
+		"*:443",
+		"1.2.3.4:99999",
 	};
 	for (size_t i = 0; i < ELEMENTSOF(bad_patterns); i++) {
 		static const char *const keys[] = {"allow", "deny"};
@@ -956,7 +1028,8 @@ static void test_network_invalid(void **state)
 		 "test.yaml:2:10: network.allow: expected a list of strings, got a string"},
 		{"network:\n  allow: ['*foo']\n", "network.allow",
 		 "test.yaml:2:11: network.allow: invalid host pattern \"*foo\": a wildcard only as "
-		 "a leading \"*.\" (a host name, \"*.\" and a domain, or an IP address)"},
+		 "a leading \"*.\" (a host name, \"*.\" and a domain, or an IP address, and "
+		 "optionally \":PORT\")"},
 		{"network:\n  access: allowlist\n", "network.access",
 		 "test.yaml:2:11: network.access: allowlist needs at least one allowed host "
 		 "(network.allow is empty)"},
@@ -998,7 +1071,7 @@ static void test_network_invalid(void **state)
 		 "test.yaml:2:19: network.hosts: expected a string, got a list"},
 		{"network:\n  port: 1\n", "network",
 		 "test.yaml:2:3: network: unknown key \"port\" (accepted: access, allow, deny, "
-		 "proxyPort, hosts)"},
+		 "proxyPort, hosts, allowPrivate)"},
 		{"network: none\n", "network",
 		 "test.yaml:1:10: network: expected a mapping, got a string"},
 	};
@@ -1223,6 +1296,38 @@ static void test_network_host_allowed(void **state)
 	/* Nothing allowed, no host: nothing passes. */
 	assert_false(dsb_network_host_allowed(NULL, NULL, "deb.debian.org"));
 	assert_false(dsb_network_host_allowed(allow, deny, NULL));
+
+	/* Ports: a rule without one allows 80 and 443; deny without one denies every port. */
+	char *const ports[] = {(char *)"plain.test",	(char *)"ssh.test:22",
+			       (char *)"*.any.test:*",	(char *)"[2001:db8::1]:8443",
+			       (char *)"10.0.0.1:5432", NULL};
+	char *const no_ports[] = {(char *)"*.any.test:25", (char *)"gone.any.test", NULL};
+	static const struct {
+		const char *host;
+		unsigned port;
+		bool allowed;
+	} port_cases[] = {
+		{"plain.test", 443, true},   {"plain.test", 80, true},
+		{"plain.test", 22, false},   {"plain.test", 8080, false},
+		{"ssh.test", 22, true},	     {"ssh.test", 443, false},
+		{"a.any.test", 1, true},     {"a.any.test", 65535, true},
+		{"a.any.test", 25, false},   {"gone.any.test", 443, false},
+		{"2001:db8::1", 8443, true}, {"[2001:db8::1]", 443, false},
+		{"10.0.0.1", 5432, true},    {"10.0.0.1", 443, false},
+		{"plain.test", 0, false},    {"plain.test", 65536, false},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(port_cases); i++)
+		if (dsb_network_host_port_allowed(ports, no_ports, port_cases[i].host,
+						  port_cases[i].port) != port_cases[i].allowed)
+			fail_msg("\"%s\" port %u: expected %s", port_cases[i].host,
+				 port_cases[i].port, port_cases[i].allowed ? "allowed" : "refused");
+	/* Some port: what a rule names, or any that no deny names. */
+	assert_true(dsb_network_host_allowed(ports, no_ports, "ssh.test"));
+	assert_true(dsb_network_host_allowed(ports, no_ports, "a.any.test"));
+	assert_false(dsb_network_host_allowed(ports, no_ports, "gone.any.test"));
+	char *const only_22[] = {(char *)"x.test:22", NULL}, *const not_22[] = {(char *)"x.test:22",
+										NULL};
+	assert_false(dsb_network_host_allowed(only_22, not_22, "x.test"));
 }
 
 int main(void)

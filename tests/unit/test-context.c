@@ -964,9 +964,10 @@ static void test_network_sentence(void **state)
 		{"network: {access: none}\n",
 		 " Network access is disabled: commands cannot reach any host, nor services of the "
 		 "machine outside the sandbox."},
-		{"network: {access: allowlist, allow: [registry.npmjs.org, \"*.debian.org\"]}\n",
+		{"network: {access: allowlist, allow: [registry.npmjs.org, \"*.debian.org:80\"]}\n",
 		 " Network access is limited to these hosts, through a proxy the sandbox sets for "
-		 "commands: registry.npmjs.org, *.debian.org. Other hosts are refused."},
+		 "commands: registry.npmjs.org, *.debian.org:80 (ports 80 and 443 where no port is "
+		 "given). Other hosts and ports are refused."},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		dsb_config *cfg = NULL;

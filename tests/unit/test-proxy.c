@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,13 +34,18 @@
 #include "src/net/net.h"
 #include "src/policy/policy.h"
 
+/* The matcher's rules: ports 80 and 443 alone, as a rule without a port allows. */
 static char *const allow[] = {(char *)"allowed.test", (char *)"*.wild.test", (char *)"10.1.2.3",
 			      (char *)"::1", NULL};
+/* The proxy's: every port, since the test's servers listen on free ones. */
+static char *const allow_any_port[] = {(char *)"allowed.test:*", (char *)"*.wild.test:*",
+				       (char *)"10.1.2.3:*", (char *)"[::1]:*", NULL};
 static char *const deny[] = {(char *)"bad.wild.test", NULL};
 static char *const hosts[] = {(char *)"allowed.test=127.0.0.1", (char *)"denied.test=127.0.0.1",
 			      (char *)"ok.wild.test=127.0.0.1", (char *)"bad.wild.test=127.0.0.1",
 			      NULL};
-static const net_rules rules = {.allow = allow, .deny = deny, .hosts = hosts};
+static const net_rules matcher = {.allow = allow, .deny = deny, .hosts = hosts};
+static const net_rules rules = {.allow = allow_any_port, .deny = deny, .hosts = hosts};
 
 /* --- helpers -------------------------------------------------------------------------------- */
 
@@ -313,46 +319,46 @@ static void upstream_stop(upstream *u)
 static void test_matcher(void **state)
 {
 	/* Exact names, case-insensitive, a trailing dot ignored. */
-	assert_true(net_host_allowed(&rules, "allowed.test"));
-	assert_true(net_host_allowed(&rules, "ALLOWED.Test"));
-	assert_true(net_host_allowed(&rules, "allowed.test."));
-	assert_false(net_host_allowed(&rules, "allowed.test.."));
-	assert_false(net_host_allowed(&rules, "xallowed.test"));
-	assert_false(net_host_allowed(&rules, "sub.allowed.test"));
-	assert_false(net_host_allowed(&rules, "allowed.tes"));
-	assert_false(net_host_allowed(&rules, "denied.test"));
+	assert_true(net_host_allowed(&matcher, "allowed.test", 443));
+	assert_true(net_host_allowed(&matcher, "ALLOWED.Test", 443));
+	assert_true(net_host_allowed(&matcher, "allowed.test.", 443));
+	assert_false(net_host_allowed(&matcher, "allowed.test..", 443));
+	assert_false(net_host_allowed(&matcher, "xallowed.test", 443));
+	assert_false(net_host_allowed(&matcher, "sub.allowed.test", 443));
+	assert_false(net_host_allowed(&matcher, "allowed.tes", 443));
+	assert_false(net_host_allowed(&matcher, "denied.test", 443));
 	/* "*.suffix": subdomains at any depth, never the bare name, never a mere suffix. */
-	assert_true(net_host_allowed(&rules, "a.wild.test"));
-	assert_true(net_host_allowed(&rules, "a.b.WILD.test."));
-	assert_false(net_host_allowed(&rules, "wild.test"));
-	assert_false(net_host_allowed(&rules, "xwild.test"));
-	assert_false(net_host_allowed(&rules, ".wild.test"));
+	assert_true(net_host_allowed(&matcher, "a.wild.test", 443));
+	assert_true(net_host_allowed(&matcher, "a.b.WILD.test.", 443));
+	assert_false(net_host_allowed(&matcher, "wild.test", 443));
+	assert_false(net_host_allowed(&matcher, "xwild.test", 443));
+	assert_false(net_host_allowed(&matcher, ".wild.test", 443));
 	/* Deny wins over a matching allow. */
-	assert_true(net_host_allowed(&rules, "ok.wild.test"));
-	assert_false(net_host_allowed(&rules, "bad.wild.test"));
-	assert_false(net_host_allowed(&rules, "BAD.wild.test."));
+	assert_true(net_host_allowed(&matcher, "ok.wild.test", 443));
+	assert_false(net_host_allowed(&matcher, "bad.wild.test", 443));
+	assert_false(net_host_allowed(&matcher, "BAD.wild.test.", 443));
 	/* IP literals only when a pattern is that literal; IPv6 with or without brackets. */
-	assert_true(net_host_allowed(&rules, "10.1.2.3"));
-	assert_false(net_host_allowed(&rules, "10.1.2.4"));
-	assert_false(net_host_allowed(&rules, "127.0.0.1")); /* what allowed.test maps to */
-	assert_true(net_host_allowed(&rules, "::1"));
-	assert_true(net_host_allowed(&rules, "[::1]"));
-	assert_true(net_host_allowed(&rules, "[0:0::1]"));
-	assert_false(net_host_allowed(&rules, "[::2]"));
-	assert_false(net_host_allowed(&rules, "[10.1.2.3]"));	  /* brackets hold IPv6 only */
-	assert_true(net_host_allowed(&rules, "::ffff:10.1.2.3")); /* the same address */
+	assert_true(net_host_allowed(&matcher, "10.1.2.3", 443));
+	assert_false(net_host_allowed(&matcher, "10.1.2.4", 443));
+	assert_false(net_host_allowed(&matcher, "127.0.0.1", 443)); /* what allowed.test maps to */
+	assert_true(net_host_allowed(&matcher, "::1", 443));
+	assert_true(net_host_allowed(&matcher, "[::1]", 443));
+	assert_true(net_host_allowed(&matcher, "[0:0::1]", 443));
+	assert_false(net_host_allowed(&matcher, "[::2]", 443));
+	assert_false(net_host_allowed(&matcher, "[10.1.2.3]", 443)); /* brackets hold IPv6 only */
+	assert_true(net_host_allowed(&matcher, "::ffff:10.1.2.3", 443)); /* the same address */
 	/* Spellings getaddrinfo() would read as an address are no names. */
-	assert_false(net_host_allowed(&rules, "10.1.515"));
-	assert_false(net_host_allowed(&rules, "0x0a.1.2.3"));
-	assert_false(net_host_allowed(&rules, "167838211"));
+	assert_false(net_host_allowed(&matcher, "10.1.515", 443));
+	assert_false(net_host_allowed(&matcher, "0x0a.1.2.3", 443));
+	assert_false(net_host_allowed(&matcher, "167838211", 443));
 	/* Garbage. */
-	assert_false(net_host_allowed(&rules, ""));
-	assert_false(net_host_allowed(&rules, "."));
-	assert_false(net_host_allowed(&rules, "allowed.test:80"));
-	assert_false(net_host_allowed(&rules, "allowed .test"));
-	assert_false(net_host_allowed(&rules, "a.wild.test/x"));
-	assert_false(net_host_allowed(NULL, "allowed.test"));
-	assert_false(net_host_allowed(&rules, NULL));
+	assert_false(net_host_allowed(&matcher, "", 443));
+	assert_false(net_host_allowed(&matcher, ".", 443));
+	assert_false(net_host_allowed(&matcher, "allowed.test:80", 443));
+	assert_false(net_host_allowed(&matcher, "allowed .test", 443));
+	assert_false(net_host_allowed(&matcher, "a.wild.test/x", 443));
+	assert_false(net_host_allowed(NULL, "allowed.test", 443));
+	assert_false(net_host_allowed(&matcher, NULL, 443));
 
 	{
 		/* A "*." pattern never matches an address; deny by literal wins too. */
@@ -360,12 +366,12 @@ static void test_matcher(void **state)
 										    (char *)"[::1]",
 										    NULL};
 		net_rules r = {.allow = a, .deny = d};
-		assert_false(net_host_allowed(&r, "127.0.0.1"));
-		assert_false(net_host_allowed(&r, "::1"));
+		assert_false(net_host_allowed(&r, "127.0.0.1", 443));
+		assert_false(net_host_allowed(&r, "::1", 443));
 	}
 	{
 		net_rules none = {.allow = NULL};
-		assert_false(net_host_allowed(&none, "allowed.test"));
+		assert_false(net_host_allowed(&none, "allowed.test", 443));
 	}
 }
 
@@ -418,7 +424,7 @@ static void test_matcher_one_answer(void **state)
 	};
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		bool policy = dsb_network_host_allowed(allowed, denied, cases[i].host);
-		bool proxy = net_host_allowed(&r, cases[i].host);
+		bool proxy = net_host_allowed(&r, cases[i].host, 443);
 		if (policy != cases[i].allowed || proxy != cases[i].allowed)
 			fail_msg("\"%s\": expected %s, dsb_network_host_allowed() %d, "
 				 "net_host_allowed() %d",
@@ -454,7 +460,7 @@ static void test_matcher_one_answer(void **state)
 				 spellings[i].canonical ? spellings[i].canonical : "refused");
 	}
 	assert_int_equal(network_host_canonical(NULL, (char[NETWORK_PATTERN_MAX]){0}), -EINVAL);
-	assert_false(net_host_allowed(NULL, "exact.test"));
+	assert_false(net_host_allowed(NULL, "exact.test", 443));
 }
 
 static void test_api_errors(void **state)
@@ -584,30 +590,361 @@ static void test_connect_upstream_closed(void **state)
 	net_proxy_free(p);
 }
 
+static int socks_connect(uint16_t proxy_port, const char *name, uint16_t port, int *ret_fd);
+
+/* --- answers that point home ----------------------------------------------------------------- */
+
+/* The test's name server: NAME=ADDRESS[,ADDRESS] entries, and how many questions it was asked. */
+static const char *const *fake_zone;
+static _Atomic unsigned fake_queries;
+
+static size_t fake_lookup(const char *name, struct sockaddr_storage *out, size_t max)
+{
+	size_t n = 0, len = strlen(name);
+	fake_queries++;
+	for (const char *const *z = fake_zone; z && *z; z++) {
+		if (strncmp(*z, name, len) != 0 || (*z)[len] != '=')
+			continue;
+		_cleanup_free_ char *list = strdup(*z + len + 1);
+		assert_non_null(list);
+		for (char *save = NULL, *a = strtok_r(list, ",", &save); a && n < max;
+		     a = strtok_r(NULL, ",", &save)) {
+			memset(&out[n], 0, sizeof(out[n]));
+			struct sockaddr_in *in4 = (struct sockaddr_in *)&out[n];
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&out[n];
+			if (inet_pton(AF_INET, a, &in4->sin_addr) == 1)
+				in4->sin_family = AF_INET;
+			else if (inet_pton(AF_INET6, a, &in6->sin6_addr) == 1)
+				in6->sin6_family = AF_INET6;
+			else
+				fail_msg("bad fake address %s", a);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* This machine's first IPv4 address that is not loopback, or false when it has none. */
+static bool own_address(char buf[INET_ADDRSTRLEN])
+{
+	struct ifaddrs *list = NULL, *i;
+	assert_int_equal(getifaddrs(&list), 0);
+	for (i = list; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != htonl(INADDR_LOOPBACK))
+			break;
+	bool found = i && inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+				    INET_ADDRSTRLEN);
+	freeifaddrs(list);
+	return found;
+}
+
+/* Each range by its kind (RFC 6890 and the special-purpose registries). */
+static void test_address_kinds(void **state)
+{
+	static const struct {
+		const char *address;
+		net_address_kind kind;
+	} cases[] = {
+		{"127.0.0.1", NET_ADDRESS_LOCAL},
+		{"127.255.1.2", NET_ADDRESS_LOCAL},
+		{"0.0.0.0", NET_ADDRESS_LOCAL},
+		{"0.1.2.3", NET_ADDRESS_LOCAL},
+		{"::1", NET_ADDRESS_LOCAL},
+		{"::", NET_ADDRESS_LOCAL},
+		{"::ffff:127.0.0.1", NET_ADDRESS_LOCAL},
+		{"64:ff9b::7f00:1", NET_ADDRESS_LOCAL},
+		{"2002:7f00:1::1", NET_ADDRESS_LOCAL},
+		{"10.1.2.3", NET_ADDRESS_PRIVATE},
+		{"172.16.0.1", NET_ADDRESS_PRIVATE},
+		{"172.31.255.255", NET_ADDRESS_PRIVATE},
+		{"192.168.1.1", NET_ADDRESS_PRIVATE},
+		{"100.64.0.1", NET_ADDRESS_PRIVATE},
+		{"100.127.255.254", NET_ADDRESS_PRIVATE},
+		{"169.254.169.254", NET_ADDRESS_PRIVATE},
+		{"169.254.1.1", NET_ADDRESS_PRIVATE},
+		{"fc00::1", NET_ADDRESS_PRIVATE},
+		{"fd12:3456::1", NET_ADDRESS_PRIVATE},
+		{"fe80::1", NET_ADDRESS_PRIVATE},
+		{"febf::1", NET_ADDRESS_PRIVATE},
+		{"fec0::1", NET_ADDRESS_PRIVATE},
+		{"::ffff:10.0.0.1", NET_ADDRESS_PRIVATE},
+		{"64:ff9b::a00:1", NET_ADDRESS_PRIVATE},
+		{"64:ff9b:1::1", NET_ADDRESS_PRIVATE},
+		{"2002:a00:1::1", NET_ADDRESS_PRIVATE},
+		{"224.0.0.1", NET_ADDRESS_RESERVED},
+		{"239.255.255.250", NET_ADDRESS_RESERVED},
+		{"255.255.255.255", NET_ADDRESS_RESERVED},
+		{"240.0.0.1", NET_ADDRESS_RESERVED},
+		{"192.0.2.1", NET_ADDRESS_RESERVED},
+		{"198.51.100.1", NET_ADDRESS_RESERVED},
+		{"203.0.113.1", NET_ADDRESS_RESERVED},
+		{"198.18.0.1", NET_ADDRESS_RESERVED},
+		{"192.0.0.8", NET_ADDRESS_RESERVED},
+		{"ff02::1", NET_ADDRESS_RESERVED},
+		{"2001:db8::1", NET_ADDRESS_RESERVED},
+		{"100::1", NET_ADDRESS_RESERVED},
+		{"::1.2.3.4", NET_ADDRESS_RESERVED},
+		{"4000::1", NET_ADDRESS_RESERVED},
+		/* The controls: public addresses either side of each range. */
+		{"1.1.1.1", NET_ADDRESS_PUBLIC},
+		{"9.255.255.255", NET_ADDRESS_PUBLIC},
+		{"11.0.0.0", NET_ADDRESS_PUBLIC},
+		{"172.15.255.255", NET_ADDRESS_PUBLIC},
+		{"172.32.0.0", NET_ADDRESS_PUBLIC},
+		{"100.63.255.255", NET_ADDRESS_PUBLIC},
+		{"100.128.0.0", NET_ADDRESS_PUBLIC},
+		{"192.169.0.1", NET_ADDRESS_PUBLIC},
+		{"223.255.255.255", NET_ADDRESS_PUBLIC},
+		{"2606:4700::1", NET_ADDRESS_PUBLIC},
+		{"::ffff:1.1.1.1", NET_ADDRESS_PUBLIC},
+		{"64:ff9b::101:101", NET_ADDRESS_PUBLIC},
+		{"2a00:1450::1", NET_ADDRESS_PUBLIC},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct sockaddr_storage ss = {0};
+		struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+		if (inet_pton(AF_INET, cases[i].address, &in4->sin_addr) == 1)
+			in4->sin_family = AF_INET;
+		else if (inet_pton(AF_INET6, cases[i].address, &in6->sin6_addr) == 1)
+			in6->sin6_family = AF_INET6;
+		else
+			fail_msg("bad address %s", cases[i].address);
+		net_address_kind k = net_address_classify((struct sockaddr *)&ss);
+		if (k != cases[i].kind)
+			fail_msg("%s: kind %d, expected %d", cases[i].address, (int)k,
+				 (int)cases[i].kind);
+	}
+}
+
 /*
- * An allowed name whose name server points it back at this machine (here /etc/hosts' localhost)
- * does not reach the host's loopback; the same address pinned in `hosts` does (the control).
+ * An allowed name whose name server points it at this machine (loopback, an interface's
+ * address), a private, link-local or reserved range is refused with why, and the name server's
+ * other answers are used; the same address pinned in `hosts`, or listed in allowPrivate, is
+ * reached (the controls: the test's server listens on 127.0.0.1).
  */
-static void test_local_answers_dropped(void **state)
+static void test_answers_pointing_home(void **state)
 {
 	upstream *u = upstream_start(UPSTREAM_ECHO);
-	char *const local_allow[] = {(char *)"localhost", (char *)"pinned.test", NULL};
-	char *const local_hosts[] = {(char *)"pinned.test=127.0.0.1", NULL};
+	char own[INET_ADDRSTRLEN], own_entry[64];
+	bool has_own = own_address(own);
+	(void)snprintf(own_entry, sizeof(own_entry), "own.test=%s", has_own ? own : "127.0.0.1");
+	const char *const zone[] = {
+		"loop.test=127.0.0.1",
+		"zero.test=0.0.0.0",
+		"mapped.test=::ffff:127.0.0.1",
+		"ten.test=10.1.2.3",
+		"cgnat.test=100.64.0.1",
+		"ula.test=fc00::1",
+		"ll.test=fe80::1",
+		"meta.test=169.254.169.254",
+		"v6loop.test=::1",
+		"multi.test=224.0.0.1",
+		"mixed.test=10.0.0.1,127.0.0.1",
+		own_entry,
+		NULL,
+	};
+	/* An interface's address is this machine's, said as its range says it where it has one
+	 * (this machine's may well be private): the e2e test gives it a public one. */
+	struct sockaddr_in own_sin = {.sin_family = AF_INET};
+	(void)inet_pton(AF_INET, has_own ? own : "127.0.0.1", &own_sin.sin_addr);
+	net_address_kind own_kind = net_address_classify((struct sockaddr *)&own_sin);
+	const char *own_why = own_kind == NET_ADDRESS_PRIVATE	 ? "resolves to a private address"
+			      : own_kind == NET_ADDRESS_RESERVED ? "resolves to a reserved address"
+								 : "resolves to this machine";
+	const struct {
+		const char *name, *why;
+	} refused[] = {
+		{"loop.test", "resolves to this machine"},
+		{"zero.test", "resolves to this machine"},
+		{"mapped.test", "resolves to this machine"},
+		{"v6loop.test", "resolves to this machine"},
+		{"own.test", own_why},
+		{"ten.test", "resolves to a private address"},
+		{"cgnat.test", "resolves to a private address"},
+		{"ula.test", "resolves to a private address"},
+		{"ll.test", "resolves to a private address"},
+		{"meta.test", "resolves to a private address"},
+		{"multi.test", "resolves to a reserved address"},
+		{"mixed.test", "resolves to a private address"},
+	};
+	char *const home_allow[] = {(char *)"*.test:*", NULL};
+	char *const home_hosts[] = {(char *)"pinned.test=127.0.0.1", NULL};
 	char *const none[] = {NULL};
-	const net_rules r = {.allow = local_allow, .deny = none, .hosts = local_hosts};
+	const net_rules r = {
+		.allow = home_allow, .deny = none, .hosts = home_hosts, .lookup = fake_lookup};
 	uint16_t port;
-	net_proxy *p = start_proxy(&r, 5000, &port);
-	char auth[64];
+	char auth[128], body[1024], expect[256];
 	int fd;
 
+	fake_zone = zone;
+	net_proxy *p = start_proxy(&r, 5000, &port);
+	for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+		snprintf(auth, sizeof(auth), "%s:%u", refused[i].name, u->port);
+		int status = http_connect(port, auth, &fd);
+		read_all(fd, body, sizeof(body));
+		close(fd);
+		snprintf(expect, sizeof(expect), "'%s' %s", refused[i].name, refused[i].why);
+		if (status != 403 || !strstr(body, expect))
+			fail_msg("%s: %d %s", refused[i].name, status, body);
+	}
+	assert_int_equal(socks_connect(port, "ten.test", u->port, &fd), 2);
+	close(fd);
+	{
+		_cleanup_strv_free_ char **named = net_proxy_refused(p);
+		assert_int_equal(strv_length(named), ELEMENTSOF(refused));
+		for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+			snprintf(expect, sizeof(expect), "%s\t%s", refused[i].name, refused[i].why);
+			assert_string_equal(named[i], expect);
+		}
+	}
+	/* The control: pinned, the operator's own answer. */
 	snprintf(auth, sizeof(auth), "pinned.test:%u", u->port);
 	assert_int_equal(http_connect(port, auth, &fd), 200);
 	close(fd);
-	snprintf(auth, sizeof(auth), "localhost:%u", u->port);
-	assert_int_equal(http_connect(port, auth, &fd), 502);
+	net_proxy_free(p);
+
+	/* Listed ranges are reached; the rest of a name's answers still are not. */
+	char *const loopback[] = {(char *)"127.0.0.0/8", NULL};
+	const net_rules listed = {.allow = home_allow,
+				  .deny = none,
+				  .hosts = none,
+				  .allow_private = loopback,
+				  .lookup = fake_lookup};
+	p = start_proxy(&listed, 5000, &port);
+	snprintf(auth, sizeof(auth), "loop.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	send_str(fd, "home", 4);
+	assert_true(read_exact(fd, body, 4));
+	close(fd);
+	snprintf(auth, sizeof(auth), "mixed.test:%u", u->port); /* 10.0.0.1 dropped, 127.0.0.1 */
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	snprintf(auth, sizeof(auth), "ten.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 403);
 	close(fd);
 	net_proxy_free(p);
 	upstream_stop(u);
+	fake_zone = NULL;
+}
+
+/* A rule's port: 80 and 443 without one; the refusal names the port; SOCKS5 alike. */
+static void test_ports(void **state)
+{
+	upstream *u = upstream_start(UPSTREAM_ECHO);
+	char allowed_port[64];
+	snprintf(allowed_port, sizeof(allowed_port), "exact.test:%u", u->port);
+	char *const port_allow[] = {(char *)"plain.test", allowed_port, NULL};
+	char *const port_deny[] = {NULL};
+	char *const port_hosts[] = {(char *)"plain.test=127.0.0.1", (char *)"exact.test=127.0.0.1",
+				    NULL};
+	const net_rules r = {.allow = port_allow, .deny = port_deny, .hosts = port_hosts};
+	uint16_t port;
+	char auth[128], body[1024], expect[128];
+	int fd;
+	net_proxy *p = start_proxy(&r, 5000, &port);
+
+	snprintf(auth, sizeof(auth), "exact.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	snprintf(auth, sizeof(auth), "plain.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 403);
+	read_all(fd, body, sizeof(body));
+	close(fd);
+	snprintf(expect, sizeof(expect), "port %u of 'plain.test' is not in the network allow-list",
+		 u->port);
+	assert_non_null(strstr(body, expect));
+	assert_int_equal(http_connect(port, "exact.test:22", &fd), 403);
+	close(fd);
+	assert_int_equal(socks_connect(port, "plain.test", 22, &fd), 2);
+	close(fd);
+	{
+		_cleanup_strv_free_ char **named = net_proxy_refused(p);
+		assert_int_equal(strv_length(named), 3);
+		snprintf(expect, sizeof(expect), "plain.test:%u\tport not in the allow-list",
+			 u->port);
+		assert_string_equal(named[0], expect);
+		assert_string_equal(named[1], "exact.test:22\tport not in the allow-list");
+		assert_string_equal(named[2], "plain.test:22\tport not in the allow-list");
+	}
+	net_proxy_free(p);
+	upstream_stop(u);
+}
+
+/*
+ * Names that only a wildcard allows are resolved at most NET_WILDCARD_NAMES_MAX distinct times
+ * a proxy; the next is refused before the name server hears of it. A name resolved before, an
+ * exact rule's and a pinned one still pass.
+ */
+static void test_wildcard_names_capped(void **state)
+{
+	upstream *u = upstream_start(UPSTREAM_ECHO);
+	char *const cap_allow[] = {(char *)"*.wild.test:*", (char *)"exact.wild.test:*", NULL};
+	char *const none[] = {NULL};
+	char *const cap_hosts[] = {(char *)"pinned.wild.test=127.0.0.1", NULL};
+	char *const loopback[] = {(char *)"127.0.0.0/8", NULL};
+	static char entries[NET_WILDCARD_NAMES_MAX + 2][48];
+	static const char *zone[NET_WILDCARD_NAMES_MAX + 3];
+	for (int i = 0; i <= NET_WILDCARD_NAMES_MAX; i++) {
+		snprintf(entries[i], sizeof(entries[i]), "n%d.wild.test=127.0.0.1", i);
+		zone[i] = entries[i];
+	}
+	snprintf(entries[NET_WILDCARD_NAMES_MAX + 1], sizeof(entries[0]),
+		 "exact.wild.test=127.0.0.1");
+	zone[NET_WILDCARD_NAMES_MAX + 1] = entries[NET_WILDCARD_NAMES_MAX + 1];
+	zone[NET_WILDCARD_NAMES_MAX + 2] = NULL;
+	fake_zone = zone;
+	fake_queries = 0;
+	const net_rules r = {.allow = cap_allow,
+			     .deny = none,
+			     .hosts = cap_hosts,
+			     .allow_private = loopback,
+			     .lookup = fake_lookup};
+	uint16_t port;
+	char auth[128], body[1024], expect[128];
+	int fd;
+	net_proxy *p = start_proxy(&r, 5000, &port);
+
+	/* A name no rule admits is refused before any query: nothing leaves with it. */
+	assert_int_equal(http_connect(port, "secret-data.other.test:443", &fd), 403);
+	close(fd);
+	assert_int_equal(socks_connect(port, "secret-data.other.test", 443, &fd), 2);
+	close(fd);
+	assert_int_equal(fake_queries, 0);
+
+	for (int i = 0; i < NET_WILDCARD_NAMES_MAX; i++) {
+		snprintf(auth, sizeof(auth), "n%d.wild.test:%u", i, u->port);
+		assert_int_equal(http_connect(port, auth, &fd), 200);
+		close(fd);
+	}
+	snprintf(auth, sizeof(auth), "n%d.wild.test:%u", NET_WILDCARD_NAMES_MAX, u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 403);
+	read_all(fd, body, sizeof(body));
+	close(fd);
+	assert_non_null(strstr(body, "one name too many"));
+	assert_int_equal(fake_queries, NET_WILDCARD_NAMES_MAX); /* the refused one was not asked */
+	snprintf(auth, sizeof(auth), "n0.wild.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	snprintf(auth, sizeof(auth), "exact.wild.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	snprintf(auth, sizeof(auth), "pinned.wild.test:%u", u->port);
+	assert_int_equal(http_connect(port, auth, &fd), 200);
+	close(fd);
+	{
+		_cleanup_strv_free_ char **named = net_proxy_refused(p);
+		assert_int_equal(strv_length(named), 2);
+		assert_string_equal(named[0], "secret-data.other.test");
+		snprintf(expect, sizeof(expect),
+			 "n%d.wild.test\tmore than %d names under a wildcard",
+			 NET_WILDCARD_NAMES_MAX, NET_WILDCARD_NAMES_MAX);
+		assert_string_equal(named[1], expect);
+	}
+	net_proxy_free(p);
+	upstream_stop(u);
+	fake_zone = NULL;
 }
 
 /* --- plain HTTP --------------------------------------------------------------------------------
@@ -988,7 +1325,10 @@ int main(void)
 		cmocka_unit_test(test_connect_allowed),
 		cmocka_unit_test(test_connect_refused),
 		cmocka_unit_test(test_connect_upstream_closed),
-		cmocka_unit_test(test_local_answers_dropped),
+		cmocka_unit_test(test_address_kinds),
+		cmocka_unit_test(test_answers_pointing_home),
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_wildcard_names_capped),
 		cmocka_unit_test(test_plain_http),
 		cmocka_unit_test(test_socks5),
 		cmocka_unit_test(test_malformed),
