@@ -21,7 +21,7 @@ PYTHON=python3
 cat >"$scratch/allow.yaml" <<YAML
 network:
   access: allowlist
-  allow: ["files.test"]
+  allow: ["files.test:*"]
   hosts: {"files.test": "127.0.0.1"}
 YAML
 
