@@ -172,9 +172,9 @@ DSB_API const char *dsb_probe_tmp(const dsb_probe_report *rep);
 
 /*
  * How backend @b (a probe's outcome) enforces network @access: "unrestricted" (full),
- * "namespace" (a network namespace with a loopback alone; connect and sendto supervised; the
+ * "namespace" (a network namespace with a loopback alone; connect and sends supervised; the
  * allow-list's proxy inside), "filter" (Landlock without a namespace, none only: every socket
- * family but AF_UNIX refused, abstract sockets scoped, connect and sendto supervised), or
+ * family but AF_UNIX refused, abstract sockets scoped, connect and sends supervised), or
  * "unavailable" (calls under @access fail with SANDBOX_UNAVAILABLE). Static strings.
  */
 DSB_API const char *dsb_probe_network_enforcement(const dsb_probe_backend *b,

@@ -4,7 +4,7 @@
  * namespaces, every capability dropped, the system-call filter handed to bwrap. It runs only a
  * bwrap found where nobody but root or the user could have put it. A restricted network gets
  * the command a network namespace of its own, made by the child before it execs bwrap (the
- * proxy's listener is made in there and sent out), with the connect/sendto listener installed
+ * proxy's listener is made in there and sent out), with the connect/send listener installed
  * below bwrap's filter; protected paths are binds after the writable ones, or, for root, mounts
  * the child makes in a mount namespace of its own before bwrap starts.
  */
@@ -231,7 +231,7 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 /*
  * A network policy other than full (docs/design/network.md): a network namespace with a
  * loopback alone, where the proxy's listener waits for the allow-list; the command's connect
- * and sendto calls go to the supervisor, whose roots are where the command's own sockets lie as
+ * and send calls go to the supervisor, whose roots are where the command's own sockets lie as
  * it sees them: the writable roots (its /tmp a tmpfs of the sandbox's own). No metadata call
  * comes to it here.
  */

@@ -236,7 +236,7 @@ static int keep_tmp_in_place(landlock_plan *ll, const char *workspace_root)
  * command's own where the probe could make one, with the proxy's listener in it for the
  * allow-list; where it could not, the filter refuses every socket family but AF_UNIX and
  * abstract sockets are scoped, and the allow-list, which needs the namespace, refuses the call.
- * Either way connect and sendto go to the supervisor, which lets them reach sockets beneath the
+ * Either way connect and the sends go to the supervisor, which lets them reach sockets beneath the
  * workspace alone: the host's /tmp is every user's, its sockets (tmux's, X's) other programs'.
  */
 static int landlock_network(const dsb_provider *p, const dsb_exec_policy *policy,

@@ -250,7 +250,7 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 #define HARDEN_META_SUPERVISED (1u << 7)  /* metadata calls go to the supervisor */
 #define HARDEN_META_REFUSED    (1u << 8)  /* no supervisor could be had: they fail with EPERM */
 #define HARDEN_NET_NS	       (1u << 9)  /* a network namespace with a loopback alone */
-#define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and sendto go to the supervisor */
+#define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and the sends go to the supervisor */
 #define HARDEN_FAILED	       (1u << 31)
 
 /*
@@ -340,7 +340,7 @@ typedef enum confine_step {
 	STEP_NAMESPACES,      /* user where needed, IPC, UTS; mount_ns and net_ns where possible */
 	STEP_NET_NAMESPACE,   /* a network namespace alone (a runner then stays in it) */
 	STEP_LOOPBACK,	      /* needs the network namespace: lo up, the proxy's listener sent */
-	STEP_NET_LISTENER,    /* the connect/sendto rules alone, their listener sent (a runner
+	STEP_NET_LISTENER,    /* the connect/send rules alone, their listener sent (a runner
 			       * installs the main filter, with no listener for us) */
 	STEP_MOUNT_NAMESPACE, /* a mount namespace alone (root: a runner's protected paths) */
 	STEP_MOUNTS,	      /* the protected paths mounted, in a mount namespace made before */
@@ -446,7 +446,7 @@ int plan_new(dsb_confined *c, confine_plan **ret);
 /* The plan of @c, or NULL (danger-full-access, or a caller's own dsb_confined). */
 const confine_plan *confined_plan(const dsb_confined *c);
 
-/* Whether @plan (may be NULL) restricts the network: connect and sendto supervised. */
+/* Whether @plan (may be NULL) restricts the network: connect and sends supervised. */
 bool plan_net_restricted(const confine_plan *plan);
 
 /* Whether the command has a network namespace of its own (its loopback is brought up). */
@@ -533,6 +533,14 @@ int confine_self(const confine_plan *plan, int sock, const int *cgroup_procs,
  */
 int fd_send(int sock, int fd);
 int fd_receive(int sock, int flags);
+
+/*
+ * Installs @prog with a listener (seccomp_install_listener()) and sends the listener over
+ * @sock, ours closed: 0, the install's -errno (EBUSY, EINVAL, ENOSYS: no listener here), or
+ * -EPIPE when it could not be sent. @covers_sendmsg: @prog hands sendmsg() to the supervisor,
+ * so the send is made by a helper the filter does not cover.
+ */
+int listener_install_send(const seccomp_program *prog, int sock, bool covers_sendmsg);
 
 /* Every descriptor from @from up becomes close-on-exec (close_range, else one by one). */
 void confine_cloexec_from(int from);
@@ -758,6 +766,10 @@ bool sup_call_valid(sup_call *c);
 /* Copies @len bytes at @addr of process @pid into @buf; -errno (-EFAULT when short). */
 int sup_peek(pid_t pid, uint64_t addr, void *buf, size_t len);
 
+/* Copies @len bytes of @buf to @addr of process @pid (an output the call returns there, such
+ * as sendmmsg()'s msg_len); -errno (-EFAULT when short). */
+int sup_poke(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
 /* The NUL-terminated string at @addr of @pid into @buf (@size with its NUL): -ENAMETOOLONG
  * when it does not fit, -EFAULT when it cannot be read. */
 int sup_peek_string(pid_t pid, uint64_t addr, char *buf, size_t size);
@@ -782,6 +794,12 @@ bool sup_is_fixed_root(const supervisor *s, int obj);
 /* Our own copy of the caller's (thread @tid's) descriptor @fd; -errno. */
 int sup_caller_fd(pid_t tid, int fd);
 
+/* A pidfd of the process of thread @tid (its leader's), for sup_pidfd_getfd(); -errno. */
+int sup_caller_pidfd(pid_t tid);
+
+/* Our own copy of descriptor @fd of the process @pidfd names; -errno (EBADF: none). */
+int sup_pidfd_getfd(int pidfd, int fd);
+
 /* The thread-group leader of thread @tid, or -errno. */
 pid_t sup_tgid(pid_t tid);
 
@@ -803,10 +821,10 @@ extern const sup_handler handler_metadata;
 int metadata_handler_new(void **ret_state);
 
 /*
- * connect() and sendto() with an address (SECCOMP_NET_NOTIFY), performed by us on the caller's
- * own socket when the destination is allowed, refused with EACCES and recorded otherwise: a
- * pathname unix socket beneath the network roots; sockets of the command's own network
- * namespace; and of IP destinations, as below.
+ * connect(), sendto() with an address, sendmsg() and sendmmsg() (SECCOMP_NET_NOTIFY), performed
+ * by us on the caller's own socket when the destination is allowed, refused with EACCES and
+ * recorded otherwise: a pathname unix socket beneath the network roots; sockets of the
+ * command's own network namespace; and of IP destinations, as below.
  */
 typedef struct net_supervision {
 	bool supervised;     /* rules were given: without them nothing is let through */

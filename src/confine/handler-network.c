@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The supervisor's network calls (docs/design/metadata.md, docs/design/network.md): under
- * SECCOMP_NET_NOTIFY the filter hands connect() and sendto() with a destination to the
- * supervisor, which routes them here. A network namespace keeps IP traffic in, but not a
+ * SECCOMP_NET_NOTIFY the filter hands connect(), sendto() with a destination, and every
+ * sendmsg() and sendmmsg() (whose destination lies in memory it cannot read) to the supervisor,
+ * which routes them here. A network namespace keeps IP traffic in, but not a
  * pathname unix socket of the host (a daemon's socket under /run): the file system reaches it
  * from any namespace, and neither Landlock (ABI 7) nor a read-only bind governs connect. So the
  * destination is checked here, and the call is performed by us on the caller's own socket
  * (pidfd_getfd), never let through: the kernel would re-read an address the caller can change
  * after we checked it.
  *
- * Each call is answered from one reading: the address (and a datagram's payload) is copied
- * once from the caller's memory; a pathname is resolved once, in the caller's view, to an
- * O_PATH descriptor beneath a writable root, and we connect to that very object through
- * /proc/self/fd/N, so no rename or symlink swapped in afterwards changes what is reached.
+ * Each call is answered from one reading: the address, and a send's payload and control data
+ * (its SCM_RIGHTS descriptors fetched as ours), are copied once from the caller's memory; a
+ * pathname is resolved once, in the caller's view, to an O_PATH descriptor beneath a writable root,
+ * and we connect to that very object through /proc/self/fd/N, so no rename or symlink swapped in
+ * afterwards changes what is reached.
  *
  * The handler also keeps the run's allow-list proxy (src/net/), which starts serving at the
  * run's first supervised call, and what the proxy and the checks here refused.
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -49,20 +52,44 @@ typedef struct network_state {
 	size_t n_named;
 } network_state;
 
-/* The largest datagram copied from the caller for sendto(): EMSGSIZE beyond. */
+/*
+ * The most payload copied from the caller for one send: a datagram beyond is EMSGSIZE, a
+ * stream is sent this much and answered with the count sent, which stream semantics allow.
+ */
 #define SEND_MAX ((size_t)256 * 1024)
 
-/* What one connect() or sendto() asks, once copied. */
+/* The most control data (msg_control) copied for one message: ENOBUFS beyond, as the kernel
+ * answers beyond its optmem_max (20 to 128 KiB). */
+#define CONTROL_MAX ((size_t)64 * 1024)
+
+/* The kernel's own limits: iovecs in a message and messages in a sendmmsg() (UIO_MAXIOV);
+ * descriptors in one message's SCM_RIGHTS (SCM_MAX_FD). */
+#define MSG_IOV_MAX 1024
+#define MSG_FDS_MAX 253
+
+/* What one connect() or one message sent asks, once copied. */
 typedef struct net_call {
-	bool sendto;
-	int fd; /* the caller's descriptor number */
+	bool send; /* sendto(), sendmsg(), sendmmsg(); else connect() */
 	struct sockaddr_storage addr;
-	socklen_t len;
-	/* sendto(): the payload, its flags */
+	socklen_t len; /* 0: no destination (a send on a connected socket) */
+	/* a send: the payload gathered, its control data with our own descriptors in place of
+	 * the caller's (@fds, closed after the send), its flags */
 	void *buf;
 	size_t n;
+	void *control;
+	size_t control_len;
+	int fds[MSG_FDS_MAX];
+	size_t n_fds;
 	int flags;
 } net_call;
+
+static void net_call_done(net_call *c)
+{
+	free(c->buf);
+	free(c->control);
+	for (size_t i = 0; i < c->n_fds; i++)
+		(void)close(c->fds[i]);
+}
 
 /* The descriptor of ours that the operation uses, and the address it goes to. */
 typedef struct net_op {
@@ -172,44 +199,131 @@ static int op_net(int unused, const void *arg)
 {
 	(void)unused;
 	const net_op *o = arg;
-	if (!o->c->sendto)
+	if (!o->c->send)
 		return connect(o->sock, o->addr, o->len) < 0 ? -errno : 0;
+	struct iovec iov = {.iov_base = o->c->buf, .iov_len = o->c->n};
+	struct msghdr m = {.msg_name = o->len ? (void *)o->addr : NULL,
+			   .msg_namelen = o->len,
+			   .msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = o->c->control,
+			   .msg_controllen = o->c->control_len};
 	/* Never our SIGPIPE (it would end the supervisor): the caller gets it below. */
-	ssize_t n =
-		sendto(o->sock, o->c->buf, o->c->n, o->c->flags | MSG_NOSIGNAL, o->addr, o->len);
+	ssize_t n = sendmsg(o->sock, &m, o->c->flags | MSG_NOSIGNAL);
 	if (n < 0)
 		return -errno;
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
-/* Copies the call's address and payload from the caller; -errno as the kernel would answer. */
-static int read_call(const struct seccomp_notif *n, net_call *c)
+/*
+ * The caller's descriptors in @c's SCM_RIGHTS replaced by our own copies of them, which the
+ * send then passes. The control data is walked as the kernel walks it (__scm_send()): a
+ * header it would refuse is refused here first, so no caller's number is left for the kernel
+ * to read as one of ours.
+ */
+static int take_rights(int pidfd, net_call *c)
 {
-	const __u64 *a = n->data.args;
-	pid_t tid = (pid_t)n->pid;
-	uint64_t addr = c->sendto ? a[4] : a[1];
-	int len = (int)(c->sendto ? a[5] : a[2]);
+	unsigned char *ctl = c->control;
+	size_t off = 0;
+	while (off + sizeof(struct cmsghdr) <= c->control_len) {
+		struct cmsghdr *h = (struct cmsghdr *)(ctl + off);
+		if (h->cmsg_len < sizeof(*h) || h->cmsg_len > c->control_len - off)
+			return -EINVAL;
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+			size_t k = (h->cmsg_len - sizeof(*h)) / sizeof(int);
+			unsigned char *data = CMSG_DATA(h);
+			if (c->n_fds + k > MSG_FDS_MAX)
+				return -EINVAL;
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, data + i * sizeof(int), sizeof(int));
+				int ours = sup_pidfd_getfd(pidfd, fd);
+				if (ours < 0)
+					return ours;
+				c->fds[c->n_fds++] = ours;
+				memcpy(data + i * sizeof(int), &ours, sizeof(int));
+			}
+		}
+		off += CMSG_ALIGN(h->cmsg_len);
+	}
+	return 0;
+}
+
+/*
+ * Copies what @m asks (the caller's message: its name, its iovecs' bytes, its control data,
+ * at the caller's addresses; its iovec array ours) into @c, once, on our copy @sock of the
+ * caller's socket; @exact_len: the name's length is connect()'s or sendto()'s, not a
+ * msghdr's. -errno as the kernel would answer.
+ */
+static int read_call(pid_t tid, int pidfd, int sock, const struct msghdr *m, bool exact_len,
+		     net_call *c)
+{
+	int len = (int)m->msg_namelen;
 	int r;
 
-	c->fd = (int)a[0];
-	/* move_addr_to_kernel(): a length beyond sockaddr_storage, or negative, is EINVAL. */
+	/* move_addr_to_kernel(): a length beyond sockaddr_storage, or negative, is EINVAL; a
+	 * msghdr's (__copy_msghdr()) is cut to it, and without a name is none. */
+	if (!exact_len && !m->msg_name)
+		len = 0;
+	if (!exact_len && len > (int)sizeof(c->addr))
+		len = (int)sizeof(c->addr);
 	if (len < 0 || (size_t)len > sizeof(c->addr))
 		return -EINVAL;
 	c->len = (socklen_t)len;
-	if (len > 0 && (r = sup_peek(tid, addr, &c->addr, (size_t)len)) < 0)
+	if (len > 0 && (r = sup_peek(tid, (uintptr_t)m->msg_name, &c->addr, (size_t)len)) < 0)
 		return r;
-	if (c->sendto) {
-		c->n = (size_t)a[2];
-		c->flags = (int)a[3];
-		if (c->n > SEND_MAX)
-			return -EMSGSIZE;
-		c->buf = malloc(c->n ? c->n : 1);
-		if (!c->buf)
-			return -ENOMEM;
-		if (c->n && (r = sup_peek(tid, a[1], c->buf, c->n)) < 0)
-			return r;
+	if (!c->send)
+		return 0;
+
+	/* The payload, gathered into one buffer: the send is one datagram, as the caller's. */
+	size_t total = 0, n_iov = 0;
+	struct iovec remote[MSG_IOV_MAX];
+	for (size_t i = 0; i < m->msg_iovlen; i++) {
+		size_t want = m->msg_iov[i].iov_len;
+		if ((ssize_t)want < 0)
+			return -EINVAL; /* as import_iovec() answers */
+		if (total > SEND_MAX || !want)
+			continue;
+		if (want > SEND_MAX + 1 - total)
+			want = SEND_MAX + 1 - total; /* one byte over tells that there is more */
+		remote[n_iov++] =
+			(struct iovec){.iov_base = m->msg_iov[i].iov_base, .iov_len = want};
+		total += want;
 	}
-	return 0;
+	if (total > SEND_MAX) {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+		if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &tl) < 0)
+			return -errno;
+		if (type != SOCK_STREAM)
+			return -EMSGSIZE;
+		remote[n_iov - 1].iov_len -= total - SEND_MAX;
+		total = SEND_MAX;
+	}
+	c->n = total;
+	c->buf = malloc(total ? total : 1);
+	if (!c->buf)
+		return -ENOMEM;
+	if (total) {
+		struct iovec local = {.iov_base = c->buf, .iov_len = total};
+		ssize_t got = process_vm_readv(tid, &local, 1, remote, n_iov, 0);
+		if (got < 0)
+			return -errno;
+		if ((size_t)got != total)
+			return -EFAULT;
+	}
+
+	/* ____sys_sendmsg(): control data beyond what a socket may allocate is ENOBUFS. */
+	if (m->msg_controllen > CONTROL_MAX)
+		return -ENOBUFS;
+	if (!m->msg_controllen)
+		return 0;
+	c->control_len = m->msg_controllen;
+	c->control = malloc(c->control_len);
+	if (!c->control)
+		return -ENOMEM;
+	r = sup_peek(tid, (uintptr_t)m->msg_control, c->control, c->control_len);
+	return r < 0 ? r : take_rights(pidfd, c);
 }
 
 /* Verdicts of check(), besides an errno to answer without performing. */
@@ -234,7 +348,7 @@ static int check(const supervisor *sup, const network_state *s, pid_t tid, int s
 		if (c->len < sizeof(sa_family_t))
 			return PERFORM; /* no destination: the kernel answers (EINVAL; TCP ignores)
 					 */
-		if (family == AF_UNSPEC && !c->sendto)
+		if (family == AF_UNSPEC && !c->send)
 			return PERFORM; /* dissolves the association */
 		/* sendto() with AF_UNSPEC: IPv4 UDP and raw sockets take the address anyway. */
 		if (family == AF_UNSPEC)
@@ -295,44 +409,41 @@ static int check(const supervisor *sup, const network_state *s, pid_t tid, int s
 	return s->rules.roots && !beneath_net_roots(s, fd) ? REFUSE : PERFORM;
 }
 
-static int network_answer(void *state, sup_call *call, struct seccomp_notif_resp *resp)
+/*
+ * Answers one connect(), or one message sent, described by @m (see read_call()) on our copy
+ * @sock of the caller's socket, with @flags: read once, checked, performed. The bytes sent (0
+ * for connect), or -errno; a refusal is recorded, sets *@refused and is -EACCES.
+ */
+static int answer_one(network_state *s, sup_call *call, int pidfd, int sock, const struct msghdr *m,
+		      bool exact_len, int flags, bool *refused)
 {
-	network_state *s = state;
-	const struct seccomp_notif *n = call->n;
-	pid_t tid = (pid_t)n->pid;
-	net_call c = {.sendto = n->data.nr == SYS_sendto};
-	_cleanup_close_ int sock = -1, path_fd = -1;
+	pid_t tid = (pid_t)call->n->pid;
+	net_call c = {.send = call->n->data.nr != SYS_connect, .flags = flags};
+	_cleanup_close_ int path_fd = -1;
 	char what[256] = "";
-	int verdict = read_call(n, &c);
-	if (verdict == 0) {
-		sock = sup_caller_fd(tid, c.fd);
-		verdict =
-			sock < 0 ? sock
-				 : check(call->sup, s, tid, sock, &c, &path_fd, what, sizeof(what));
-	}
+	int verdict = read_call(tid, pidfd, sock, m, exact_len, &c);
+	if (verdict == 0)
+		verdict = c.send && c.len == 0 ? PERFORM /* a connected socket's own peer */
+					       : check(call->sup, s, tid, sock, &c, &path_fd, what,
+						       sizeof(what));
 	/*
 	 * All that was read of the caller (its memory, /proc/TID) was the caller's: it is still
 	 * the one blocked in this call, so its thread id was not reused meanwhile.
 	 */
-	if (!sup_call_valid(call)) {
-		free(c.buf);
-		resp->error = -ESRCH;
-		return SUP_ANSWERED;
-	}
+	if (!sup_call_valid(call))
+		verdict = -ESRCH;
 	if (!s->rules.supervised && verdict == PERFORM) {
 		(void)snprintf(what, sizeof(what), "%s", what[0] ? what : "network");
 		verdict = REFUSE; /* no rules were given: nothing is let through */
 	}
 	if (verdict == REFUSE) {
-		free(c.buf);
 		record(s, what); /* before the answer, which may end the caller and the run */
-		resp->error = -EACCES;
-		return SUP_REFUSED;
+		*refused = true;
+		verdict = -EACCES;
 	}
 	if (verdict < 0) {
-		free(c.buf);
-		resp->error = verdict;
-		return SUP_ANSWERED;
+		net_call_done(&c);
+		return verdict;
 	}
 
 	struct sockaddr_un proc = {.sun_family = AF_UNIX};
@@ -345,26 +456,137 @@ static int network_answer(void *state, sup_call *call, struct seccomp_notif_resp
 				     strlen(proc.sun_path) + 1);
 	}
 	int r = sup_as_caller(op_net, -1, &op);
-	if (r == -EPIPE && c.sendto && !(c.flags & MSG_NOSIGNAL)) {
+	if (r == -EPIPE && c.send && !(flags & MSG_NOSIGNAL)) {
 		/* What the kernel would have sent the caller's thread with the error. */
 		pid_t tgid = sup_tgid(tid);
 		if (tgid > 0)
 			(void)syscall(SYS_tgkill, tgid, tid, SIGPIPE);
 	}
-	free(c.buf);
+	net_call_done(&c);
+	return r;
+}
+
+/* @m's iovec array, the caller's, copied into @iov (room for MSG_IOV_MAX); @m then points at it. */
+static int peek_iov(pid_t tid, struct msghdr *m, struct iovec *iov)
+{
+	if (m->msg_iovlen > MSG_IOV_MAX)
+		return -EMSGSIZE; /* as __copy_msghdr() answers */
+	int r = m->msg_iovlen
+			? sup_peek(tid, (uintptr_t)m->msg_iov, iov, m->msg_iovlen * sizeof(*iov))
+			: 0;
+	m->msg_iov = iov;
+	return r;
+}
+
+/* The bytes @m asks to send, up to SIZE_MAX. */
+static size_t iov_total(const struct msghdr *m)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < m->msg_iovlen; i++)
+		total = m->msg_iov[i].iov_len > SIZE_MAX - total ? SIZE_MAX
+								 : total + m->msg_iov[i].iov_len;
+	return total;
+}
+
+/*
+ * sendmmsg(): each message in turn, as the kernel sends them: the vector is copied once, each
+ * message sent has its msg_len written back, and the answer is the count sent, or the first
+ * message's error. It stops at the first message that fails, is refused, or is sent in part.
+ */
+static int answer_many(network_state *s, sup_call *call, int pidfd, int sock, bool *refused)
+{
+	const __u64 *a = call->n->data.args;
+	pid_t tid = (pid_t)call->n->pid;
+	unsigned vlen = (unsigned)a[2];
+	int flags = (int)a[3];
+	if (vlen > MSG_IOV_MAX)
+		vlen = MSG_IOV_MAX; /* the kernel's own cap */
+	if (vlen == 0)
+		return 0;
+	_cleanup_free_ struct mmsghdr *v = calloc(vlen, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int r = sup_peek(tid, a[1], v, vlen * sizeof(*v));
+	unsigned sent = 0;
+	struct iovec iov[MSG_IOV_MAX];
+	while (r >= 0 && sent < vlen) {
+		struct msghdr *m = &v[sent].msg_hdr;
+		r = peek_iov(tid, m, iov);
+		if (r < 0)
+			break;
+		size_t want = iov_total(m);
+		/* A message's own msg_flags count for MSG_EOR alone, as in the kernel. */
+		r = answer_one(s, call, pidfd, sock, m, false, flags | (m->msg_flags & MSG_EOR),
+			       refused);
+		if (r < 0)
+			break;
+		unsigned len = (unsigned)r;
+		uint64_t at = a[1] + sent * sizeof(*v) + offsetof(struct mmsghdr, msg_len);
+		if ((r = sup_poke(tid, at, &len, sizeof(len))) < 0)
+			break;
+		sent++;
+		if (len < want)
+			break; /* the rest of a stream waits for the caller's next call */
+	}
+	return sent ? (int)sent : r;
+}
+
+/* Answers the call @call names on our copy @sock of the caller's socket; see answer_one(). */
+static int answer_call(network_state *s, sup_call *call, int pidfd, int sock, bool *refused)
+{
+	const __u64 *a = call->n->data.args;
+	pid_t tid = (pid_t)call->n->pid;
+	struct iovec iov[MSG_IOV_MAX];
+	struct msghdr m = {0};
+	int r;
+
+	switch (call->n->data.nr) {
+	case SYS_connect:
+		m.msg_name = (void *)(uintptr_t)a[1];
+		m.msg_namelen = (socklen_t)a[2];
+		return answer_one(s, call, pidfd, sock, &m, true, 0, refused);
+	case SYS_sendto:
+		/* __sys_sendto(): a length beyond INT_MAX is INT_MAX. */
+		iov[0] = (struct iovec){.iov_base = (void *)(uintptr_t)a[1],
+					.iov_len = a[2] > INT_MAX ? INT_MAX : (size_t)a[2]};
+		m = (struct msghdr){.msg_name = (void *)(uintptr_t)a[4],
+				    .msg_namelen = (socklen_t)a[5],
+				    .msg_iov = iov,
+				    .msg_iovlen = 1};
+		return answer_one(s, call, pidfd, sock, &m, true, (int)a[3], refused);
+	case SYS_sendmsg:
+		r = sup_peek(tid, a[1], &m, sizeof(m));
+		if (r >= 0)
+			r = peek_iov(tid, &m, iov);
+		return r < 0 ? r : answer_one(s, call, pidfd, sock, &m, false, (int)a[2], refused);
+	default:
+		return answer_many(s, call, pidfd, sock, refused);
+	}
+}
+
+static int network_answer(void *state, sup_call *call, struct seccomp_notif_resp *resp)
+{
+	pid_t tid = (pid_t)call->n->pid;
+	bool refused = false;
+	_cleanup_close_ int pidfd = sup_caller_pidfd(tid);
+	_cleanup_close_ int sock =
+		pidfd < 0 ? pidfd : sup_pidfd_getfd(pidfd, (int)call->n->data.args[0]);
+	int r = sock < 0 ? sock : answer_call(state, call, pidfd, sock, &refused);
+	if (call->gone)
+		r = -ESRCH;
 	if (r < 0) {
 		resp->error = r;
 	} else {
 		resp->error = 0;
 		resp->val = r;
 	}
-	return SUP_ANSWERED;
+	return refused ? SUP_REFUSED : SUP_ANSWERED;
 }
 
 /* --- the handler -------------------------------------------------------------------------------
  */
 
-static const int network_calls[] = {SYS_connect, SYS_sendto, -1};
+static const int network_calls[] = {SYS_connect, SYS_sendto, SYS_sendmsg, SYS_sendmmsg, -1};
 
 int network_handler_new(const net_supervision *rules, void **ret_state)
 {

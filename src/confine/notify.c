@@ -57,6 +57,18 @@ int sup_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+int sup_poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	/* process_vm_writev() only reads the local side. */
+	struct iovec local = {.iov_base = (void *)buf, .iov_len = len};
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
 /* Page by page: the string may end right before an unmapped page. */
 int sup_peek_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 {
@@ -314,17 +326,26 @@ pid_t sup_tgid(pid_t tid)
 	return tgid > 0 ? (pid_t)tgid : -ESRCH;
 }
 
-int sup_caller_fd(pid_t tid, int fd)
+int sup_caller_pidfd(pid_t tid)
 {
 	/* A pidfd of a thread that is not the leader needs Linux 6.9: the leader's, then. */
 	pid_t tgid = sup_tgid(tid);
 	if (tgid < 0)
 		return tgid;
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
-	if (pidfd < 0)
-		return -errno;
+	int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	return pidfd < 0 ? -errno : pidfd;
+}
+
+int sup_pidfd_getfd(int pidfd, int fd)
+{
 	int ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	return ours < 0 ? -errno : ours;
+}
+
+int sup_caller_fd(pid_t tid, int fd)
+{
+	_cleanup_close_ int pidfd = sup_caller_pidfd(tid);
+	return pidfd < 0 ? pidfd : sup_pidfd_getfd(pidfd, fd);
 }
 
 uint32_t sup_native_arch(void)

@@ -228,6 +228,8 @@ static const uint32_t metadata_ioctls[] = {
 #define SOCKOP_CONNECT	  3
 #define SOCKOP_SOCKETPAIR 8
 #define SOCKOP_SENDTO	  11
+#define SOCKOP_SENDMSG	  16
+#define SOCKOP_SENDMMSG	  20
 
 static uint32_t metadata_action(unsigned flags)
 {
@@ -277,11 +279,19 @@ static int add_net_rules(scmp_filter_ctx ctx, unsigned flags)
 {
 	int r = 0;
 	if (flags & SECCOMP_NET_NOTIFY) {
-		/* With a NULL destination, sendto is a send on a connected socket: let through. */
+		/*
+		 * With a NULL destination, sendto is a send on a connected socket: let through.
+		 * sendmsg's and sendmmsg's destinations lie in memory the filter cannot read: every
+		 * one goes to the supervisor.
+		 */
 		struct scmp_arg_cmp to = SCMP_CMP(4, SCMP_CMP_NE, 0, 0);
 		r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "connect", 0, NULL);
 		if (r >= 0)
 			r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "sendto", 1, &to);
+		if (r >= 0)
+			r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "sendmsg", 0, NULL);
+		if (r >= 0)
+			r = add_rule(ctx, -(int)SCMP_ACT_NOTIFY, "sendmmsg", 0, NULL);
 	}
 	if (r >= 0 && (flags & SECCOMP_DENY_SOCKETS)) {
 		struct scmp_arg_cmp family = SCMP_CMP(0, SCMP_CMP_NE, AF_UNIX, 0);
@@ -491,10 +501,8 @@ static int direct_socket_nr(const char *arch, const char *name)
 		const char *arch, *name;
 		int nr;
 	} known[] = {
-		{"x86", "socket", 359},
-		{"x86", "socketpair", 360},
-		{"x86", "connect", 362},
-		{"x86", "sendto", 369},
+		{"x86", "socket", 359}, {"x86", "socketpair", 360}, {"x86", "connect", 362},
+		{"x86", "sendto", 369}, {"x86", "sendmsg", 370},    {"x86", "sendmmsg", 345},
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(known[i].arch, arch) == 0 && strcmp(known[i].name, name) == 0)
@@ -504,10 +512,10 @@ static int direct_socket_nr(const char *arch, const char *name)
 
 /*
  * The network rules of @arch's ABI that libseccomp's program cannot express (add_net_rules()):
- * on an arch that is not the target's own, connect and sendto are refused with EPERM (the
- * supervisor decodes the native ABI only); wherever socketcall exists, its connect and sendto
- * (and with DENY_SOCKETS its socket and socketpair) are refused, since their arguments lie in
- * memory the filter cannot read.
+ * on an arch that is not the target's own, the supervised calls (connect, sendto, sendmsg,
+ * sendmmsg) are refused with EPERM (the supervisor decodes the native ABI only); wherever
+ * socketcall exists, its forms of them (and with DENY_SOCKETS its socket and socketpair) are
+ * refused, since their arguments lie in memory the filter cannot read.
  */
 static int net_prefix_rules(prefix_group *g, const char *arch, bool native, bool x32,
 			    unsigned flags)
@@ -519,8 +527,8 @@ static int net_prefix_rules(prefix_group *g, const char *arch, bool native, bool
 	if (!(flags & (SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS)))
 		return 0;
 	if (!native && (flags & SECCOMP_NET_NOTIFY)) {
-		static const char *const calls[] = {"connect", "sendto"};
-		for (size_t i = 0; r >= 0 && i < 2; i++) {
+		static const char *const calls[] = {"connect", "sendto", "sendmsg", "sendmmsg"};
+		for (size_t i = 0; r >= 0 && i < sizeof(calls) / sizeof(calls[0]); i++) {
 			int nr = seccomp_syscall_resolve_name_arch(token, calls[i]);
 			if (nr < 0)
 				nr = direct_socket_nr(arch, calls[i]);
@@ -535,9 +543,10 @@ static int net_prefix_rules(prefix_group *g, const char *arch, bool native, bool
 	}
 	int socketcall = seccomp_syscall_resolve_name_arch(token, "socketcall");
 	if (socketcall >= 0 && r >= 0 && (flags & SECCOMP_NET_NOTIFY)) {
-		r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_CONNECT, eperm);
-		if (r >= 0)
-			r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_SENDTO, eperm);
+		static const uint32_t ops[] = {SOCKOP_CONNECT, SOCKOP_SENDTO, SOCKOP_SENDMSG,
+					       SOCKOP_SENDMMSG};
+		for (size_t i = 0; r >= 0 && i < sizeof(ops) / sizeof(ops[0]); i++)
+			r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, ops[i], eperm);
 	}
 	if (socketcall >= 0 && r >= 0 && (flags & SECCOMP_DENY_SOCKETS)) {
 		r = prefix_add(g, (uint32_t)socketcall, ARG_EQ, SOCKOP_SOCKET, eperm);

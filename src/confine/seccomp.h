@@ -40,8 +40,9 @@
 
 /*
  * The network (docs/design/seccomp.md, docs/design/metadata.md):
- *   NET_NOTIFY        connect, and sendto with a destination address, go to the supervisor,
- *                     which checks the address and performs the call on the caller's socket
+ *   NET_NOTIFY        connect, sendto with a destination address, and every sendmsg and
+ *                     sendmmsg (their destination is in memory) go to the supervisor, which
+ *                     checks the address and performs the call on the caller's socket
  *                     (a pathname unix socket of the host is reachable through the file system
  *                     from any network namespace); the other ABIs' forms (i386 socketcall and
  *                     direct calls, x32) are refused with EPERM

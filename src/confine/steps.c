@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "confine.h"
@@ -155,6 +156,59 @@ int fd_send(int sock, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
+/* The helper of listener_install_send(): waits for the listener's number, then sends it. */
+typedef struct listener_helper {
+	int sock;
+	int ready; /* the pipe's read end */
+} listener_helper;
+
+static int send_listener(void *arg)
+{
+	const listener_helper *h = arg;
+	int fd;
+	if (read(h->ready, &fd, sizeof(fd)) != (ssize_t)sizeof(fd))
+		return 1; /* no listener came */
+	return fd_send(h->sock, fd) == 0 ? 0 : 1;
+}
+
+int listener_install_send(const seccomp_program *prog, int sock, bool covers_sendmsg)
+{
+	if (!covers_sendmsg) {
+		int listener = seccomp_install_listener(prog);
+		if (listener < 0)
+			return listener;
+		int r = fd_send(sock, listener);
+		(void)close(listener);
+		return r < 0 ? -EPIPE : 0;
+	}
+	/*
+	 * Once a filter that hands sendmsg() to the supervisor is in, our own sendmsg() of its
+	 * listener would wait for the supervisor that the listener is for. So the send is made by
+	 * a helper started before the filter, which the filter does not cover: it shares our
+	 * descriptor table and memory (no copy of the vfork'ed caller's pages), on a stack of its
+	 * own, and ends before we go on.
+	 */
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -errno;
+	listener_helper h = {.sock = sock, .ready = ready[0]};
+	_Alignas(16) char stack[32768];
+	pid_t helper =
+		clone(send_listener, stack + sizeof(stack), CLONE_VM | CLONE_FILES | SIGCHLD, &h);
+	int listener = helper < 0 ? -errno : seccomp_install_listener(prog);
+	if (listener >= 0 && write(ready[1], &listener, sizeof(listener)) != sizeof(listener))
+		listener = -EIO;
+	(void)close(ready[1]); /* the helper reads end-of-file when no number came */
+	int status = 0;
+	while (helper > 0 && waitpid(helper, &status, 0) < 0 && errno == EINTR)
+		;
+	(void)close(ready[0]);
+	if (listener < 0)
+		return listener;
+	(void)close(listener);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPIPE;
+}
+
 int fd_receive(int sock, int flags)
 {
 	char byte;
@@ -191,20 +245,18 @@ static int install_filter(unsigned flags, int meta_sock)
 	/* No supervisor to send to, or no listener here (a kernel before 5.0, a filter stacked
 	 * with its own): refuse them. */
 	unsigned refuse = (flags & ~SECCOMP_METADATA_NOTIFY) | SECCOMP_METADATA_DENY;
-	int listener = meta_sock >= 0 ? seccomp_install_listener(seccomp_program_for(flags)) : 0;
-	if (meta_sock < 0 || listener == -EBUSY || listener == -EINVAL || listener == -ENOSYS) {
-		int r = seccomp_install(seccomp_program_for(refuse));
+	/*
+	 * Once the filter is in place a supervised call waits for a supervisor. One that cannot be
+	 * told gets nothing (the calls then fail with ENOSYS once the listener is gone: closed
+	 * either way).
+	 */
+	int r = meta_sock >= 0 ? listener_install_send(seccomp_program_for(flags), meta_sock,
+						       flags & SECCOMP_NET_NOTIFY)
+			       : 0;
+	if (meta_sock < 0 || r == -EBUSY || r == -EINVAL || r == -ENOSYS) {
+		r = seccomp_install(seccomp_program_for(refuse));
 		return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_REFUSED);
 	}
-	if (listener < 0)
-		return listener;
-	/*
-	 * The filter is in place: from here a metadata call would wait for a supervisor. One that
-	 * cannot be told gets nothing (the calls then fail with ENOSYS once the listener is gone:
-	 * closed either way).
-	 */
-	int r = fd_send(meta_sock, listener);
-	(void)close(listener);
 	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
 }
 
@@ -387,13 +439,10 @@ static int step_loopback(step_ctx *x)
 	return r;
 }
 
-/* The listener for the command's connect and sendto calls, below the runner's own filter. */
+/* The listener for the command's connect and send calls, below the runner's own filter. */
 static int step_net_listener(step_ctx *x)
 {
-	int listener = seccomp_install_listener(seccomp_net_only_program());
-	int r = listener < 0 ? listener : fd_send(x->sock, listener);
-	if (listener >= 0)
-		(void)close(listener);
+	int r = listener_install_send(seccomp_net_only_program(), x->sock, true);
 	if (r < 0) {
 		(void)snprintf(x->msg, x->size,
 			       "cannot hand over the connect supervisor's listener");

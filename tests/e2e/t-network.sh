@@ -8,8 +8,10 @@
 #              (Landlock scopes abstract sockets even so);
 #   none       reaches none of them, on both backends in both confined modes, as root and as
 #              nobody, and the command's own loopback still works; the workspace's own socket is
-#              reached in workspace-write; a refused connection is named in no line, and a
-#              command that failed after one is told that network access is disabled;
+#              reached in workspace-write; a datagram sent by sendmsg or sendmmsg with a
+#              destination (a flipped one included) is held to the same rules, and SCM_RIGHTS and
+#              a TCP sendmsg of the command's own still work; a refused connection is named in no
+#              line, and a command that failed after one is told that network access is disabled;
 #   allowlist  reaches an allowed name through the proxy (curl, with the variables the sandbox
 #              sets; names map to 127.0.0.1 in the proxy's resolver through network.hosts), is
 #              refused a name not allowed with the model-facing line naming it, and cannot go
@@ -105,6 +107,78 @@ case_dgram() {
 	refused "sending to $OUT_DGRAM"
 	sleep 0.2
 	assert_streq "$(accepted out.dgram)" 0
+}
+
+# sendmsg and sendmmsg carry their destination in memory: supervised as sendto is.
+case_sendmsg() {
+	services
+	local kind=$2
+	if [ "$1" = control ]; then
+		reach control "$kind" "$OUT_DGRAM" out.dgram
+		return
+	fi
+	connect_at "$1" "$kind" "$OUT_DGRAM" none
+	refused "sending to $OUT_DGRAM by $kind"
+	assert_streq "$out" EACCES
+	sleep 0.2
+	assert_streq "$(accepted out.dgram)" 0
+}
+case_sendmsg_msg() { case_sendmsg "$1" msg; }
+case_sendmsg_mmsg() { case_sendmsg "$1" mmsg; }
+
+# The workspace's own datagram socket, by sendmsg and by sendmmsg (three, each reported sent).
+case_sendmsg_inside() {
+	services
+	local kind
+	for kind in msg mmsg; do
+		connect_at "$1" "$kind" "$IN_DGRAM" none
+		if [ "${1#*/}" = workspace-write ]; then
+			assert_streq "$out" OK
+		else
+			refused "$kind to the workspace's socket in read-only"
+		fi
+	done
+	sleep 0.2
+	if [ "${1#*/}" = workspace-write ]; then
+		assert_streq "$(accepted in.dgram)" 4
+	else
+		assert_streq "$(accepted in.dgram)" 0
+	fi
+}
+
+# What the supervisor performs still works: SCM_RIGHTS between the command's own sockets, and
+# a TCP sendmsg over its own loopback.
+case_sendmsg_own() {
+	mkdir -p ws
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" rights
+	assert_rc 0
+	assert_streq "$out" OK
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" loopback msg
+	assert_rc 0
+	assert_streq "$out" OK
+}
+
+# One thread flips msg_name between the workspace's socket and the outside one while another
+# sends: the outside gets nothing (the control: both get datagrams).
+case_sendmsg_race() {
+	services
+	if [ "$1" = control ]; then
+		out=$("$PYTHON" "$NET_TOOL" race "$IN_DGRAM" "$OUT_DGRAM" 1)
+		sleep 0.2
+		[ "$(accepted out.dgram)" -ge 1 ] || fail "the outside socket got nothing: $out"
+		[ "$(accepted in.dgram)" -ge 1 ] || fail "the inside socket got nothing: $out"
+		return
+	fi
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" race "$IN_DGRAM" "$OUT_DGRAM" 1
+	assert_rc 0
+	[[ "$out" =~ ^calls\ [0-9]+ ]] || fail "the race did not run: $out ($err)"
+	sleep 0.2
+	assert_streq "$(accepted out.dgram)" 0
+	# Both sides were taken: in workspace-write the inside socket got some.
+	[ "${1#*/}" = read-only ] || [ "$(accepted in.dgram)" -ge 1 ] || fail "nothing arrived inside: $out"
 }
 
 # A symlink in the workspace to the outside socket is the outside socket.
@@ -240,9 +314,10 @@ case_allow_bypass() {
 	assert_contains "$out" "[sandbox: network access to 192.0.2.1:80 denied (not in the allow-list)]"
 	assert_streq "$(accepted tcp)" 0
 	# And the rest stays closed, as under none.
-	bash_allow "$1" "$PYTHON $NET_TOOL connect unix $OUT_SOCK; $PYTHON $NET_TOOL connect abstract $ABSTRACT; $PYTHON $NET_TOOL connect udp 127.0.0.1:$UDP_PORT"
+	bash_allow "$1" "$PYTHON $NET_TOOL connect unix $OUT_SOCK; $PYTHON $NET_TOOL connect abstract $ABSTRACT; $PYTHON $NET_TOOL connect udp 127.0.0.1:$UDP_PORT; $PYTHON $NET_TOOL connect msg $OUT_DGRAM; $PYTHON $NET_TOOL connect mmsg $OUT_DGRAM"
 	assert_not_contains "$out" OK
 	assert_streq "$(accepted out.sock)" 0
+	assert_streq "$(accepted out.dgram)" 0
 	assert_streq "$(accepted abstract)" 0
 	assert_streq "$(accepted udp)" 0
 }
@@ -478,6 +553,9 @@ cases=(
 	"a pathname unix socket outside connects|a pathname unix socket outside is refused|case_pathname"
 	"a unix datagram outside arrives|a unix datagram to a socket outside is refused|case_dgram"
 	"a symlink to the outside socket connects|a symlink in the workspace to the outside socket is refused|case_symlink"
+	"a unix datagram by sendmsg with msg_name arrives|sendmsg with msg_name to a socket outside is refused|case_sendmsg_msg"
+	"unix datagrams by sendmmsg arrive|sendmmsg to a socket outside is refused|case_sendmsg_mmsg"
+	"sendmsg racing a flipped msg_name reaches both sockets|sendmsg racing a flipped msg_name reaches nothing outside|case_sendmsg_race"
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r control_name name fn <<<"$c"
@@ -485,6 +563,8 @@ for c in "${cases[@]}"; do
 	each_confined "none: $name, and the service saw nothing" "$fn"
 done
 each_confined "none: the workspace's own socket is reached in workspace-write alone" case_inside
+each_confined "none: sendmsg and sendmmsg reach the workspace's datagram socket in workspace-write alone" case_sendmsg_inside
+each_confined "none: SCM_RIGHTS and a TCP sendmsg of the command's own still work" case_sendmsg_own
 t "control: a host socket in /tmp moved into the workspace connects" case_moved_in control
 each_confined "none: a host socket in /tmp moved into the workspace is refused" case_moved_in
 each_confined "none: the command's own loopback works" case_own_loopback

@@ -607,6 +607,8 @@ typedef struct net_case {
 #define SOCKOP_CONNECT	    3
 #define SOCKOP_SEND	    9
 #define SOCKOP_SENDTO	    11
+#define SOCKOP_SENDMSG	    16
+#define SOCKOP_SENDMMSG	    20
 #define SOCKOP_SOCKETPAIR   8
 #define SOCKOP_RECVFROM	    12
 
@@ -617,7 +619,10 @@ static const net_case net_cases[] = {
 	{"sendto with an address", NET, NATIVE, SYS_sendto, 3, 0x7ffc1000, NOTIF},
 	{"sendto with an address above 4 GiB", NET, NATIVE, SYS_sendto, 3, HIGH, NOTIF},
 	{"sendto on a connected socket", NET, NATIVE, SYS_sendto, 3, 0, SECCOMP_RET_ALLOW},
-	{"sendmsg (not seen)", NET, NATIVE, SYS_sendmsg, 3, 0, SECCOMP_RET_ALLOW},
+	{"sendmsg (its destination is in memory)", NET, NATIVE, SYS_sendmsg, 3, 0, NOTIF},
+	{"sendmmsg", NET, NATIVE, SYS_sendmmsg, 3, 0, NOTIF},
+	{"send (no destination)", NET, NATIVE, SYS_sendto, 3, 0, SECCOMP_RET_ALLOW},
+	{"write", NET, NATIVE, SYS_write, 3, 0, SECCOMP_RET_ALLOW},
 	{"bind", NET, NATIVE, SYS_bind, 3, 0, SECCOMP_RET_ALLOW},
 	{"accept4", NET, NATIVE, SYS_accept4, 3, 0, SECCOMP_RET_ALLOW},
 	{"socket(AF_INET)", SOCKS, NATIVE, SYS_socket, AF_INET, 0, EAFNO},
@@ -631,13 +636,19 @@ static const net_case net_cases[] = {
 	{"i386 socketcall(CONNECT)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_CONNECT, 0, EPERMS},
 	{"i386 socketcall(SENDTO)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDTO, 0, EPERMS},
 	{"i386 socketcall(SENDTO), a4 set", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDTO, 1, EPERMS},
+	{"i386 socketcall(SENDMSG)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDMSG, 0, EPERMS},
+	{"i386 socketcall(SENDMMSG)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SENDMMSG, 0, EPERMS},
 	{"i386 socketcall(SEND)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SEND, 0, SECCOMP_RET_ALLOW},
 	{"i386 socketcall(RECVFROM)", NET, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_RECVFROM, 0, SECCOMP_RET_ALLOW},
 	{"i386 connect", NET, AUDIT_ARCH_I386, 362, 3, 0, EPERMS},
 	{"i386 sendto", NET, AUDIT_ARCH_I386, 369, 3, 0, EPERMS},
 	{"i386 sendto with an address", NET, AUDIT_ARCH_I386, 369, 3, 0x1000, EPERMS},
+	{"i386 sendmsg", NET, AUDIT_ARCH_I386, 370, 3, 0, EPERMS},
+	{"i386 sendmmsg", NET, AUDIT_ARCH_I386, 345, 3, 0, EPERMS},
 	{"x32 connect", NET, AUDIT_ARCH_X86_64, X32_BIT | 42, 3, 0, EPERMS},
 	{"x32 sendto", NET, AUDIT_ARCH_X86_64, X32_BIT | 44, 3, 0x1000, EPERMS},
+	{"x32 sendmsg", NET, AUDIT_ARCH_X86_64, X32_BIT | 518, 3, 0, EPERMS},
+	{"x32 sendmmsg", NET, AUDIT_ARCH_X86_64, X32_BIT | 538, 3, 0, EPERMS},
 	{"i386 socketcall(SOCKET)", SOCKS, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SOCKET, 0, EPERMS},
 	{"i386 socketcall(SOCKETPAIR)", SOCKS, AUDIT_ARCH_I386, SYS_SOCKETCALL_I386, SOCKOP_SOCKETPAIR, 0, EPERMS},
 	{"i386 socket(AF_INET)", SOCKS, AUDIT_ARCH_I386, 359, AF_INET, 0, EAFNO},
@@ -967,10 +978,7 @@ static int child_net_only(void *arg)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	/* The control: unfiltered, the kernel answers (nothing listens on port 9). */
 	CHILD_EXPECT(ERRNO_OF(connect(s, (struct sockaddr *)&to, sizeof(to))) == ECONNREFUSED);
-	int listener = seccomp_install_listener(seccomp_net_only_program());
-	CHILD_EXPECT(listener >= 0);
-	CHILD_EXPECT(fd_send(sock, listener) == 0);
-	close(listener);
+	CHILD_EXPECT(listener_install_send(seccomp_net_only_program(), sock, true) == 0);
 	CHILD_EXPECT(send(sp[0], "x", 1, 0) == 1);
 	CHILD_EXPECT(sendto(sp[0], "y", 1, 0, NULL, 0) == 1);
 	CHILD_EXPECT(ERRNO_OF(ioctl(fds[0], TIOCSTI, "x")) == ENOTTY);
