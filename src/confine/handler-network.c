@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <linux/vm_sockets.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -97,6 +98,7 @@ typedef struct net_op {
 	const struct sockaddr *addr;
 	socklen_t len;
 	const net_call *c;
+	sup_call *call; /* the notification it answers */
 } net_op;
 
 /* Records @what as refused, once (the first NETWORK_NAMED_MAX); the count is every refusal. */
@@ -209,7 +211,29 @@ static int op_net(int unused, const void *arg)
 			   .msg_control = o->c->control,
 			   .msg_controllen = o->c->control_len};
 	/* Never our SIGPIPE (it would end the supervisor): the caller gets it below. */
-	ssize_t n = sendmsg(o->sock, &m, o->c->flags | MSG_NOSIGNAL);
+	int flags = o->c->flags | MSG_NOSIGNAL;
+	int fl = fcntl(o->sock, F_GETFL);
+	bool blocking = !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK);
+	ssize_t n;
+	/*
+	 * One worker answers every supervised call of the run, so a send that waits for its peer
+	 * to read must not hold the others: a peer blocked in a supervised call of its own would
+	 * never read. Sent without waiting; when it would block, the worker waits for room, for
+	 * the caller's end, or for another call, which it yields to by answering EINTR, as a
+	 * signal would before any byte went (the caller's libc or runtime sends again).
+	 */
+	while ((n = sendmsg(o->sock, &m, flags | MSG_DONTWAIT)) < 0 && blocking &&
+	       (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		struct pollfd p[2] = {{.fd = o->sock, .events = POLLOUT},
+				      {.fd = o->call->listener, .events = POLLIN}};
+		int k = poll(p, 2, 1000);
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		if (p[1].revents)
+			return -EINTR;
+		if (k == 0 && !sup_call_valid(o->call))
+			return -ESRCH; /* the caller is gone: nobody waits for the answer */
+	}
 	if (n < 0)
 		return -errno;
 	return n > INT32_MAX ? INT32_MAX : (int)n;
@@ -447,7 +471,11 @@ static int answer_one(network_state *s, sup_call *call, int pidfd, int sock, con
 	}
 
 	struct sockaddr_un proc = {.sun_family = AF_UNIX};
-	net_op op = {.sock = sock, .addr = (const struct sockaddr *)&c.addr, .len = c.len, .c = &c};
+	net_op op = {.sock = sock,
+		     .addr = (const struct sockaddr *)&c.addr,
+		     .len = c.len,
+		     .c = &c,
+		     .call = call};
 	if (path_fd >= 0) {
 		/* That very object, whatever its path has become since. */
 		(void)snprintf(proc.sun_path, sizeof(proc.sun_path), "/proc/self/fd/%d", path_fd);

@@ -20,6 +20,9 @@
                              sendmsg): prints OK or the error.
   net-tool.py rights         passes a pipe's write end over a socketpair with SCM_RIGHTS, writes
                              through the descriptor received: prints OK or the error.
+  net-tool.py yield          sends 4 MB by blocking sendmsg to a child that first makes one small
+                             sendmsg of its own, then reads it all: prints OK, or TIMEOUT when
+                             the two did not finish within 20 s.
   net-tool.py race INSIDE OUTSIDE SECONDS
                              one thread sends datagrams by sendmsg in a loop while another flips
                              its msg_name between the paths INSIDE and OUTSIDE: prints the count.
@@ -27,6 +30,7 @@
 import ctypes
 import errno
 import os
+import signal
 import socket
 import struct
 import sys
@@ -248,6 +252,43 @@ def rights():
         return errno.errorcode.get(e.errno, str(e.errno)) if e.errno else str(e)
 
 
+def yield_to_peer():
+    """A blocked send must not hold its peer's other sends: the peer reads after one."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    total = 4 << 20
+    pid = os.fork()
+    if pid == 0:
+        try:
+            a.close()
+            time.sleep(0.5)  # the parent's send is blocked by now
+            c.sendmsg([b"x"])
+            got = 0
+            while got < total:
+                n = len(b.recv(1 << 16))
+                if n == 0:
+                    break
+                got += n
+            os._exit(0 if got == total else 1)
+        except OSError:
+            os._exit(2)
+    b.close()
+    signal.alarm(20)
+    try:
+        data = memoryview(bytes(total))
+        sent = 0
+        while sent < total:
+            sent += a.sendmsg([data[sent:]])
+        _, status = os.waitpid(pid, 0)
+        return "OK" if status == 0 and d.recv(1) == b"x" else "CHILD %d" % status
+    except TimeoutError:
+        return "TIMEOUT"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno)) if e.errno else str(e)
+    finally:
+        signal.alarm(0)
+
+
 def race(inside, outside, seconds):
     """sendmsg in a loop while another thread flips msg_name between INSIDE and OUTSIDE."""
     names = [sockaddr_un(inside), sockaddr_un(outside)]
@@ -279,6 +320,10 @@ def race(inside, outside, seconds):
     return "calls %d sent %d" % (calls, sent)
 
 
+def on_alarm(signum, frame):
+    raise TimeoutError
+
+
 def main():
     if sys.argv[1] == "serve":
         serve(sys.argv[2], sys.argv[3])
@@ -292,6 +337,11 @@ def main():
         sys.exit(0 if result == "OK" else 1)
     elif sys.argv[1] == "rights":
         result = rights()
+        print(result)
+        sys.exit(0 if result == "OK" else 1)
+    elif sys.argv[1] == "yield":
+        signal.signal(signal.SIGALRM, on_alarm)
+        result = yield_to_peer()
         print(result)
         sys.exit(0 if result == "OK" else 1)
     elif sys.argv[1] == "race":

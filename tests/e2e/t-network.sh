@@ -158,6 +158,12 @@ case_sendmsg_own() {
 		"$PYTHON" "$NET_TOOL" loopback msg
 	assert_rc 0
 	assert_streq "$out" OK
+	# A send blocked on its peer holds no other call: the peer's own send is answered, then
+	# it reads (one worker answers them all).
+	run exec --backend "${1%/*}" --mode "${1#*/}" --workspace "$PWD/ws" --network none -- \
+		"$PYTHON" "$NET_TOOL" yield
+	assert_rc 0
+	assert_streq "$out" OK
 }
 
 # One thread flips msg_name between the workspace's socket and the outside one while another
