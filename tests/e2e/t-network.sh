@@ -546,6 +546,14 @@ case_policy() {
 	assert_contains "$out" '"network":{"access":"allowlist","allow":["allowed.test:*","*.good.test:*"],"deny":["bad.good.test"],"allowPrivate":[],"proxyPort":3128,"enforcement":"namespace"}'
 	run policy --workspace "$PWD/ws" --mode workspace-write --json
 	assert_contains "$out" '"network":{"access":"full","allow":[],"deny":[],"allowPrivate":[],"proxyPort":null,"enforcement":"unrestricted"}'
+	# The text says which ports each rule covers, and the listed ranges.
+	printf 'network:\n  access: allowlist\n  allow: [plain.test, "ssh.test:22"]\n  deny: [bad.good.test]\n  allowPrivate: [10.20.0.0/16]\n' >ports.yaml
+	run --config ports.yaml policy --workspace "$PWD/ws" --mode workspace-write
+	assert_rc 0
+	assert_contains "$out" "  allow plain.test (ports 80, 443)"
+	assert_contains "$out" "  allow ssh.test:22"
+	assert_contains "$out" "  deny bad.good.test (every port)"
+	assert_contains "$out" "  allow private 10.20.0.0/16"
 	run --config cfg.yaml probe --json
 	assert_contains "$out" '"network":{"none":"namespace","allowlist":"namespace"}'
 	assert_contains "$out" '"network":{"access":"allowlist","enforcement":"namespace"}'
