@@ -559,6 +559,16 @@ static int answer_many(network_state *s, sup_call *call, int pidfd, int sock, bo
 	return sent ? (int)sent : r;
 }
 
+/*
+ * An address in the caller's memory, as a msghdr of ours holds it: never dereferenced here, only
+ * read through sup_peek(), so the integer-to-pointer cast loses nothing.
+ */
+static void *caller_address(uint64_t a)
+{
+	/* NOLINTNEXTLINE(performance-no-int-to-ptr): the caller's, not ours to optimise */
+	return (void *)(uintptr_t)a;
+}
+
 /* Answers the call @call names on our copy @sock of the caller's socket; see answer_one(). */
 static int answer_call(network_state *s, sup_call *call, int pidfd, int sock, bool *refused)
 {
@@ -570,14 +580,14 @@ static int answer_call(network_state *s, sup_call *call, int pidfd, int sock, bo
 
 	switch (call->n->data.nr) {
 	case SYS_connect:
-		m.msg_name = (void *)(uintptr_t)a[1];
+		m.msg_name = caller_address(a[1]);
 		m.msg_namelen = (socklen_t)a[2];
 		return answer_one(s, call, pidfd, sock, &m, true, 0, refused);
 	case SYS_sendto:
 		/* __sys_sendto(): a length beyond INT_MAX is INT_MAX. */
-		iov[0] = (struct iovec){.iov_base = (void *)(uintptr_t)a[1],
+		iov[0] = (struct iovec){.iov_base = caller_address(a[1]),
 					.iov_len = a[2] > INT_MAX ? INT_MAX : (size_t)a[2]};
-		m = (struct msghdr){.msg_name = (void *)(uintptr_t)a[4],
+		m = (struct msghdr){.msg_name = caller_address(a[4]),
 				    .msg_namelen = (socklen_t)a[5],
 				    .msg_iov = iov,
 				    .msg_iovlen = 1};
