@@ -251,6 +251,7 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 #define HARDEN_META_REFUSED    (1u << 8)  /* no supervisor could be had: they fail with EPERM */
 #define HARDEN_NET_NS	       (1u << 9)  /* a network namespace with a loopback alone */
 #define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and the sends go to the supervisor */
+#define HARDEN_PID_NS	       (1u << 11) /* a PID namespace of the command's, with an init of ours */
 #define HARDEN_FAILED	       (1u << 31)
 
 /*
@@ -338,6 +339,8 @@ typedef enum confine_step {
 	STEP_LIMITS,	      /* first: the call's cgroup joined, niceness, own user namespace,
 			       * rlimits (after the namespace, which keeps its creator's) */
 	STEP_NAMESPACES,      /* user where needed, IPC, UTS; mount_ns and net_ns where possible */
+	STEP_PID_NAMESPACE,   /* the command in a PID namespace whose init is ours (spawned
+			       * under a subreaper only; where no cgroup holds the call) */
 	STEP_NET_NAMESPACE,   /* a network namespace alone (a runner then stays in it) */
 	STEP_LOOPBACK,	      /* needs the network namespace: lo up, the proxy's listener sent */
 	STEP_NET_LISTENER,    /* the connect/send rules alone, their listener sent (a runner
@@ -512,6 +515,23 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv);
  */
 
 /*
+ * For what runs in a PID namespace's first process, on a stack that AddressSanitizer did not
+ * make: its calls of functions that never return would warn on the command's stderr.
+ */
+#define NO_ASAN_STACK __attribute__((no_sanitize("address")))
+
+/* How confine_self() goes on in a PID namespace of the command's own (STEP_PID_NAMESPACE). */
+typedef struct confine_pid_fork {
+	/* In the namespace's first process: before its steps, then after them with their
+	 * outcome (0, or -errno with the line in the message buffer). @then does not return. */
+	void (*enter)(void *arg);
+	void (*then)(void *arg, int r);
+	void *arg;
+	pid_t init;   /* set: the namespace's init */
+	pid_t leader; /* set: its first process, which went on with @then */
+} confine_pid_fork;
+
+/*
  * Confines the calling thread to @plan, irreversibly: its steps, in confine_step order. Fills
  * *@ret_achieved (HARDEN_*) and *@ret_partial (an older Landlock ABI). On failure returns
  * -errno with the launcher's line in @msg. Allocates nothing: runs in vfork'ed children and
@@ -522,9 +542,16 @@ int protect_bwrap_args(const protect_ops *o, char ***io_argv);
  * no listener, the filter refuses the metadata calls instead (HARDEN_META_REFUSED): never
  * lets them through. @cgroup_procs (NULL: none) are the call's cgroups' cgroup.procs, two or
  * -1 (call_cgroup.procs), which STEP_LIMITS joins.
+ *
+ * STEP_PID_NAMESPACE is taken only with @fork (NULL: a caller that reaps nothing). Its init
+ * and the namespace's first process are children of our parent; the first process calls
+ * fork->enter, takes the steps that are left and goes on with fork->then, while we wait
+ * (vfork-like) until it has exec'd or died, and return 1. Whoever reaps the call SIGKILLs the
+ * init at the end, which ends every process in the namespace at once.
  */
 int confine_self(const confine_plan *plan, int sock, const int *cgroup_procs,
-		 unsigned *ret_achieved, bool *ret_partial, char *msg, size_t size);
+		 confine_pid_fork *fork, unsigned *ret_achieved, bool *ret_partial, char *msg,
+		 size_t size);
 
 /*
  * Sends @fd over the unix socket @sock (SCM_RIGHTS, with one byte): 0 or -errno. Receives one so
@@ -581,6 +608,7 @@ typedef struct spawn_handoff {
 	int listener; /* the supervised calls' listener, or -1 (none: the child refuses them) */
 	int proxy;    /* the proxy's listener in the command's network namespace, or -1 */
 	unsigned achieved; /* the HARDEN_* bits the child achieved before exec */
+	pid_t init;	   /* our child, the init of the command's PID namespace, or 0 */
 } spawn_handoff;
 
 #define SPAWN_HANDOFF_INIT                  \
@@ -987,6 +1015,12 @@ bool reap_alone(void);
  */
 void reap_kill_children(pid_t leader);
 
+/*
+ * For the reaper of a call that runs in a PID namespace (@init: its init, 0: none): SIGKILLs
+ * and reaps the @leader (0: reaped already) and @init, which ends every process in there.
+ */
+void reap_kill_init(pid_t leader, pid_t init);
+
 /* --- monitor.c
  * ------------------------------------------------------------------------------------ */
 
@@ -1002,6 +1036,7 @@ enum {
 	X(I32, kind)	      /* MONITOR_* */                                     \
 	X(I32, pid)	      /* STARTED, ENDED: the command (the leader) */      \
 	X(U32, achieved)      /* STARTED: the HARDEN_* bits it achieved */        \
+	X(I32, init)	      /* STARTED: its PID namespace's init, or 0 */       \
 	X(I32, status)	      /* ENDED: its wait status */                        \
 	X(REFUSALS, refusals) /* ENDED: what the supervisor refused in the run */ \
 	X(I32, err_code)      /* FAILED: the dsb_error */                         \
@@ -1062,11 +1097,14 @@ typedef struct proc_tree {
 	supervision sv;		  /* this process supervises the run (sv.listener: poll it) */
 	confine_refusals refused; /* what a monitor reported with the end */
 	call_cgroup cg;		  /* this process made the call's cgroups */
+	pid_t init;		  /* our child, the init of the command's PID namespace (0: none) */
+	int init_fd;		  /* a pidfd of that init, ours or a monitor's child (-1: none) */
 } proc_tree;
 
-#define PROC_TREE_INIT                                                                       \
-	{                                                                                    \
-		.event_fd = -1, .ctl_fd = -1, .sv = SUPERVISION_INIT, .cg = CALL_CGROUP_INIT \
+#define PROC_TREE_INIT                                                               \
+	{                                                                            \
+		.event_fd = -1, .ctl_fd = -1, .init_fd = -1, .sv = SUPERVISION_INIT, \
+		.cg = CALL_CGROUP_INIT                                               \
 	}
 
 /* How tree_spawn() runs the command. */

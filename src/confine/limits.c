@@ -423,6 +423,13 @@ int limits_plan(const dsb_limits *cfg, const backend_ops *ops, const dsb_exec_po
 				return -ENOMEM;
 		}
 	}
+	/*
+	 * A process that confines itself, and no cgroup to end its tree at once: its children go
+	 * to a PID namespace of their own, which the kernel ends at once (STEP_PID_NAMESPACE).
+	 * Made in the user namespace above, or by root.
+	 */
+	if (!pids && (plan->steps & STEP(STEP_LANDLOCK)) && (L->own_userns || h->root))
+		plan->steps |= STEP(STEP_PID_NAMESPACE);
 	int r = 0;
 	if (v[DSB_LIMIT_TMP_BYTES] && m[DSB_LIMIT_TMP_BYTES] == LIMIT_BY_TMPFS &&
 	    policy->mode == DSB_MODE_WORKSPACE_WRITE)

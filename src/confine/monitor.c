@@ -63,7 +63,8 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 	/* The error's strings are borrowed: this record is sent, never freed. */
 	monitor_report m = {.kind = r < 0 ? MONITOR_FAILED : MONITOR_STARTED,
 			    .pid = leader,
-			    .achieved = h.achieved};
+			    .achieved = h.achieved,
+			    .init = h.init};
 	if (r < 0) {
 		m.err_code = (int)err.code;
 		m.err_errno = err.sys_errno;
@@ -94,6 +95,8 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 		int status;
 		pid_t w;
 		while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (w == h.init)
+				h.init = 0; /* killed from inside (no signal scope) */
 			if (w != leader)
 				continue; /* an orphan that ended by itself */
 			monitor_report end = {
@@ -108,8 +111,9 @@ _Noreturn void monitor_run(const dsb_confined *c, dsb_mode mode, const dsb_spawn
 		if (p[0].revents)
 			break; /* told to finish, or the caller is gone */
 	}
+	reap_kill_init(ended ? 0 : leader, h.init);
 	call_cgroup_kill(&cg);
-	reap_kill_children(leader);
+	reap_kill_children(h.init > 0 ? 0 : leader);
 	call_cgroup_remove(&cg);
 	_exit(0);
 }

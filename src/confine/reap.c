@@ -217,6 +217,25 @@ void reap_kill_children(pid_t leader)
 	}
 }
 
+void reap_kill_init(pid_t leader, pid_t init)
+{
+	if (init <= 0)
+		return;
+	/*
+	 * The kernel kills every process of the namespace when its init dies, and the init's
+	 * exit waits until each is reaped: by itself, or by us for the one of ours in there, the
+	 * leader (our child; the rest are the init's or its children's). So the leader is reaped
+	 * first, then the init: both at once, with no tree to walk.
+	 */
+	if (leader > 0)
+		(void)kill(leader, SIGKILL);
+	(void)kill(init, SIGKILL);
+	while (leader > 0 && waitpid(leader, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	while (waitpid(init, NULL, __WALL) < 0 && errno == EINTR)
+		;
+}
+
 bool reap_single_threaded(void)
 {
 	char buf[4096];

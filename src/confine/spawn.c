@@ -32,11 +32,12 @@
 typedef struct child_report {
 	confine_failure failure; /* kind 0: exec'd */
 	unsigned achieved;	 /* HARDEN_* */
+	confine_pid_fork fork;	 /* the command's PID namespace: its init and first process */
 } child_report;
 
 /* In the child: report and die. */
-static _Noreturn void child_fail(child_report *rep, confine_failure_kind kind, int errnum,
-				 const char *detail)
+NO_ASAN_STACK static _Noreturn void child_fail(child_report *rep, confine_failure_kind kind,
+					       int errnum, const char *detail)
 {
 	confine_failure *f = &rep->failure;
 	size_t n = strlen(detail);
@@ -68,82 +69,72 @@ static void reset_signals(void)
 			(void)sigaction(sig, &dfl, NULL);
 }
 
-static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
-				const int *cgroup_procs, int filter_read, int sock, pid_t parent,
-				child_report *rep)
-{
+/* What the child knows, shared with the PID namespace's first process when there is one. */
+typedef struct child_args {
+	const dsb_confined *c;
+	const dsb_spawn_options *o;
+	unsigned flags;
+	child_report *rep;
+	bool partial; /* an older Landlock ABI */
 	char msg[1024];
-	sigset_t none;
+} child_args;
 
-	reset_signals();
-	/*
-	 * The death signal is armed for a parent alive now: one killed between the vfork and
-	 * the prctl left us orphaned already, and nothing would ever fire. bwrap arms its own
-	 * only once it runs, without that check; ours, set here, survives its exec.
-	 */
-	if (flags & SPAWN_DIE_WITH_PARENT) {
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
-		if (getppid() != parent)
-			_exit(1);
-	}
+/* The command's session or process group, and the terminal's foreground for a person's. */
+NO_ASAN_STACK static void take_group(const child_args *a)
+{
+	const dsb_spawn_options *o = a->o;
 	if (o->new_session && setsid() < 0)
-		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a new session");
+		child_fail(a->rep, CONFINE_SETUP_FAILED, errno, "cannot start a new session");
 	/*
 	 * A confined command never shares a process group with anything outside it: kill(0), a
 	 * signal to its own group, would reach the caller's whole group (a process group spans
 	 * PID namespaces). A person's command keeps its session and terminal, and is made the
 	 * terminal's foreground group by its caller (exec/term.c).
 	 */
-	bool own_group = !o->new_session && confined_plan(c);
+	bool own_group = !o->new_session && confined_plan(a->c);
 	if (own_group && setpgid(0, 0) < 0)
-		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot start a process group");
+		child_fail(a->rep, CONFINE_SETUP_FAILED, errno, "cannot start a process group");
 	/*
 	 * Before exec, as a shell's child takes its job's terminal: given only once the parent
 	 * ran again, the command could read it first and stop (SIGTTIN). SIGTTOU, which
 	 * tcsetpgrp() raises in a background group, is blocked here like every signal.
 	 */
-	if (own_group && (flags & SPAWN_FOREGROUND)) {
+	if (own_group && (a->flags & SPAWN_FOREGROUND)) {
 		int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (tty >= 0) {
-			(void)tcsetpgrp(tty, getpid());
+			(void)tcsetpgrp(tty, getpgrp());
 			(void)close(tty);
 		}
 	}
-	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
-	    move_fd(o->stderr_fd, 2) < 0)
-		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot set up the standard streams");
+}
 
-	/* The runner's filter descriptor survives exec; nothing else above stdio does. */
-	const confine_plan *plan = confined_plan(c);
-	int keep = 3;
-	if (filter_read >= 0) {
-		if (filter_read == plan->filter_fd ? fcntl(filter_read, F_SETFD, 0) < 0
-						   : dup2(filter_read, plan->filter_fd) < 0)
-			child_fail(rep, CONFINE_SANDBOX_FAILED, errno,
-				   "cannot pass the system-call filter");
-		keep = plan->filter_fd + 1;
-	}
-	confine_cloexec_from(keep);
+/* The command's own process in a PID namespace: a session or group of its own again. */
+NO_ASAN_STACK static void child_enter(void *arg)
+{
+	take_group(arg);
+}
 
-	if (plan) {
-		bool partial = false;
-		int r = confine_self(plan, sock, cgroup_procs, &rep->achieved, &partial, msg,
-				     sizeof(msg));
-		if (r < 0)
-			child_fail(rep, CONFINE_SANDBOX_FAILED, -r, msg);
-		/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
-		if (partial) {
-			ssize_t ignored =
-				write(2, LL_PARTIAL_NOTICE "\n", sizeof(LL_PARTIAL_NOTICE));
-			(void)ignored;
-		}
+/* After the steps (@r: their outcome): the directory, the signal mask, the exec. */
+NO_ASAN_STACK static _Noreturn void child_exec(void *arg, int r)
+{
+	child_args *a = arg;
+	const dsb_confined *c = a->c;
+	const dsb_spawn_options *o = a->o;
+	sigset_t none;
+
+	if (r < 0)
+		child_fail(a->rep, CONFINE_SANDBOX_FAILED, -r, a->msg);
+	/* DSH's launcher tells the command's stderr; the bytes stay the same (§5.6). */
+	if (a->partial) {
+		ssize_t ignored = write(2, LL_PARTIAL_NOTICE "\n", sizeof(LL_PARTIAL_NOTICE));
+		(void)ignored;
 	}
 
 	/* After the mounts: a directory entered before them would bypass them. */
 	if (o->cwd && chdir(o->cwd) < 0) {
 		/* The errno text is the error's own (dsb_fail_errno): not twice. */
-		(void)snprintf(msg, sizeof(msg), "cannot change directory to '%s'", o->cwd);
-		child_fail(rep, CONFINE_SETUP_FAILED, errno, msg);
+		(void)snprintf(a->msg, sizeof(a->msg), "cannot change directory to '%s'", o->cwd);
+		child_fail(a->rep, CONFINE_SETUP_FAILED, errno, a->msg);
 	}
 
 	(void)sigemptyset(&none);
@@ -163,10 +154,71 @@ static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *
 	 */
 	int e = errno;
 	const char *name = strerrorname_np(e);
-	(void)snprintf(msg, sizeof(msg), "Error: spawn %s %s", c->argv[0],
+	(void)snprintf(a->msg, sizeof(a->msg), "Error: spawn %s %s", c->argv[0],
 		       name ? name : "EUNKNOWN");
+	const confine_plan *plan = confined_plan(c);
 	bool runner = plan ? plan->wraps : c->backend != NULL;
-	child_fail(rep, runner ? CONFINE_RUNNER_SPAWN : CONFINE_EXEC_FAILED, e, msg);
+	child_fail(a->rep, runner ? CONFINE_RUNNER_SPAWN : CONFINE_EXEC_FAILED, e, a->msg);
+}
+
+/* child_exec() as a confine_pid_fork's continuation. */
+NO_ASAN_STACK static void child_then(void *arg, int r)
+{
+	child_exec(arg, r);
+}
+
+static _Noreturn void child_run(const dsb_confined *c, const dsb_spawn_options *o, unsigned flags,
+				const int *cgroup_procs, int filter_read, int sock, pid_t parent,
+				child_report *rep)
+{
+	child_args a = {.c = c, .o = o, .flags = flags, .rep = rep};
+
+	reset_signals();
+	/*
+	 * The death signal is armed for a parent alive now: one killed between the vfork and
+	 * the prctl left us orphaned already, and nothing would ever fire. bwrap arms its own
+	 * only once it runs, without that check; ours, set here, survives its exec.
+	 */
+	if (flags & SPAWN_DIE_WITH_PARENT) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
+		if (getppid() != parent)
+			_exit(1);
+	}
+	take_group(&a);
+	if (move_fd(o->stdin_fd, 0) < 0 || move_fd(o->stdout_fd, 1) < 0 ||
+	    move_fd(o->stderr_fd, 2) < 0)
+		child_fail(rep, CONFINE_SETUP_FAILED, errno, "cannot set up the standard streams");
+
+	/* The runner's filter descriptor survives exec; nothing else above stdio does. */
+	const confine_plan *plan = confined_plan(c);
+	int keep = 3;
+	if (filter_read >= 0) {
+		if (filter_read == plan->filter_fd ? fcntl(filter_read, F_SETFD, 0) < 0
+						   : dup2(filter_read, plan->filter_fd) < 0)
+			child_fail(rep, CONFINE_SANDBOX_FAILED, errno,
+				   "cannot pass the system-call filter");
+		keep = plan->filter_fd + 1;
+	}
+	confine_cloexec_from(keep);
+
+	int r = 0;
+	if (plan) {
+		/* A PID namespace's init is ended by whoever reaps the call: only for one that
+		 * does. */
+		confine_pid_fork *fork = NULL;
+		if (flags & SPAWN_DIE_WITH_PARENT) {
+			fork = &rep->fork;
+			*fork = (confine_pid_fork){
+				.enter = child_enter, .then = child_then, .arg = &a};
+		}
+		r = confine_self(plan, sock, cgroup_procs, fork, &rep->achieved, &a.partial, a.msg,
+				 sizeof(a.msg));
+		/* The command went on in the namespace's first process, which reported for itself.
+		 */
+		if (r == 1)
+			_exit(0);
+	}
+	child_exec(&a, r);
 }
 
 /* The filter program for the runner to read, on a descriptor at 3 or above; -errno. */
@@ -277,6 +329,7 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	child_report rep;
 	failure_clear(&rep.failure);
 	rep.achieved = 0;
+	rep.fork = (confine_pid_fork){0};
 	int dumpable = prctl(PR_GET_DUMPABLE, 0L, 0L, 0L, 0L);
 	sigset_t all, old;
 	(void)sigfillset(&all);
@@ -288,6 +341,16 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		return dsb_fail_errno(reterr, DSB_E_IO, fork_errno, "cannot fork");
+	/*
+	 * The command went on in a PID namespace (steps.c): the child we made has handed it to
+	 * the namespace's first process, our child too, and exits now. That one is the leader.
+	 */
+	pid_t init = rep.fork.init;
+	if (init > 0) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		pid = rep.fork.leader;
+	}
 
 	if (!rep.failure.kind) {
 		*ret_pid = pid;
@@ -298,12 +361,19 @@ int confined_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options
 			if (ours >= 0) /* none: it refuses the calls */
 				ret_handoff->listener = fd_receive(ours, MSG_DONTWAIT);
 			ret_handoff->achieved = rep.achieved;
+			ret_handoff->init = init;
 		}
 		return 0;
 	}
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	/* Nothing of the command ran: its namespace holds the init alone. */
+	if (init > 0) {
+		(void)kill(init, SIGKILL);
+		while (waitpid(init, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	rep.failure.detail[sizeof(rep.failure.detail) - 1] = '\0';
 	if (ret_failure)
 		*ret_failure = rep.failure;

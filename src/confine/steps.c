@@ -9,10 +9,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -267,8 +271,12 @@ typedef struct step_ctx {
 	const confine_plan *plan;
 	int sock;
 	const int *cgroup_procs; /* two, or NULL */
-	unsigned achieved;	 /* HARDEN_* */
-	unsigned filter_flags;	 /* the plan's, with what the namespaces could not give */
+	confine_pid_fork *fork;	 /* STEP_PID_NAMESPACE's; NULL: not taken */
+	int parent_fd;		 /* the caller's pidfd, while the namespace is made */
+	unsigned *ret_achieved;
+	bool *ret_partial;
+	unsigned achieved;     /* HARDEN_* */
+	unsigned filter_flags; /* the plan's, with what the namespaces could not give */
 	bool partial;
 	char *msg;
 	size_t size;
@@ -298,6 +306,17 @@ static int lower_limit(int resource, uint64_t soft, uint64_t hard)
 			rl.rlim_cur = rl.rlim_max;
 	}
 	return setrlimit(resource, &rl) < 0 ? -errno : 0;
+}
+
+/* The command's niceness, raised by the plan's (a command cannot lower it again). */
+static void lower_priority(const confine_limits *L)
+{
+	if (!L->nice)
+		return;
+	errno = 0;
+	int now = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		(void)setpriority(PRIO_PROCESS, 0, now + L->nice > 19 ? 19 : now + L->nice);
 }
 
 /* The sandbox's own user namespace, with its share of the caller's per-user budgets. */
@@ -361,12 +380,9 @@ static int step_limits(step_ctx *x)
 		(void)snprintf(x->msg, x->size, "the call's cgroup was not made");
 		return -EPERM;
 	}
-	if (L->nice) {
-		errno = 0;
-		int now = getpriority(PRIO_PROCESS, 0);
-		if (errno == 0)
-			(void)setpriority(PRIO_PROCESS, 0, now + L->nice > 19 ? 19 : now + L->nice);
-	}
+	/* The command's, not the init's of its PID namespace: that one is niced there. */
+	if (!(x->fork && (x->plan->steps & STEP(STEP_PID_NAMESPACE))))
+		lower_priority(L);
 	/* Before the rlimits: a namespace keeps its creator's as its own ceiling. */
 	int r = L->own_userns ? own_user_namespace(x, L) : 0;
 	if (r < 0)
@@ -397,6 +413,137 @@ static int step_namespaces(step_ctx *x)
 	if (!(ns & HARDEN_IPC_NS))
 		x->filter_flags |= SECCOMP_DENY_IPC;
 	return 0;
+}
+
+/* The caller's pidfd (a child of it asks whether it lives), or -1 without pidfds. */
+static int parent_pidfd(void)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, getppid(), 0U);
+#else
+	return -1;
+#endif
+}
+
+/*
+ * A child of our parent, made in the PID namespace: it dies with that parent, as we do. Armed
+ * for a parent alive now (getppid() says 0 across the namespace: its pidfd tells).
+ */
+NO_ASAN_STACK static void die_with_parent(int parent_fd)
+{
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
+	struct pollfd gone = {.fd = parent_fd, .events = POLLIN};
+	if (parent_fd >= 0 && poll(&gone, 1, 0) != 0)
+		_exit(1);
+}
+
+/*
+ * The init of the command's PID namespace (docs/design/limits.md "Ending the tree"): reaps
+ * what is re-parented to it, and nothing else, until it is killed, which kills every process
+ * of the namespace at once and lets none be made there again. Made before Landlock and the
+ * filter, it is outside the command's domain, which can neither signal nor trace it; it keeps
+ * no descriptor and no capability, and its copy of the caller's memory nobody may read.
+ */
+static _Noreturn void pid_init_run(int parent_fd)
+{
+	die_with_parent(parent_fd);
+	(void)prctl(PR_SET_DUMPABLE, 0L, 0L, 0L, 0L);
+	(void)prctl(PR_SET_NAME, (unsigned long)"dsh-sandbox-init", 0L, 0L, 0L);
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) < 0)
+#endif
+		for (int fd = 0; fd < 1024; fd++)
+			(void)close(fd);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct none[2];
+	memset(none, 0, sizeof(none));
+	(void)syscall(SYS_capset, &hdr, none);
+	/* Every signal stays blocked (the spawner blocked them): SIGCHLD is waited for. */
+	sigset_t chld;
+	(void)sigemptyset(&chld);
+	(void)sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		if (waitpid(-1, NULL, __WALL) > 0 || errno != ECHILD)
+			continue;
+		(void)sigwaitinfo(&chld, NULL); /* no child now: until an orphan comes */
+	}
+}
+
+static int run_steps(step_ctx *x, int from);
+
+/* The namespace's first process, on a stack of its own: the steps left, then the caller's. */
+NO_ASAN_STACK static int pid_leader_run(void *arg)
+{
+	step_ctx *x = arg;
+	confine_pid_fork *f = x->fork;
+	die_with_parent(x->parent_fd);
+	lower_priority(&x->plan->limits);
+	if (f->enter)
+		f->enter(f->arg);
+	int r = run_steps(x, STEP_PID_NAMESPACE + 1);
+	*x->ret_achieved = x->achieved;
+	*x->ret_partial = x->partial;
+	f->then(f->arg, r);
+	_exit(125); /* it does not return */
+}
+
+/* Enough for the steps after this one (the listener's helper takes 32 KiB of it). */
+#define LEADER_STACK (256u << 10)
+
+/*
+ * Where no cgroup holds the call, a fork bomb regrows while its tree is walked and killed one
+ * process at a time, and one whose caller was killed with SIGKILL runs on. In a PID namespace
+ * the kernel kills all of it at once when its init dies, and refuses every fork there after.
+ * unshare() moves our children, not us, and a process whose children go elsewhere cannot make
+ * threads: the command runs in the namespace's first process, as bwrap's does. Both it and
+ * the init are our parent's children (it reaps them), made vfork-like: the first shares our
+ * memory, on a stack of its own, while we wait; we then only report and exit.
+ */
+static int step_pid_namespace(step_ctx *x)
+{
+	confine_pid_fork *f = x->fork;
+	if (!f)
+		return 0; /* nobody to end it: the caller's own reaping holds the tree */
+	/*
+	 * The init is not niced, unlike the command: when it is killed, the kernel ends the
+	 * namespace in its name, and at nice 10 among a bomb's 2048 processes it would wait its
+	 * turn behind every one of them.
+	 */
+	if (unshare(CLONE_NEWPID) < 0) {
+		lower_priority(&x->plan->limits);
+		return 0; /* no CAP_SYS_ADMIN here (no user namespace): the tree walk ends it */
+	}
+	x->parent_fd = parent_pidfd();
+	/* The first process made from here on is the init; without one, no fork there works. */
+	long init = syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), 0L, 0L, 0L, 0L);
+	if (init == 0)
+		pid_init_run(x->parent_fd);
+	int e = errno;
+	void *stack = MAP_FAILED;
+	if (init > 0) {
+		f->init = (pid_t)init;
+		x->achieved |= HARDEN_PID_NS;
+		stack = mmap(NULL, LEADER_STACK, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		e = errno;
+	}
+	pid_t leader = -1;
+	if (stack != MAP_FAILED) {
+		leader = clone(pid_leader_run, (char *)stack + LEADER_STACK,
+			       CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, x);
+		e = errno;
+		(void)munmap(stack, LEADER_STACK);
+	}
+	if (x->parent_fd >= 0)
+		(void)close(x->parent_fd);
+	if (leader < 0) {
+		(void)snprintf(x->msg, x->size,
+			       "cannot start the command in a PID namespace of its own: %s",
+			       strerror(e));
+		return -e;
+	}
+	f->leader = leader;
+	return 1;
 }
 
 /*
@@ -609,6 +756,7 @@ static int step_filter(step_ctx *x)
 static int (*const steps[_STEP_MAX])(step_ctx *x) = {
 	[STEP_LIMITS] = step_limits,
 	[STEP_NAMESPACES] = step_namespaces,
+	[STEP_PID_NAMESPACE] = step_pid_namespace,
 	[STEP_NET_NAMESPACE] = step_net_namespace,
 	[STEP_LOOPBACK] = step_loopback,
 	[STEP_NET_LISTENER] = step_net_listener,
@@ -619,19 +767,33 @@ static int (*const steps[_STEP_MAX])(step_ctx *x) = {
 	[STEP_FILTER] = step_filter,
 };
 
+/* The plan's steps from @from on: 0, 1 (the rest ran in a PID namespace), or -errno. */
+static int run_steps(step_ctx *x, int from)
+{
+	int r = 0;
+	for (int s = from; r == 0 && s < _STEP_MAX; s++)
+		if (x->plan->steps & STEP(s))
+			r = steps[s](x);
+	return r;
+}
+
 int confine_self(const confine_plan *plan, int sock, const int *cgroup_procs,
-		 unsigned *ret_achieved, bool *ret_partial, char *msg, size_t size)
+		 confine_pid_fork *fork, unsigned *ret_achieved, bool *ret_partial, char *msg,
+		 size_t size)
 {
 	step_ctx x = {.plan = plan,
 		      .sock = sock,
 		      .cgroup_procs = cgroup_procs,
+		      .fork = fork,
+		      .parent_fd = -1,
+		      .ret_achieved = ret_achieved,
+		      .ret_partial = ret_partial,
 		      .filter_flags = plan->filter_flags,
 		      .msg = msg,
 		      .size = size};
-	int r = 0;
-	for (int s = 0; r >= 0 && s < _STEP_MAX; s++)
-		if (plan->steps & STEP(s))
-			r = steps[s](&x);
+	int r = run_steps(&x, 0);
+	if (r == 1)
+		return 1; /* the first process of the namespace reported for itself */
 	*ret_achieved = x.achieved;
 	*ret_partial = x.partial;
 	return r;

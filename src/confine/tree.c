@@ -8,9 +8,11 @@
  * stays below the subreaper, and once the command is done the subreaper kills its children
  * until none is left. It needs no namespace (the Landlock backend exists for hosts where bwrap
  * and namespaces cannot run), no delegated cgroup, and keeps setsid(), process groups and ptys
- * working for the command. Why not the alternatives: a PID namespace needs an init process of
- * its own on every call and privileges Landlock hosts often lack; cgroup.kill needs a delegated
- * cgroup v2 tree; a process-group kill misses setsid'd children.
+ * working for the command. Why not the alternatives alone: a PID namespace needs an init process
+ * of its own on every call and privileges Landlock hosts often lack; cgroup.kill needs a
+ * delegated cgroup v2 tree; a process-group kill misses setsid'd children. Where a Landlock
+ * call has no cgroup, its command runs in a PID namespace too (steps.c), whose init, our child,
+ * is killed first (reap_kill_init()): a fork bomb is ended at once, not walked.
  *
  * Who is the subreaper, on both backends (bwrap's PID namespace alone leaves a gap: see
  * tree_spawn()):
@@ -31,6 +33,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +73,8 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 			return r;
 		}
 		t->achieved = h.achieved;
+		t->init = h.init;
+		t->init_fd = h.init > 0 ? pidfd_open_raw(h.init) : -1;
 		supervision_start(&t->sv, confined_plan(c), &h);
 		t->event_fd = pidfd_open_raw(t->leader); /* < 0: tree_check() polls instead */
 		return 0;
@@ -118,6 +123,8 @@ int tree_spawn(const dsb_confined *c, dsb_mode mode, const dsb_spawn_options *op
 	}
 	t->leader = m.pid;
 	t->achieved = m.achieved;
+	/* The monitor's child, alive until it is killed: this pidfd cannot name another. */
+	t->init_fd = m.init > 0 ? pidfd_open_raw(m.init) : -1;
 	record_free(&monitor_report_record, &m);
 	return 0;
 }
@@ -149,8 +156,11 @@ int tree_check(proc_tree *t, int *ret_status)
 		if (t->reaping) {
 			/* Every child is the command's: orphans that ended are reaped as we go. */
 			bool found = false;
-			while (!found && (w = waitpid(-1, &status, WNOHANG)) > 0)
+			while (!found && (w = waitpid(-1, &status, WNOHANG)) > 0) {
 				found = w == t->leader;
+				if (w == t->init)
+					t->init = 0; /* killed from inside (no signal scope) */
+			}
 			if (!found)
 				return 0;
 		} else {
@@ -173,6 +183,13 @@ void tree_signal(const proc_tree *t, int sig)
 		return;
 	if (kill(-t->leader, sig) < 0)
 		(void)kill(t->leader, sig);
+	/*
+	 * A SIGKILL is for the whole tree: in a PID namespace, its init's death ends every
+	 * process at once. The leader alone would have to wait its turn to die behind a bomb's
+	 * every process, and the tree would be ended only after that.
+	 */
+	if (sig == SIGKILL && t->init_fd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, t->init_fd, SIGKILL, NULL, 0);
 }
 
 void tree_done(proc_tree *t)
@@ -194,6 +211,9 @@ void tree_done(proc_tree *t)
 					break;
 		}
 	} else if (t->reaping) {
+		reap_kill_init(t->ended ? 0 : t->leader, t->init);
+		if (t->init > 0)
+			t->ended = true;  /* reaped */
 		call_cgroup_kill(&t->cg); /* the whole tree at once, where a cgroup holds it */
 		reap_kill_children(t->ended ? 0 : t->leader);
 		if (!t->was_subreaper)
@@ -208,6 +228,8 @@ void tree_done(proc_tree *t)
 		(void)close(t->event_fd);
 	if (t->ctl_fd >= 0)
 		(void)close(t->ctl_fd);
+	if (t->init_fd >= 0)
+		(void)close(t->init_fd);
 	/* After the tree: nothing is left in its cgroups, nor to call the supervisor. */
 	call_cgroup_remove(&t->cg);
 	supervision_done(&t->sv);

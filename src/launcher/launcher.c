@@ -300,7 +300,7 @@ static _Noreturn void confine_and_exec(const landlock_run_args *a, const confine
 	bool partial = false;
 	char msg[512];
 
-	if (confine_self(plan, meta_sock, NULL, &achieved, &partial, msg, sizeof(msg)) < 0) {
+	if (confine_self(plan, meta_sock, NULL, NULL, &achieved, &partial, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s\n", msg);
 		restricted_exit(LANDLOCK_RUN_EXIT);
 	}

@@ -109,16 +109,6 @@ descendants() {
 kill_bomb() {
 	local i
 	kill -9 "$2" 2>/dev/null || true
-	# A bomb that outlived its call (Landlock as nobody: no PID namespace, no pids cgroup)
-	# loads the machine so much that pkill takes minutes a round. This test runs alone
-	# (tests/meson.build "heavy"), so the user's every process is the test's: ended at once,
-	# the test's own shells with it, which fails the test, as it must.
-	if [ "$(id -u)" != 0 ] && pgrep -f -- "$1" >/dev/null 2>&1; then
-		for i in $(seq 5); do
-			kill -9 -1 2>/dev/null || true
-			sleep 1
-		done
-	fi
 	for i in $(seq 60); do
 		pkill -9 -f -- "$1" 2>/dev/null || return 0
 		sleep 0.5
@@ -187,6 +177,80 @@ t "bwrap: a fork bomb stays under the limit, a second call completes, nothing is
 t "landlock: a fork bomb stays under the limit, a second call completes, nothing is left" \
 	bomb landlock
 t "landlock: a fork bomb under --max-processes 256 stays under it as well" bomb landlock 256
+
+# --- where no cgroup holds the call: a PID namespace ---------------------------------------
+
+# landlock_no_cgroup: the flags of a Landlock call with no cgroup (root's would hold it).
+landlock_no_cgroup() {
+	printf '%s\n' --backend landlock --mode workspace-write
+	if is_root; then printf '%s\n' --max-processes 0 --memory 0; fi
+}
+
+# The command and what it starts get pids of their own, after an init of ours that goes with the
+# call.
+pid_namespace() {
+	local flags before after
+	mapfile -t flags < <(landlock_no_cgroup)
+	mkdir -p ws
+	# An init another test left to the host's init to reap (its caller killed) is not ours.
+	before=$(pgrep -x dsh-sandbox-ini | sort || true)
+	# shellcheck disable=SC2016
+	run exec "${flags[@]}" --workspace "$PWD/ws" -- bash -c 'echo "$$"; sh -c '\''echo "$$"'\''; true'
+	assert_rc 0
+	assert_streq "$out" "2
+3"
+	after=$(pgrep -x dsh-sandbox-ini | sort || true)
+	[ -z "$(comm -13 <(echo "$before") <(echo "$after"))" ] || fail "an init is left: $after"
+	if is_root; then
+		# The call's cgroup holds a call by default: no namespace, the host's pids.
+		run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" -- \
+			sh -c 'echo $$'
+		assert_rc 0
+		[ "$out" -gt 2 ] || fail "under a cgroup the command got pid $out"
+	fi
+}
+t "landlock without a cgroup: the command runs in a PID namespace, which ends with the call" \
+	pid_namespace
+
+# caller_killed WHERE: the command leaves a setsid'd sleeper and a loop that forks, then its
+# caller is SIGKILLed: nothing of it is left 30 s later (control: unconfined, the sleeper lives).
+caller_killed() {
+	local mark="dsb-orphan-$$-$BASHPID" flags=() caller i n
+	case $1 in
+	control) flags=(--mode danger-full-access) ;;
+	landlock) mapfile -t flags < <(landlock_no_cgroup) ;;
+	bwrap) flags=(--backend bwrap --mode workspace-write) ;;
+	esac
+	mkdir -p ws
+	# Each process carries the mark; a sleep it waits for lasts a second (pkill misses those).
+	"$DSB" exec "${flags[@]}" --workspace "$PWD/ws" -- bash -c "
+		setsid bash -c 'while :; do sleep 1; done; : $mark' &
+		bash -c 'while :; do sleep 0.2 & wait; done; : $mark' &
+		while :; do sleep 1; done; : $mark" >/dev/null 2>&1 &
+	caller=$!
+	defer kill_bomb "$mark" "$caller"
+	for i in $(seq 300); do
+		[ "$(pgrep -c -f -- "$mark")" -lt 3 ] || break
+		sleep 0.1
+	done
+	[ "$(pgrep -c -f -- "$mark")" -ge 3 ] || fail "the command did not start: $(pgrep -a -f -- "$mark")"
+	kill -9 "$caller"
+	wait "$caller" 2>/dev/null || true
+	for i in $(seq 120); do
+		n=$(pgrep -c -f -- "$mark" || true)
+		[ "$n" -gt 0 ] || break
+		sleep 0.25
+	done
+	if [ "$1" = control ]; then
+		[ "$n" -gt 0 ] || fail "control: the unconfined sleeper did not outlive its caller"
+	else
+		[ "$n" -eq 0 ] || fail "left behind: $(pgrep -a -f -- "$mark")"
+	fi
+}
+t "control: unconfined, a setsid'd sleeper outlives a caller killed with SIGKILL" caller_killed control
+t "bwrap: nothing the command started outlives a caller killed with SIGKILL" caller_killed bwrap
+t "landlock without a cgroup: nothing the command started outlives a caller killed with SIGKILL" \
+	caller_killed landlock
 
 t "served: a fork bomb, and a second call completes meanwhile" eval '
 	mkdir -p ws
