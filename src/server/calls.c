@@ -427,6 +427,26 @@ void calls_cancel(server *srv, const json_t *id)
 	(void)pthread_mutex_unlock(&srv->lock);
 }
 
+size_t calls_finish(server *srv, uint64_t grace_ms, size_t *ret_left)
+{
+	struct timespec until;
+	(void)clock_gettime(CLOCK_REALTIME, &until); /* the condition's clock */
+	until.tv_sec += (time_t)(grace_ms / 1000);
+	until.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	(void)pthread_mutex_lock(&srv->lock);
+	size_t running = srv->n_calls;
+	while (srv->n_calls > 0 &&
+	       pthread_cond_timedwait(&srv->changed, &srv->lock, &until) != ETIMEDOUT)
+		;
+	*ret_left = srv->n_calls;
+	(void)pthread_mutex_unlock(&srv->lock);
+	return running - *ret_left;
+}
+
 void calls_cancel_all(server *srv)
 {
 	(void)pthread_mutex_lock(&srv->lock);

@@ -178,8 +178,8 @@ static int on_line(server *srv, const char *line, size_t len)
 	return r == -EPIPE ? 0 : r;
 }
 
-/* Reads and answers until the input ends or the stop descriptor fires. */
-static int serve(server *srv, int in_fd, size_t max, dsb_error *reterr)
+/* Reads and answers until the input ends (*@ret_ended) or the stop descriptor fires. */
+static int serve(server *srv, int in_fd, size_t max, bool *ret_ended, dsb_error *reterr)
 {
 	frame_reader f;
 	if (frame_init(&f, max) < 0)
@@ -210,7 +210,7 @@ static int serve(server *srv, int in_fd, size_t max, dsb_error *reterr)
 			if (fr == FRAME_NEED_MORE)
 				break;
 			if (fr == FRAME_END) {
-				end = true;
+				end = *ret_ended = true;
 				break;
 			}
 			if (fr == FRAME_TOO_LONG) {
@@ -266,6 +266,7 @@ static int serve_session(const dsb_call_setup *setup, const dsb_server_options *
 		.granted = _DSB_MODE_INVALID,
 	};
 	atomic_init(&srv.level, _LEVEL_NONE);
+	bool input_ended = false;
 	int r = check_setup(&srv, reterr);
 	if (r < 0)
 		return r;
@@ -296,7 +297,18 @@ static int serve_session(const dsb_call_setup *setup, const dsb_server_options *
 	} else {
 		size_t max = options->max_message_bytes ? options->max_message_bytes
 							: DSB_SERVER_MAX_MESSAGE_BYTES;
-		r = serve(&srv, in_fd, max, reterr);
+		r = serve(&srv, in_fd, max, &input_ended, reterr);
+	}
+	/*
+	 * The input ended: a client that wrote its last request and closed it (a script's pipe,
+	 * the MCP stdio shutdown) still reads the answers of calls that end soon.
+	 */
+	if (input_ended && r >= 0) {
+		size_t left, finished = calls_finish(&srv, SERVER_INPUT_END_GRACE_MS, &left);
+		if (finished || left)
+			server_log(&srv, LEVEL_INFO,
+				   "input ended: %zu running call(s) answered, %zu cancelled",
+				   finished, left);
 	}
 	/* Input ended, or told to stop: every call is cancelled and waited for, then every job
 	 * is killed and waited for (its whole process tree). */

@@ -220,6 +220,10 @@ struct server_call {
 /* The most tool calls running at once; one more is refused with a JSON-RPC error. */
 #define SERVER_MAX_CALLS 128
 
+/* How long the calls still running when the input ends have to answer before they are
+ * cancelled: a client that closed its input to stop us sees us gone within 3 s. */
+#define SERVER_INPUT_END_GRACE_MS 2000
+
 /*
  * Starts the tools/call request @id with @params on a thread of its own (references taken).
  * 0; -EBUSY past SERVER_MAX_CALLS; -ENOMEM, -EAGAIN.
@@ -228,6 +232,12 @@ int calls_start(server *srv, json_t *id, json_t *params);
 
 /* notifications/cancelled for @id: the call is cancelled and gets no response. */
 void calls_cancel(server *srv, const json_t *id);
+
+/*
+ * At the end of the input: waits up to @grace_ms for the running calls to finish and answer
+ * (the client may still read). Returns how many did; *@ret_left, how many still run.
+ */
+size_t calls_finish(server *srv, uint64_t grace_ms, size_t *ret_left);
 
 /* Cancels every call (none gets a response) and waits until every thread is done. */
 void calls_cancel_all(server *srv);

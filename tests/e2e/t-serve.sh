@@ -36,6 +36,34 @@ setup() {
 	trap 'rm -rf "$OUT"' EXIT
 }
 
+# A script's pipe: the requests, then the end of the input. The call that ends soon is
+# answered; the one that would not is cancelled 2 s later, and the server says so and is gone.
+test_piped_session() {
+	setup
+	local t0 t1 responses
+	t0=$(date +%s%N)
+	printf '%s\n' \
+		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.3; echo piped","description":"Soon"}}}' \
+		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60","description":"Never"}}}' |
+		"$DSB" serve --cwd "$PWD/ws" >out.jsonl 2>err.txt
+	t1=$(date +%s%N)
+	responses=$("$PYTHON" -c '
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if "id" in m:
+        text = m["result"].get("content", [{}])[0].get("text", "") if "result" in m else "error"
+        print(m["id"], text.splitlines()[0] if text else "")
+' out.jsonl | sort)
+	assert_streq "$responses" "1 
+2 piped"
+	assert_contains "$(cat err.txt)" "input ended: 1 running call(s) answered, 1 cancelled"
+	# 2 s of grace, then the cancelled call's own bash.graceMs: wide of the 3 s on a loaded machine.
+	[ $(((t1 - t0) / 1000000)) -lt 20000 ] || fail "the server took $(((t1 - t0) / 1000000)) ms to go"
+}
+
 test_framing() {
 	setup
 	client framing ws
@@ -347,6 +375,7 @@ test_ends_danger_full_access() {
 }
 
 t "framing and lifecycle errors, server/discover, the line limit" test_framing
+t "a piped session: every call that ends soon is answered after the input ends" test_piped_session
 t "initialize negotiates 2025-06-18 and 2025-11-25" test_versions
 t "tools/list is DSH's tools byte for byte" test_tools_list_golden
 t "instructions: DSH's tool sections, then the runtime-context snapshot" test_instructions
