@@ -642,7 +642,7 @@ static void make_parents(const char *path)
  * fresh tmpfs, mounted over the host's; a writable root that lay beneath the host's /tmp
  * (a workspace in /tmp/ws) is held by a descriptor opened before and bound back at its path.
  */
-static int mount_own_tmp(step_ctx *x)
+static int mount_own_tmp(step_ctx *x, int source)
 {
 	const confine_plan *plan = x->plan;
 	int keep[TMP_KEEP_MAX];
@@ -656,9 +656,11 @@ static int mount_own_tmp(step_ctx *x)
 		else
 			n++;
 	}
-	if (r >= 0 && plan->tmp_source)
-		r = mount(plan->tmp_source, "/tmp", NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
-	else if (r >= 0) {
+	if (r >= 0 && source >= 0) {
+		char from[64];
+		(void)snprintf(from, sizeof(from), "/proc/self/fd/%d", source);
+		r = mount(from, "/tmp", NULL, MS_BIND | MS_REC, NULL) < 0 ? -errno : 0;
+	} else if (r >= 0) {
 		char opts[64] = "mode=1777";
 		if (plan->tmp_bytes)
 			(void)snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
@@ -700,9 +702,25 @@ static int step_mounts(step_ctx *x)
 				       strerror(e));
 			return -e;
 		}
+		/*
+		 * The session's directory lies in the store's, which the mounts below hide from
+		 * every call: held by a descriptor first, as the workspace beneath /tmp is.
+		 */
+		int source = -1;
+		if (x->plan->tmp_source &&
+		    (source = open(x->plan->tmp_source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			int e = errno;
+			(void)snprintf(
+				x->msg, x->size,
+				"landlock-run: cannot give the command a /tmp of its own: %s",
+				strerror(e));
+			return -e;
+		}
 		int r = apply_mounts(x->plan, false, x->msg, x->size);
 		if (r >= 0)
-			r = mount_own_tmp(x);
+			r = mount_own_tmp(x, source);
+		if (source >= 0)
+			(void)close(source);
 		if (r >= 0)
 			r = apply_mounts(x->plan, true, x->msg, x->size);
 		return r;

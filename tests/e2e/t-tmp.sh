@@ -101,6 +101,25 @@ refused"
 	assert_streq "$out" kept
 }
 
+# A store and a workspace outside /tmp, as in a home directory: the session's /tmp is bound from
+# the store's private directories, which every call hides (it was looked up after the hiding).
+test_store_outside_tmp() {
+	local b=$1 base id
+	base=$(mktemp -d /var/tmp/dsb-tmp.XXXXXX)
+	defer rm -rf "$base"
+	mkdir -p "$base/ws"
+	id=$("$DSB" --store "$base/store" session new --cwd "$base/ws")
+	"$DSB" --store "$base/store" session mode "$id" workspace-write >/dev/null ||
+		fail "no mode switch"
+	run --store "$base/store" bash --backend "$b" --session "$id" "echo kept > /tmp/note"
+	assert_rc 0
+	"$DSB" --store "$base/store" session mode "$id" read-only >/dev/null || fail "no mode switch"
+	run --store "$base/store" bash --backend "$b" --session "$id" "cat /tmp/note; ls -a /tmp | wc -l"
+	assert_rc 0
+	assert_streq "$out" "kept
+3"
+}
+
 # A workspace beneath the host's /tmp is shown over the session's /tmp, on a directory there
 # that a command can swap for a symlink: the next call refuses to follow it, and runs nothing.
 test_swapped_mount_point() {
@@ -197,6 +216,8 @@ each_backend "a read-only session: its /tmp read-only, its workspace beneath /tm
 each_backend "a mount point swapped for a symlink in the session's /tmp: nothing runs" \
 	test_swapped_mount_point
 each_backend "a neighbour's workspace beneath /tmp is out of reach" test_neighbour_workspace
+each_backend "a store and a workspace outside /tmp: the session's /tmp all the same" \
+	test_store_outside_tmp
 t "policy and probe say where /tmp comes from" test_reported
 t "session prune --older-than removes old sessions and their /tmp only" test_prune
 done_testing
