@@ -4,8 +4,9 @@
 # call of `true` through `dsh-sandbox serve` against the same client fork/exec'ing `bash -c true`
 # (Landlock; target <= 1.15x) or the raw bwrap profile (bwrap; target <= 1.1x); 32 concurrent
 # calls against 32 concurrent spawns; the server's RSS idle and under load (target <= 8 MB).
-# Then the same Landlock calls without the cgroup limits: the two Landlock lines' difference is
-# what the default limits cost a served call (docs/design/limits.md; target <= 0.1 ms).
+# Then the same Landlock calls without the cgroup limits, where the command runs in a PID
+# namespace of its own instead (docs/design/limits.md): as root, the two Landlock lines'
+# difference is the cgroups' cost against that namespace's.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
