@@ -63,4 +63,11 @@ typedef struct dsb_approval_request {
 typedef int (*dsb_answerer_fn)(const dsb_approval_request *req, void *userdata,
 			       dsb_approval_outcome *ret_outcome);
 
+/*
+ * A deferral (dsb_call_set_deferral()): whether the question @req is taken outside the call, to
+ * be asked in the caller's own way (an MCP input_required result) before the call is made
+ * again. @req->id is NULL: no audit pair exists yet.
+ */
+typedef bool (*dsb_deferral_fn)(const dsb_approval_request *req, void *userdata);
+
 #endif

@@ -247,6 +247,18 @@ DSB_API dsb_call *dsb_call_free(dsb_call *call);
  */
 DSB_API void dsb_call_set_answerer(dsb_call *call, dsb_answerer_fn answer, void *userdata);
 
+/*
+ * Lets an escalation's approval be asked outside the call, for a caller that cannot wait in it
+ * (an MCP server answering input_required): when an escalation would be asked of the answerer
+ * callback (no approval.answerer program, the approval policy not `never`, the mode strictly
+ * wider), @defer(request, @userdata) is called first, before any turn or audit event. When it
+ * returns true the call ends there, with nothing logged and nothing run: its result is the error
+ * DSB_E_APPROVAL_DEFERRED. The caller asks, then makes the call again with an answerer that
+ * answers at once (and no deferral), which logs the audit pair as any approval. Before
+ * dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_deferral(dsb_call *call, dsb_deferral_fn defer, void *userdata);
+
 /* What dsb_call_set_on_run() installs. */
 typedef void (*dsb_call_on_run_fn)(void *userdata);
 

@@ -67,6 +67,15 @@ int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalatio
 		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
 		      dsb_error *reterr);
 
+/*
+ * Before an escalation is asked of the call's answerer callback: @defer(request, @userdata) may
+ * take the question outside the call (dsb_call_set_deferral()). Nothing is logged: a refusal
+ * the checks or the `never` policy decide is left to approval_escalate(). 0 when the call goes
+ * on to ask; DSB_E_APPROVAL_DEFERRED when @defer took it.
+ */
+int approval_defer(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
+		   dsb_deferral_fn defer, void *userdata, dsb_error *reterr);
+
 /* --- answer.c ------------------------------------------------------------------------------- */
 
 /*

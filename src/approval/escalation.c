@@ -5,6 +5,7 @@
  * runs; a grant is the requested mode for this call only, and only the audit pair is written.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,9 +49,8 @@ int dsb_escalation_validate(const char *perm, const char *just, dsb_error *reter
 	return 0;
 }
 
-int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
-		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
-		      dsb_error *reterr)
+/* The two checks before anyone is asked: strictly wider, and an agent to route it through. */
+static int check_escalation(dsb_session *s, const dsb_escalation *e, dsb_error *reterr)
 {
 	const char *want = dsb_mode_to_string(e->requested);
 	const char *have = dsb_mode_to_string(e->effective);
@@ -67,21 +67,63 @@ int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalatio
 			"sandbox escalation to \"%s\" requires approval, but the call has no "
 			"agent to route it through",
 			want);
+	return 0;
+}
 
-	_cleanup_free_ char *reason = NULL;
-	if (asprintf(&reason, "escalate sandbox to %s: %s", want, e->justification) < 0)
-		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
-	dsb_approval_request req = {
+/* What the answerer is shown of @e; *@ret_reason is the new string it borrows. */
+static int request_of(const dsb_escalation *e, char **ret_reason, dsb_approval_request *ret)
+{
+	const char *want = dsb_mode_to_string(e->requested);
+	if (asprintf(ret_reason, "escalate sandbox to %s: %s", want, e->justification) < 0)
+		return -ENOMEM;
+	*ret = (dsb_approval_request){
 		.tool_name = e->tool_name,
 		.call_id = e->call_id,
-		.reason = reason,
+		.reason = *ret_reason,
 		.subject = e->subject_text,
 		.timeout_ms = e->answer_timeout_ms,
 		.mode = want,
 		.justification = e->justification,
 	};
+	return 0;
+}
+
+int approval_defer(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
+		   dsb_deferral_fn defer, void *userdata, dsb_error *reterr)
+{
+	/* A refusal the checks or the policy decide is the call's own, made and logged as ever. */
+	if (check_escalation(s, e, NULL) < 0)
+		return 0;
+	dsb_approval_policy policy;
+	int r = approval_effective_policy(s, cfg, &policy, reterr);
+	if (r < 0 || policy == DSB_APPROVAL_NEVER)
+		return r;
+	_cleanup_free_ char *reason = NULL;
+	dsb_approval_request req;
+	if (request_of(e, &reason, &req) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	req.session_id = dsb_session_id(s);
+	if (!defer(&req, userdata))
+		return 0;
+	return dsb_fail(reterr, DSB_E_APPROVAL_DEFERRED,
+			"sandbox escalation to \"%s\" awaits an approval asked outside the call",
+			req.mode);
+}
+
+int approval_escalate(dsb_session *s, const dsb_config *cfg, const dsb_escalation *e,
+		      dsb_answerer_fn answer, void *userdata, dsb_mode *ret_granted,
+		      dsb_error *reterr)
+{
+	const char *want = dsb_mode_to_string(e->requested);
+	int r = check_escalation(s, e, reterr);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *reason = NULL;
+	dsb_approval_request req;
+	if (request_of(e, &reason, &req) < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	dsb_approval_outcome outcome;
-	int r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);
+	r = approval_request(s, cfg, &req, answer, userdata, &outcome, reterr);
 	if (r < 0)
 		return r;
 

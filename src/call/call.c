@@ -72,6 +72,14 @@ void dsb_call_set_answerer(dsb_call *call, dsb_answerer_fn answer, void *userdat
 	call->answer_userdata = userdata;
 }
 
+void dsb_call_set_deferral(dsb_call *call, dsb_deferral_fn defer, void *userdata)
+{
+	if (!call)
+		return;
+	call->defer = defer;
+	call->defer_userdata = userdata;
+}
+
 void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userdata)
 {
 	if (!call)

@@ -33,6 +33,8 @@ struct dsb_call {
 	char **writable_roots; /* the setup's --writable roots, or NULL */
 	dsb_answerer_fn answer;
 	void *answer_userdata;
+	dsb_deferral_fn defer;
+	void *defer_userdata;
 	dsb_call_on_run_fn on_run;
 	void *on_run_userdata;
 	dsb_call_on_output_fn on_output;

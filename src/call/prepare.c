@@ -205,6 +205,13 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 	bool open = true;
 	int64_t last = 0;
 	int r = 0;
+	/* The caller asks outside the call, when it would be the one asked: nothing is logged. */
+	if (call->defer && !(ctx->cfg->answerer && ctx->cfg->answerer[0])) {
+		r = approval_defer(ctx->session, ctx->cfg, &e, call->defer, call->defer_userdata,
+				   reterr);
+		if (r < 0)
+			return r;
+	}
 	/* Fail closed on the wider-check first, before any turn or audit event. */
 	if (ctx->session && dsb_escalation_is_wider(e.effective, e.requested)) {
 		r = approval_turn_state(ctx->session, &open, &last, reterr);

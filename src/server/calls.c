@@ -26,6 +26,8 @@ static void call_free(server_call *sc)
 		return;
 	json_decref(sc->id);
 	json_decref(sc->params);
+	json_decref(sc->approval);
+	json_decref(sc->input_required);
 	free(sc);
 }
 
@@ -267,10 +269,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 			dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
 		return NULL;
 	}
-	dsb_answerer_fn answer = NULL;
-	void *answer_userdata = NULL;
-	elicit_answerer(srv, sc, &answer, &answer_userdata);
-	dsb_call_set_answerer(call, answer, answer_userdata);
+	elicit_route(srv, sc, call);
 	dsb_call_set_observations(call, srv->observations);
 	if (sc->progress)
 		dsb_call_set_on_output(call, on_output, sc);
@@ -303,6 +302,11 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 		/* No response will carry it: not even the snapshot is taken (and logged). */
 		dsb_call_result_done(&res);
 		return json_object();
+	}
+	if (res.is_error && res.error.code == DSB_E_APPROVAL_DEFERRED && sc->input_required) {
+		/* Nothing ran or was logged: the person is asked through the client (elicit.c). */
+		dsb_call_result_done(&res);
+		return TAKE_PTR(sc->input_required);
 	}
 
 	json_t *result;
@@ -341,11 +345,16 @@ static void *call_main(void *userdata)
 
 	json_t *result = run(sc, &err);
 
+	/* Its diagnostic comes before its response (a 2026 request's log ends with it). */
+	if (!result)
+		server_call_log(sc, LEVEL_ERROR, "tools/call failed: %s", err.message);
+
 	/* The one answer, unless a cancellation won: then none at all. */
 	(void)pthread_mutex_lock(&srv->lock);
 	bool answer = !sc->cancelled;
 	sc->done = answer;
-	if (answer && result)
+	/* A question (input_required) is no tool result: the notices wait for one. */
+	if (answer && result && json_object_get(result, "content"))
 		attach_notices(srv, result);
 	(void)pthread_mutex_unlock(&srv->lock);
 	/*
@@ -357,24 +366,34 @@ static void *call_main(void *userdata)
 		(void)dsb_jobs_kill(srv->jobs, sc->started, &reply, NULL);
 		dsb_job_reply_done(&reply);
 	}
+	if (answer && result && sc->modern)
+		result = meta_result(result);
 	if (answer && result)
 		(void)rpc_write_result(&srv->out, sc->id, result);
 	else if (answer)
-		(void)rpc_write_error(&srv->out, sc->id, RPC_INTERNAL_ERROR, err.message);
+		(void)rpc_write_error(&srv->out, sc->id, RPC_INTERNAL_ERROR,
+				      err.message[0] ? err.message
+						     : "Internal error: out of memory");
 	else if (result)
 		json_decref(result);
-	if (!result)
-		server_log(srv, LEVEL_ERROR, "tools/call failed: %s", err.message);
 	call_leave(sc);
 	return NULL;
 }
 
-int calls_start(server *srv, json_t *id, json_t *params)
+int calls_start(server *srv, json_t *id, json_t *params, const request_meta *meta, json_t *approval)
 {
 	server_call *sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	*sc = (server_call){.srv = srv, .id = json_incref(id), .params = json_incref(params)};
+	*sc = (server_call){
+		.srv = srv,
+		.id = json_incref(id),
+		.params = json_incref(params),
+		.modern = meta->modern,
+		.elicits = meta->elicits,
+		.log_level = meta->log_level,
+		.approval = json_incref(approval),
+	};
 	sc->progress = json_object_get(json_object_get(params, "_meta"), "progressToken");
 	if (sc->progress && !json_is_string(sc->progress) && !json_is_integer(sc->progress))
 		sc->progress = NULL;

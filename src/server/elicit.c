@@ -167,12 +167,10 @@ static json_t *await(server *srv, server_call *sc, server_request *q, uint64_t d
 	return q->response;
 }
 
-/* What the client answered, as an outcome. */
-static dsb_approval_outcome outcome_of(const json_t *response, bool session_grants,
-				       bool *ret_session)
+/* What the client answered (an ElicitResult; NULL for none), as an outcome. */
+static dsb_approval_outcome outcome_of(const json_t *result, bool session_grants, bool *ret_session)
 {
 	*ret_session = false;
-	const json_t *result = json_object_get(response, "result");
 	const char *action = json_string_value(json_object_get(result, "action"));
 	if (!action)
 		return DSB_OUTCOME_UNAVAILABLE; /* an error, or no result at all */
@@ -197,40 +195,127 @@ static dsb_approval_outcome outcome_of(const json_t *response, bool session_gran
 	return DSB_OUTCOME_UNAVAILABLE;
 }
 
-int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
+/* The deployment's approval settings, as the call itself read them. -1 when they cannot be. */
+static int settings(server_call *sc, const dsb_approval_request *req, bool *ret_session_grants,
+		    uint64_t *ret_timeout_ms)
 {
-	server_call *sc = userdata;
-	server *srv = sc->srv;
-	*ret = DSB_OUTCOME_UNAVAILABLE;
-
-	/* The deployment's settings, as the call itself read them. */
 	dsb_config *cfg = NULL;
 	dsb_error err = {0};
-	if (dsb_call_load_config(&srv->setup, &cfg, &err) < 0) {
-		server_log(srv, LEVEL_ERROR, "approval: %s", err.message);
-		return 0;
+	if (dsb_call_load_config(&sc->srv->setup, &cfg, &err) < 0) {
+		server_call_log(sc, LEVEL_ERROR, "approval: %s", err.message);
+		return -1;
 	}
-	bool session_grants = dsb_config_session_grants(cfg);
-	uint64_t timeout_ms = dsb_config_approval_timeout_ms(cfg);
+	*ret_session_grants = dsb_config_session_grants(cfg);
+	*ret_timeout_ms = dsb_config_approval_timeout_ms(cfg);
 	dsb_config_free(cfg);
-	if (!timeout_ms)
-		timeout_ms = req->timeout_ms;
+	if (!*ret_timeout_ms)
+		*ret_timeout_ms = req->timeout_ms;
+	return 0;
+}
 
+/* Whether this server's session grant already allows @req: then nobody is asked. */
+static bool granted(server_call *sc, const dsb_approval_request *req)
+{
 	dsb_mode wanted = req->mode ? dsb_mode_from_string(req->mode) : _DSB_MODE_INVALID;
-	(void)pthread_mutex_lock(&srv->lock);
-	bool granted = covered(srv->granted, wanted);
-	(void)pthread_mutex_unlock(&srv->lock);
-	if (granted) {
-		server_log(srv, LEVEL_INFO, "%s to %s: allowed for this session", req->tool_name,
-			   req->mode);
-		*ret = DSB_OUTCOME_ALLOWED_ONCE;
-		return 0;
-	}
+	(void)pthread_mutex_lock(&sc->srv->lock);
+	bool yes = covered(sc->srv->granted, wanted);
+	(void)pthread_mutex_unlock(&sc->srv->lock);
+	if (yes)
+		server_call_log(sc, LEVEL_INFO, "%s to %s: allowed for this session",
+				req->tool_name, req->mode);
+	return yes;
+}
 
+/*
+ * The elicitation/create params of the question: its text and the one-field form; with @mode,
+ * "mode": "form" too (2025-06-18 had no modes: a 2025 client is asked as it always was).
+ */
+static json_t *question_params(const dsb_approval_request *req, bool session_grants, bool mode)
+{
 	_cleanup_free_ char *message = question(req);
 	json_t *params = message ? json_pack("{s:s, s:o}", "message", message, "requestedSchema",
 					     form(session_grants))
 				 : NULL;
+	if (params && mode && json_object_set_new(params, "mode", json_string("form")) < 0) {
+		json_decref(params);
+		return NULL;
+	}
+	return params;
+}
+
+/* An answer counted: an allow-session keeps its grant (and logs it). */
+static dsb_approval_outcome count(server_call *sc, const dsb_approval_request *req,
+				  const json_t *result, bool session_grants)
+{
+	bool for_session = false;
+	dsb_approval_outcome outcome = outcome_of(result, session_grants, &for_session);
+	if (for_session) {
+		dsb_mode wanted = dsb_mode_from_string(req->mode);
+		(void)pthread_mutex_lock(&sc->srv->lock);
+		if (!covered(sc->srv->granted, wanted))
+			sc->srv->granted = wanted;
+		(void)pthread_mutex_unlock(&sc->srv->lock);
+		log_grant(sc->srv, req);
+	}
+	return outcome;
+}
+
+/*
+ * 2026-07-28 (MRTR): the first round of a call that escalates ends with the question as an
+ * input_required result, nothing logged or run; its requestState is good for the retry of this
+ * very call (state.c).
+ */
+static bool defer(const dsb_approval_request *req, void *userdata)
+{
+	server_call *sc = userdata;
+	bool session_grants;
+	uint64_t timeout_ms;
+	if (settings(sc, req, &session_grants, &timeout_ms) < 0 || granted(sc, req))
+		return false;
+	char state[STATE_HANDLE_MAX];
+	const char *tool = json_string_value(json_object_get(sc->params, "name"));
+	json_t *params = question_params(req, session_grants, true);
+	if (!params || state_issue(sc->srv, tool, json_object_get(sc->params, "arguments"),
+				   timeout_ms, state) < 0) {
+		json_decref(params);
+		server_call_log(sc, LEVEL_ERROR, "approval: cannot ask through input_required");
+		return false;
+	}
+	sc->input_required =
+		json_pack("{s:s, s:{s:{s:s, s:o}}, s:s}", "resultType", "input_required",
+			  "inputRequests", "approval", "method", "elicitation/create", "params",
+			  params, "requestState", state);
+	return sc->input_required != NULL;
+}
+
+/* 2026-07-28: the retry's answer (inputResponses.approval), counted at once. */
+static int answer_retry(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
+{
+	server_call *sc = userdata;
+	bool session_grants;
+	uint64_t timeout_ms;
+	*ret = DSB_OUTCOME_UNAVAILABLE;
+	if (granted(sc, req))
+		*ret = DSB_OUTCOME_ALLOWED_ONCE;
+	else if (settings(sc, req, &session_grants, &timeout_ms) >= 0)
+		*ret = count(sc, req, sc->approval, session_grants);
+	return 0;
+}
+
+int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
+{
+	server_call *sc = userdata;
+	server *srv = sc->srv;
+	bool session_grants;
+	uint64_t timeout_ms;
+	*ret = DSB_OUTCOME_UNAVAILABLE;
+	if (settings(sc, req, &session_grants, &timeout_ms) < 0)
+		return 0;
+	if (granted(sc, req)) {
+		*ret = DSB_OUTCOME_ALLOWED_ONCE;
+		return 0;
+	}
+	json_t *params = question_params(req, session_grants, false);
 	if (!params)
 		return -ENOMEM;
 
@@ -270,21 +355,22 @@ int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_
 		*ret = cancelled ? DSB_OUTCOME_CANCELLED : DSB_OUTCOME_UNAVAILABLE;
 		return 0;
 	}
-	bool for_session = false;
-	*ret = outcome_of(response, session_grants, &for_session);
+	*ret = count(sc, req, json_object_get(response, "result"), session_grants);
 	json_decref(response);
-	if (for_session) {
-		(void)pthread_mutex_lock(&srv->lock);
-		if (!covered(srv->granted, wanted))
-			srv->granted = wanted;
-		(void)pthread_mutex_unlock(&srv->lock);
-		log_grant(srv, req);
-	}
 	return 0;
 }
 
-void elicit_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata)
+void elicit_route(server *srv, server_call *sc, dsb_call *call)
 {
-	*ret_fn = srv->client_elicits ? elicit_answer : NULL;
-	*ret_userdata = srv->client_elicits ? sc : NULL;
+	if (!sc->modern) {
+		if (srv->client_elicits)
+			dsb_call_set_answerer(call, elicit_answer, sc);
+	} else if (sc->approval) {
+		/* A retry carries the answer: it is counted, never asked again. */
+		dsb_call_set_answerer(call, answer_retry, sc);
+	} else if (sc->elicits) {
+		/* Asked through input_required; answer_retry() only counts a session grant. */
+		dsb_call_set_deferral(call, defer, sc);
+		dsb_call_set_answerer(call, answer_retry, sc);
+	}
 }

@@ -121,6 +121,18 @@ int rpc_write_error(rpc_writer *w, json_t *id, int code, const char *message)
 	return r;
 }
 
+int rpc_write_error_data(rpc_writer *w, json_t *id, int code, const char *message, json_t *data)
+{
+	json_t *msg = json_pack("{s:s, s:O, s:{s:i, s:s, s:o}}", "jsonrpc", "2.0", "id",
+				id ? id : json_null(), "error", "code", code, "message", message,
+				"data", data);
+	if (!msg)
+		return -ENOMEM;
+	int r = rpc_write(w, msg);
+	json_decref(msg);
+	return r;
+}
+
 int rpc_write_notification(rpc_writer *w, const char *method, json_t *params)
 {
 	json_t *msg =

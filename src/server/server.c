@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dsb_server_run(): MCP over a pair of descriptors (the stdio transport). One thread reads,
- * parses and answers everything but tools/call itself, so ping and the lifecycle are always
- * prompt; each tools/call runs on its own thread (calls.c). The lifecycle is MCP 2025-06-18 and
- * 2025-11-25's: initialize (the client's version when we support it, else our newest), then
- * the operation; before initialize only ping is answered. server/discover, the probe of
- * 2026-07-28 clients, is an unknown method: answered with -32601, so such a client falls back
- * to initialize (docs/design/server.md).
+ * parses and answers everything but tools/call itself, so the lifecycle and discovery are
+ * always prompt; each tools/call runs on its own thread (calls.c).
+ *
+ * Two eras are served side by side (meta.c). A 2026-07-28 request carries its version and the
+ * client's capabilities in its _meta and is answered on its own: server/discover, tools/list,
+ * tools/call, whether or not anything came before it. A 2025 client opens with initialize
+ * (2025-06-18 or 2025-11-25: the client's version when we serve it, else our newest of the two)
+ * and is then served as that handshake said; before it only ping is answered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +27,22 @@
 #include "../context/context.h"
 #include "server.h"
 
-/* The protocol versions served, newest first (the one offered to any other). */
-static const char *const versions[] = {"2025-11-25", "2025-06-18"};
+/*
+ * DSH puts its tools' sections in the system prompt and the policy in a snapshot after them:
+ * the instructions carry both, the snapshot logged as shown (dsh-compat §9.3). 0 with
+ * *@ret_text; 1 when the snapshot failed, answered to @id; -ENOMEM.
+ */
+static int instructions_of(server *srv, json_t *id, const char *method, char **ret_text)
+{
+	_cleanup_free_ char *snap = NULL;
+	dsb_error err = {0};
+	if (server_snapshot_text(srv, true, &snap, &err) < 0) {
+		server_log(srv, LEVEL_ERROR, "%s: %s", method, err.message);
+		int r = rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR, err.message);
+		return r == -ENOMEM ? r : 1;
+	}
+	return asprintf(ret_text, "%s\n\n%s", tools_prompt_sections(), snap) < 0 ? -ENOMEM : 0;
+}
 
 static int on_initialize(server *srv, json_t *id, const json_t *params)
 {
@@ -34,24 +50,19 @@ static int on_initialize(server *srv, json_t *id, const json_t *params)
 	if (!asked)
 		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
 				       "Invalid params: protocolVersion must be a string");
-	/* The client's version when we speak it, else our newest (MCP lifecycle). */
-	const char *version = versions[0];
-	for (size_t i = 0; i < ELEMENTSOF(versions); i++)
-		if (strcmp(asked, versions[i]) == 0)
-			version = versions[i];
-
 	/*
-	 * DSH puts its tools' sections in the system prompt and the policy in a snapshot after
-	 * them: the instructions carry both, the snapshot logged as shown (dsh-compat §9.3).
+	 * The client's version when we speak it, else our newest (MCP lifecycle): of the 2025
+	 * versions, since initialize is how that era opens (2026-07-28 has no handshake).
 	 */
-	_cleanup_free_ char *snap = NULL, *instructions = NULL;
-	dsb_error err = {0};
-	if (server_snapshot_text(srv, true, &snap, &err) < 0) {
-		server_log(srv, LEVEL_ERROR, "initialize: %s", err.message);
-		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR, err.message);
-	}
-	if (asprintf(&instructions, "%s\n\n%s", tools_prompt_sections(), snap) < 0)
-		return -ENOMEM;
+	const char *version = server_versions[1];
+	for (size_t i = 1; server_versions[i]; i++)
+		if (strcmp(asked, server_versions[i]) == 0)
+			version = server_versions[i];
+
+	_cleanup_free_ char *instructions = NULL;
+	int r = instructions_of(srv, id, "initialize", &instructions);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	json_t *result =
 		json_pack("{s:s, s:{s:{}, s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", version,
 			  "capabilities", "tools", "logging", "serverInfo", "name", "dsh-sandbox",
@@ -63,7 +74,66 @@ static int on_initialize(server *srv, json_t *id, const json_t *params)
 	return rpc_write_result(&srv->out, id, result);
 }
 
-static int on_tools_call(server *srv, json_t *id, json_t *params)
+/* server/discover (2026-07-28): the versions, capabilities and instructions, at any time. */
+static int on_discover(server *srv, json_t *id)
+{
+	_cleanup_free_ char *instructions = NULL;
+	int r = instructions_of(srv, id, "server/discover", &instructions);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	/*
+	 * The instructions end with the session's policy, which another process may switch at
+	 * any time: never cached, and not shared beyond this client.
+	 */
+	json_t *result = meta_result(json_pack("{s:o, s:{s:{}, s:{}}, s:s, s:i, s:s}",
+					       "supportedVersions", meta_supported(),
+					       "capabilities", "tools", "logging", "instructions",
+					       instructions, "ttlMs", 0, "cacheScope", "private"));
+	return result ? rpc_write_result(&srv->out, id, result) : -ENOMEM;
+}
+
+/* tools/list; in 2026-07-28, with how long it may be cached: the tools never change. */
+static int on_tools_list(server *srv, json_t *id, bool modern)
+{
+	json_t *result =
+		modern ? meta_result(json_pack("{s:o, s:i, s:s}", "tools", tools_list(), "ttlMs",
+					       SERVER_TOOLS_TTL_MS, "cacheScope", "public"))
+		       : json_pack("{s:o}", "tools", tools_list());
+	return result ? rpc_write_result(&srv->out, id, result) : -ENOMEM;
+}
+
+/*
+ * A 2026 retry's requestState and inputResponses: 0 with *@ret_approval (borrowed; NULL when
+ * this is no retry or the answer is missing, which asks again); 1 when they are refused,
+ * answered to @id; -ENOMEM.
+ */
+static int redeem(server *srv, json_t *id, const char *name, json_t *params, json_t **ret_approval)
+{
+	*ret_approval = NULL;
+	json_t *responses = json_object_get(params, "inputResponses");
+	const json_t *state = json_object_get(params, "requestState");
+	const char *why = NULL;
+	if (responses && !json_is_object(responses))
+		why = "Invalid params: inputResponses must be an object";
+	else if (state && !json_is_string(state))
+		why = "Invalid params: requestState must be a string";
+	else if (responses && !state)
+		why = "Invalid params: inputResponses must come with the requestState they answer";
+	else if (state) {
+		int r = state_redeem(srv, json_string_value(state), name,
+				     json_object_get(params, "arguments"), &why);
+		if (r < 0)
+			return r;
+	}
+	if (why) {
+		int r = rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS, why);
+		return r == -ENOMEM ? r : 1;
+	}
+	*ret_approval = json_object_get(responses, "approval");
+	return 0;
+}
+
+static int on_tools_call(server *srv, json_t *id, json_t *params, const request_meta *meta)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	if (!name)
@@ -76,7 +146,13 @@ static int on_tools_call(server *srv, json_t *id, json_t *params)
 			return -ENOMEM;
 		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS, message);
 	}
-	int r = calls_start(srv, id, params);
+	json_t *approval = NULL;
+	if (meta->modern) {
+		int r = redeem(srv, id, name, params, &approval);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	int r = calls_start(srv, id, params, meta, approval);
 	if (r == -EBUSY)
 		return rpc_write_error(&srv->out, id, RPC_INTERNAL_ERROR,
 				       "Internal error: too many tool calls at once");
@@ -101,6 +177,19 @@ static int on_set_level(server *srv, json_t *id, const json_t *params)
 			       "error, critical, alert, emergency");
 }
 
+/* A request of the 2026 era, its envelope read: answered on its own. */
+static int on_modern_request(server *srv, const rpc_message *m, const request_meta *meta)
+{
+	if (strcmp(m->method, "server/discover") == 0)
+		return on_discover(srv, m->id);
+	if (strcmp(m->method, "tools/list") == 0)
+		return on_tools_list(srv, m->id, true);
+	if (strcmp(m->method, "tools/call") == 0)
+		return on_tools_call(srv, m->id, m->params, meta);
+	/* ping and logging/setLevel are gone from 2026-07-28, with the handshake. */
+	return rpc_write_error(&srv->out, m->id, RPC_METHOD_NOT_FOUND, "Method not found");
+}
+
 static int on_request(server *srv, const rpc_message *m)
 {
 	json_t *id = m->id;
@@ -108,6 +197,18 @@ static int on_request(server *srv, const rpc_message *m)
 	if (m->params && !json_is_object(m->params))
 		return rpc_write_error(&srv->out, id, RPC_INVALID_PARAMS,
 				       "Invalid params: params must be an object");
+	/*
+	 * The request's own _meta decides its era; server/discover is the 2026 era's alone, and
+	 * initialize the 2025 era's, whatever their _meta holds.
+	 */
+	if (strcmp(method, "initialize") != 0 &&
+	    (strcmp(method, "server/discover") == 0 || meta_claimed(m->params))) {
+		request_meta meta;
+		int r = meta_read(srv, id, m->params, &meta);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		return on_modern_request(srv, m, &meta);
+	}
 	if (strcmp(method, "ping") == 0)
 		return rpc_write_result(&srv->out, id, json_object());
 	if (strcmp(method, "initialize") == 0) {
@@ -116,7 +217,6 @@ static int on_request(server *srv, const rpc_message *m)
 					       "Invalid Request: already initialized");
 		return on_initialize(srv, id, m->params);
 	}
-	/* Only the methods we serve; server/discover is not one (see the top of this file). */
 	bool known = strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0 ||
 		     strcmp(method, "logging/setLevel") == 0;
 	if (!known)
@@ -124,13 +224,12 @@ static int on_request(server *srv, const rpc_message *m)
 	if (!srv->initialized)
 		return rpc_write_error(&srv->out, id, RPC_INVALID_REQUEST,
 				       "Invalid Request: not initialized (send initialize first)");
-	if (strcmp(method, "tools/list") == 0) {
-		json_t *tools = tools_list();
-		return tools ? rpc_write_result(&srv->out, id, json_pack("{s:o}", "tools", tools))
-			     : -ENOMEM;
+	if (strcmp(method, "tools/list") == 0)
+		return on_tools_list(srv, id, false);
+	if (strcmp(method, "tools/call") == 0) {
+		const request_meta legacy = {.log_level = _LEVEL_NONE};
+		return on_tools_call(srv, id, m->params, &legacy);
 	}
-	if (strcmp(method, "tools/call") == 0)
-		return on_tools_call(srv, id, m->params);
 	return on_set_level(srv, id, m->params);
 }
 
@@ -316,6 +415,7 @@ static int serve_session(const dsb_call_setup *setup, const dsb_server_options *
 	dsb_jobs_free(srv.jobs);
 	calls_stop_progress(&srv);
 	calls_drop_notices(&srv);
+	state_drop_all(&srv);
 	(void)pthread_cond_destroy(&srv.changed);
 	(void)pthread_mutex_destroy(&srv.lock);
 	(void)pthread_mutex_destroy(&srv.out.lock);

@@ -8,7 +8,9 @@
  *   read.c    DSH's read tool window (read-render.ts): line numbers, caps, footers
  *   log.c     diagnostics: the front end's log, notifications/message
  *   snapshot.c the runtime-context snapshot the model is shown
- *   elicit.c  approvals in the client: MCP elicitation, session grants, who answers a call
+ *   meta.c    the eras: a 2026-07-28 request's _meta envelope, what its results carry
+ *   state.c   the requestState of input_required results: issued, redeemed once, expiring
+ *   elicit.c  approvals in the client: MCP elicitation or input_required, session grants
  *   calls.c   tool calls on their own threads: the registry, cancellation, progress
  *   server.c  dsb_server_run(): the loop, the lifecycle and the methods
  */
@@ -67,6 +69,8 @@ frame_result frame_next(frame_reader *f, const char **ret_line, size_t *ret_len)
 #define RPC_METHOD_NOT_FOUND (-32601)
 #define RPC_INVALID_PARAMS   (-32602)
 #define RPC_INTERNAL_ERROR   (-32603)
+/* MCP 2026-07-28: the request names a protocol version the server does not serve. */
+#define RPC_UNSUPPORTED_VERSION (-32022)
 
 typedef enum rpc_kind {
 	RPC_REQUEST,	  /* method and id */
@@ -109,6 +113,9 @@ int rpc_write_result(rpc_writer *w, json_t *id, json_t *result);
 
 /* {"jsonrpc":"2.0","id":ID|null,"error":{"code":C,"message":M}}. */
 int rpc_write_error(rpc_writer *w, json_t *id, int code, const char *message);
+
+/* The same with "data":DATA, stealing @data. */
+int rpc_write_error_data(rpc_writer *w, json_t *id, int code, const char *message, json_t *data);
 
 /* {"jsonrpc":"2.0","method":M,"params":PARAMS}, stealing @params. */
 int rpc_write_notification(rpc_writer *w, const char *method, json_t *params);
@@ -201,6 +208,11 @@ struct server_call {
 	json_t *id;		/* the request's id */
 	json_t *params;		/* the tools/call params */
 	const json_t *progress; /* params._meta.progressToken, borrowed; NULL: none */
+	bool modern;		/* a 2026-07-28 request: its own _meta decides (meta.c) */
+	bool elicits;		/* modern: its _meta declares elicitation */
+	int log_level;		/* modern: its _meta logLevel (a server_level), or none */
+	json_t *approval;	/* modern retry: inputResponses.approval, the person's answer */
+	json_t *input_required; /* modern: the question a deferred approval asks instead */
 	dsb_call *call;		/* while it runs; under srv->lock */
 	dsb_jobs_waiter waiter; /* a job_output wait, ended by a cancellation */
 	char started[32];	/* the id of the job a background start started, or "" */
@@ -224,11 +236,15 @@ struct server_call {
  * cancelled: a client that closed its input to stop us sees us gone within 3 s. */
 #define SERVER_INPUT_END_GRACE_MS 2000
 
+typedef struct request_meta request_meta;
+
 /*
- * Starts the tools/call request @id with @params on a thread of its own (references taken).
+ * Starts the tools/call request @id with @params on a thread of its own (references taken),
+ * in the era @meta says; @approval, a modern retry's answer (a reference taken), or NULL.
  * 0; -EBUSY past SERVER_MAX_CALLS; -ENOMEM, -EAGAIN.
  */
-int calls_start(server *srv, json_t *id, json_t *params);
+int calls_start(server *srv, json_t *id, json_t *params, const request_meta *meta,
+		json_t *approval);
 
 /* notifications/cancelled for @id: the call is cancelled and gets no response. */
 void calls_cancel(server *srv, const json_t *id);
@@ -269,6 +285,7 @@ typedef enum server_level {
 } server_level;
 
 typedef struct server_request server_request;
+typedef struct server_state server_state;
 
 /* A background job's completion notice, waiting for the next tool result to carry it. */
 typedef struct server_notice {
@@ -300,6 +317,7 @@ struct server {
 	bool client_elicits;	  /* initialize declared elicitation (form mode) */
 	server_request *requests; /* ours in flight, waiting for the client's answer */
 	json_int_t last_request_id;
+	server_state *states; /* the requestStates issued (state.c), newest first */
 	dsb_mode granted; /* "allow-session": the widest mode granted; _DSB_MODE_INVALID: none */
 
 	/* Completion notices not yet delivered, oldest first; under @lock (calls.c). */
@@ -313,6 +331,10 @@ struct server {
  * asked for @level or less with logging/setLevel.
  */
 void server_log(server *srv, server_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A diagnostic of the call @sc: to the client at the level its era asked for. */
+void server_call_log(server_call *sc, server_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* The level logging/setLevel names ("debug" .. "emergency"), or _LEVEL_NONE. */
@@ -333,6 +355,63 @@ int server_snapshot_text(server *srv, bool always, char **ret_text, dsb_error *r
  */
 char *server_snapshot(server *srv);
 
+/* --- meta.c ---------------------------------------------------------------------------------- */
+
+/* How long a 2026 client may cache tools/list: the tools never change in a server's life. */
+#define SERVER_TOOLS_TTL_MS 3600000
+
+/* The one version served by the 2026 era, per request. */
+#define SERVER_MODERN_VERSION "2026-07-28"
+
+/* Every version served, newest first, NULL-terminated: the modern one, then initialize's. */
+extern const char *const server_versions[];
+
+/* server_versions as a new JSON array (discover's supportedVersions, -32022's supported). */
+json_t *meta_supported(void);
+
+/* What a 2026-07-28 request's _meta says. */
+struct request_meta {
+	bool modern;		/* the request carries the envelope: served on its own */
+	bool elicits;		/* its clientCapabilities declare elicitation in form mode */
+	server_level log_level; /* io.modelcontextprotocol/logLevel, or _LEVEL_NONE */
+};
+
+/* Whether @params claim the 2026 era: their _meta names a protocol version or capabilities. */
+bool meta_claimed(const json_t *params);
+
+/*
+ * Reads the 2026 envelope of @params into *@ret: 0; 1 when it is malformed (-32602) or names a
+ * version not served (-32022), the error answered to @id; -ENOMEM.
+ */
+int meta_read(server *srv, json_t *id, const json_t *params, request_meta *ret);
+
+/* A 2026 result finished: resultType "complete" unless it has one, the server in _meta.
+ * Steals @result; NULL (it freed) on OOM. */
+json_t *meta_result(json_t *result);
+
+/* --- state.c --------------------------------------------------------------------------------- */
+
+/* A requestState: 32 hexadecimal digits and the NUL. */
+#define STATE_HANDLE_MAX 33
+
+/*
+ * A new requestState for a tools/call of @tool with @args, good for one retry within @ttl_ms.
+ * -ENOMEM, -EIO (no random bytes).
+ */
+int state_issue(server *srv, const char *tool, const json_t *args, uint64_t ttl_ms,
+		char ret_handle[STATE_HANDLE_MAX]);
+
+/*
+ * Spends the requestState @handle on a tools/call of @tool with @args: 0 when this server issued
+ * it for that very call, unused and in time; else 1 with *@ret_why, the -32602 message saying
+ * which it is not. -ENOMEM.
+ */
+int state_redeem(server *srv, const char *handle, const char *tool, const json_t *args,
+		 const char **ret_why);
+
+/* Frees every state (at the end). */
+void state_drop_all(server *srv);
+
 /* --- elicit.c ------------------------------------------------------------------------------- */
 
 /* Whether initialize's @capabilities declare elicitation in form mode. */
@@ -345,11 +424,13 @@ void elicit_response(server *srv, const json_t *id, json_t *message);
 int elicit_answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
 
 /*
- * Who answers an escalation for the call @sc: the one place the answerer is chosen. The
- * configured approval.answerer program always wins inside the call (include/dsb/call.h);
- * without one, the human through MCP elicitation when the client declared it, else nobody (the
- * call fails closed as `unavailable`).
+ * Who answers an escalation of the call @sc, set on @call: the one place the answerer is chosen.
+ * The configured approval.answerer program always wins inside the call (include/dsb/call.h);
+ * without one, the human through MCP elicitation when the client declared it (a 2025 client at
+ * initialize: a request of ours, waited for; a 2026 request in its _meta: the call is deferred
+ * and answered with input_required, its retry carrying the answer), else nobody (the call fails
+ * closed as `unavailable`).
  */
-void elicit_answerer(server *srv, server_call *sc, dsb_answerer_fn *ret_fn, void **ret_userdata);
+void elicit_route(server *srv, server_call *sc, dsb_call *call);
 
 #endif

@@ -6,6 +6,11 @@ Each subcommand drives `dsh-sandbox serve` through one scenario and asserts what
 exits 0 on success and prints the reason (and the server's stderr) on failure. The server is
 $DSH_SANDBOX; the session store, configuration and workspace come from the environment and the
 arguments.
+
+$MCP_ERA picks the client's era: 2025-11-25 (the default: initialize, then the session) or
+2026-07-28 (no handshake: every request carries the version and capabilities in its _meta,
+approvals come back as input_required results and are answered by a retry). Every scenario that
+applies runs in both; the client checks what the era promises of each message it reads.
 """
 import json
 import os
@@ -18,6 +23,9 @@ import time
 
 DSB = os.environ["DSH_SANDBOX"]
 TIMEOUT = 30
+MODERN_VERSION = "2026-07-28"
+ERA = os.environ.get("MCP_ERA", "2025-11-25")
+MODERN = ERA == MODERN_VERSION
 
 
 class Failure(Exception):
@@ -42,6 +50,8 @@ class Server:
         self.lines = queue.Queue()
         self.next_id = 1000
         self.pending = []  # messages received while waiting for something else
+        self.capabilities = {}  # 2026-07-28: what every request's _meta declares
+        self.modern_ids = set()  # the ids of requests sent with the 2026 envelope (as JSON)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -54,10 +64,33 @@ class Server:
             return f.read().decode(errors="replace")
 
     def send_raw(self, data):
+        # The requests that claim the 2026 era: their results are checked for its fields.
+        for line in data.split(b"\n"):
+            try:
+                msg = json.loads(line)
+                claim = msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+                if msg["method"] != "initialize" and claim:
+                    self.modern_ids.add(json.dumps(msg["id"]))
+            except (ValueError, KeyError, TypeError):
+                pass
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
     def send(self, msg):
+        """Sends @msg; in the 2026 era a request gets its _meta envelope (ping becomes
+        server/discover, the era's one request that is answered at any time)."""
+        if MODERN and "method" in msg and "id" in msg and msg["method"] != "initialize":
+            msg = dict(msg)
+            if msg["method"] == "ping":
+                msg["method"] = "server/discover"
+            params = dict(msg.get("params") or {})
+            meta = dict(params.get("_meta") or {})
+            meta.setdefault("io.modelcontextprotocol/protocolVersion", MODERN_VERSION)
+            meta.setdefault("io.modelcontextprotocol/clientCapabilities", self.capabilities)
+            meta.setdefault("io.modelcontextprotocol/clientInfo",
+                            {"name": "t-serve", "version": "1"})
+            params["_meta"] = meta
+            msg["params"] = params
         self.send_raw(json.dumps(msg).encode() + b"\n")
 
     def recv(self, timeout=TIMEOUT):
@@ -73,6 +106,21 @@ class Server:
         check(raw.endswith(b"\n"), "a message without its newline: %r" % raw)
         msg = json.loads(raw)
         check(isinstance(msg, dict), "not an object: %r" % raw)
+        result = msg.get("result")
+        modern = json.dumps(msg.get("id")) in self.modern_ids
+        if modern and isinstance(result, dict):
+            # Every 2026 result says what it is and who answered (MCP 2026-07-28, _meta).
+            check(result.get("resultType") in ("complete", "input_required"),
+                  "a result without its resultType: %r" % raw)
+            info = result.get("_meta", {}).get("io.modelcontextprotocol/serverInfo", {})
+            check(info.get("name") == "dsh-sandbox", "a result without serverInfo: %r" % raw)
+            # Checked: the scenarios then compare results as in the 2025 era.
+            del result["_meta"]
+            if result["resultType"] == "complete":
+                del result["resultType"]
+        elif isinstance(result, dict):
+            check("resultType" not in result and "ttlMs" not in result,
+                  "a 2026 field in a 2025 result: %r" % raw)
         msg["_raw"] = raw
         return msg
 
@@ -112,12 +160,63 @@ class Server:
         return self.wait_for(lambda m: m.get("id") == rid and "method" not in m)
 
     def initialize(self, version="2025-11-25", capabilities=None):
+        """The 2025 handshake; in the 2026 era, the capabilities kept for every request and
+        server/discover instead (its result has the same instructions, logged the same)."""
+        if MODERN:
+            self.capabilities = capabilities or {}
+            r = self.request("server/discover")
+            check("result" in r and MODERN_VERSION in r["result"]["supportedVersions"],
+                  "server/discover failed: %r" % r)
+            return r["result"]
         r = self.request("initialize", {"protocolVersion": version,
                                         "capabilities": capabilities or {},
                                         "clientInfo": {"name": "t-serve", "version": "1"}})
         check("result" in r, "initialize failed: %r" % r)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return r["result"]
+
+    def ping(self):
+        """Whether the server answers a request now (2026: server/discover, as send() does)."""
+        r = self.request("ping")
+        return r.get("result") == {} or (MODERN and "supportedVersions" in r.get("result", {}))
+
+    def ask(self, params):
+        """Sends a tools/call with @params that must ask for approval. Returns the question
+        (elicitation/create's params) and what reply() needs to answer it: in 2025 the
+        server's request; in 2026 the input_required result, answered by a retry."""
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+        if not MODERN:
+            ask = self.wait_for(lambda m: m.get("method") == "elicitation/create")
+            return ask["params"], (rid, ask)
+        r = self.wait_for(lambda m: m.get("id") == rid and "method" not in m)
+        res = r.get("result", {})
+        check(res.get("resultType") == "input_required", "no input_required: %r" % r)
+        check(set(res) == {"resultType", "inputRequests", "requestState"},
+              "input_required fields: %r" % r)
+        check(list(res["inputRequests"]) == ["approval"], "one question: %r" % r)
+        question = res["inputRequests"]["approval"]
+        check(question["method"] == "elicitation/create", "method: %r" % question)
+        check(question["params"].get("mode") == "form", "form mode: %r" % question)
+        return question["params"], (rid, (params, res["requestState"]))
+
+    def reply(self, token, result=None, error=None):
+        """Answers the question ask() returned; the id whose response ends the call."""
+        rid, asked = token
+        if not MODERN:
+            msg = {"jsonrpc": "2.0", "id": asked["id"]}
+            msg.update({"result": result} if error is None else {"error": error})
+            self.send(msg)
+            return rid
+        params, state = asked
+        retry = dict(params)
+        retry["inputResponses"] = {"approval": result}
+        retry["requestState"] = state
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                   "params": retry})
+        return self.next_id
 
     def call(self, name, args, rid=None, meta=None):
         params = {"name": name, "arguments": args}
@@ -156,11 +255,11 @@ def cmd_framing(argv):
     check(s.request("ping", rid=1)["result"] == {}, "ping")
     expect_error(s.request("tools/list", rid=2), -32600, 2)
     expect_error(s.request("tools/call", {"name": "bash", "arguments": {}}, rid=3), -32600, 3)
-    # server/discover (2026-07-28 probe): a plain unknown method, never a modern error.
-    expect_error(s.request("server/discover", {}, rid="d1"), -32601, "d1")
+    # server/discover is 2026-07-28's, whose _meta envelope it needs (framing-modern has more).
+    expect_error(s.request("server/discover", {}, rid="d1"), -32602, "d1")
     s.initialize("2025-06-18")
     expect_error(s.request("initialize", {"protocolVersion": "2025-06-18"}), -32600)
-    expect_error(s.request("server/discover", {}, rid="d2"), -32601, "d2")
+    expect_error(s.request("server/discover", {}, rid="d2"), -32602, "d2")
 
     def raw(line):
         s.send_raw(line)
@@ -240,7 +339,224 @@ def cmd_tools_list(argv):
     s.initialize()
     r = s.request("tools/list", rid=5)
     want = b'{"jsonrpc":"2.0","id":5,"result":{"tools":' + golden + b'}}\n'
+    if MODERN:  # the same tools, then how long they may be cached, and the 2026 fields
+        want = (b'{"jsonrpc":"2.0","id":5,"result":{"tools":' + golden +
+                b',"ttlMs":3600000,"cacheScope":"public","resultType":"complete","_meta":'
+                b'{"io.modelcontextprotocol/serverInfo":{"name":"dsh-sandbox","version":"' +
+                server_version().encode() + b'"}}}}\n')
     check(r["_raw"] == want, "tools/list differs from %s:\n%s" % (argv[2], r["_raw"].decode()))
+    s.close()
+
+
+def server_version():
+    return subprocess.run([DSB, "--version"], capture_output=True, text=True,
+                          check=True).stdout.split()[-1]
+
+
+def meta(version=MODERN_VERSION, capabilities=None, **more):
+    m = {"io.modelcontextprotocol/protocolVersion": version,
+         "io.modelcontextprotocol/clientCapabilities": {} if capabilities is None else capabilities}
+    m.update(more)
+    return m
+
+
+def cmd_framing_modern(argv):
+    """2026-07-28 on its own and beside 2025: discovery at any time, the envelope's errors,
+    the methods the era dropped, no state kept between requests."""
+    s = server_for(argv)
+    send = Server.send_raw
+
+    def raw(rid, method, params):
+        send(s, json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                            "params": params}).encode() + b"\n")
+        return s.wait_for(lambda m: m.get("id") == rid)
+
+    # Discovery before anything, and without initialize ever coming.
+    d = raw(1, "server/discover", {"_meta": meta(clientInfo={"name": "x", "version": "1"})})
+    res = d["result"]
+    check(res["supportedVersions"] == ["2026-07-28", "2025-11-25", "2025-06-18"], "%r" % d)
+    check(res["capabilities"] == {"tools": {}, "logging": {}}, "capabilities %r" % d)
+    check("Current runtime context." in res["instructions"], "instructions %r" % d)
+    check(res["ttlMs"] == 0 and res["cacheScope"] == "private", "cache hints %r" % d)
+    check("serverInfo" not in res and "protocolVersion" not in res, "2025 fields %r" % d)
+    check(b'"resultType":"complete"' in d["_raw"], "resultType %r" % d["_raw"])
+    check(b'"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"dsh-sandbox","version":"'
+          in d["_raw"], "serverInfo %r" % d["_raw"])
+    t = raw(2, "tools/list", {"_meta": meta()})
+    check([x["name"] for x in t["result"]["tools"]] ==
+          ["bash", "edit", "job_kill", "job_list", "job_output", "read", "write"], "%r" % t)
+    check(t["result"]["ttlMs"] == 3600000 and t["result"]["cacheScope"] == "public", "%r" % t)
+    c = raw(3, "tools/call", {"name": "bash", "arguments": {"command": "echo modern",
+                                                            "description": "Echo"},
+                              "_meta": meta()})
+    check(c["result"]["content"][0]["text"] == "modern\n", "%r" % c)
+
+    # The envelope: malformed is -32602, a version not served -32022 naming ours.
+    expect_error(raw(10, "server/discover", {}), -32602, 10)
+    expect_error(raw(11, "server/discover", None), -32602, 11)
+    expect_error(raw(12, "tools/list", {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}), -32602, 12)
+    expect_error(raw(13, "tools/list", {"_meta": {
+        "io.modelcontextprotocol/clientCapabilities": {}}}), -32602, 13)
+    expect_error(raw(14, "tools/list", {"_meta": meta(capabilities=[])}), -32602, 14)
+    expect_error(raw(15, "tools/list", {"_meta": meta(version=20260728)}), -32602, 15)
+    expect_error(raw(16, "tools/list", {"_meta": meta(**{
+        "io.modelcontextprotocol/logLevel": "loud"})}), -32602, 16)
+    expect_error(raw(17, "server/discover", {"_meta": "x"}), -32602, 17)
+    for rid, version in ((20, "2027-01-01"), (21, "2025-11-25"), (22, "")):
+        e = raw(rid, "tools/list", {"_meta": meta(version=version)})
+        expect_error(e, -32022, rid)
+        check(e["error"]["message"] == "Unsupported protocol version", "%r" % e)
+        check(e["error"]["data"] == {"supported": ["2026-07-28", "2025-11-25", "2025-06-18"],
+                                     "requested": version}, "data %r" % e)
+    # What the era dropped, and what it never had.
+    expect_error(raw(30, "ping", {"_meta": meta()}), -32601, 30)
+    expect_error(raw(31, "logging/setLevel", {"level": "info", "_meta": meta()}), -32601, 31)
+    expect_error(raw(32, "resources/list", {"_meta": meta()}), -32601, 32)
+    expect_error(raw(33, "tools/call", {"name": "nope", "arguments": {}, "_meta": meta()}),
+                 -32602, 33)
+    expect_error(raw(34, "tools/call", {"arguments": {}, "_meta": meta()}), -32602, 34)
+    # Nothing is kept between requests: a 2025 request is still before its initialize.
+    expect_error(raw(40, "tools/list", {}), -32600, 40)
+    # Both eras in one process: the handshake, then either kind of request.
+    r = raw(41, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                               "clientInfo": {"name": "x", "version": "1"}})
+    check(r["result"]["protocolVersion"] == "2025-11-25", "%r" % r)
+    check(b'"resultType"' not in r["_raw"], "a 2026 field in initialize %r" % r["_raw"])
+    l = raw(42, "tools/list", {})
+    check(b'"ttlMs"' not in l["_raw"] and b'"resultType"' not in l["_raw"], "%r" % l["_raw"])
+    check(raw(43, "ping", {})["result"] == {}, "ping")
+    d = raw(44, "server/discover", {"_meta": meta()})
+    check(d["result"]["supportedVersions"][0] == "2026-07-28", "%r" % d)
+    s.quiet(0.3)
+    s.close()
+
+
+def cmd_mrtr(argv):
+    """mrtr WS OUT: approvals in 2026-07-28, attacked: nothing logged or run on the question;
+    a forged, replayed, expired or other-call requestState refused (-32602) and nothing run; a
+    retry without the answer asked again; no elicitation declared: nobody to ask."""
+    ws, out = argv[0], argv[1]
+    target = os.path.join(out, "ran")
+    sid = subprocess.run([DSB, "session", "new", "--cwd", ws], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    quick = os.path.join(os.getcwd(), "quick.yaml")
+    with open(quick, "w") as f:
+        f.write("approval: { timeoutMs: 400 }\n")
+
+    def log_lines():
+        return subprocess.run([DSB, "session", "log", sid], check=True, capture_output=True,
+                              text=True).stdout.count("\n")
+
+    def args(tag):
+        return {"command": "echo %s >> %s; echo %s" % (tag, target, tag),
+                "description": "Append", "sandbox_permissions": "danger-full-access",
+                "justification": "the test asks for " + tag}
+
+    def call_params(tag):
+        return {"name": "bash", "arguments": args(tag)}
+
+    def retry(s, params, state, answer="allow", responses=True):
+        p = dict(params)
+        if responses:
+            p["inputResponses"] = {"approval": {"action": "accept",
+                                                "content": {"decision": answer}}}
+        if state is not None:
+            p["requestState"] = state
+        return s.request("tools/call", p)
+
+    def ran():
+        return open(target).read().split() if os.path.exists(target) else []
+
+    s = Server("--session", sid)
+    s.initialize(capabilities={"elicitation": {}})
+    before = log_lines()
+    question, (_, (params_a, state_a)) = s.ask(call_params("a"))
+    check(log_lines() == before, "the question logged something")
+    check(ran() == [], "ran before the answer")
+    check(len(state_a) == 32 and all(c in "0123456789abcdef" for c in state_a), state_a)
+
+    # Forged: any other handle names nothing; the true one is still good after.
+    forged = "%032x" % (int(state_a, 16) ^ 1)
+    for bad, why in ((forged, "was not issued by this server"),
+                     ("", "was not issued by this server"),
+                     ("x" * 5000, "was not issued by this server")):
+        r = retry(s, params_a, bad)
+        expect_error(r, -32602)
+        check(why in r["error"]["message"], "forged %r: %r" % (bad[:40], r))
+    expect_error(retry(s, params_a, 7), -32602)
+    r = retry(s, params_a, None)
+    expect_error(r, -32602)
+    check("requestState" in r["error"]["message"], "responses without a state: %r" % r)
+    check(ran() == [] and log_lines() == before, "a refused retry ran or logged")
+
+    # The true retry runs once, with its audit pair; the replay is refused.
+    r = retry(s, params_a, state_a)
+    check(text_of(r) == "a\n", "the approved retry: %r" % r)
+    check(ran() == ["a"], "ran %r" % ran())
+    log = subprocess.run([DSB, "session", "log", sid], check=True, capture_output=True,
+                         text=True).stdout
+    check('"outcome":"allowed-once"' in log and log.count('"approval/asked"') == 1, log)
+    r = retry(s, params_a, state_a)
+    expect_error(r, -32602)
+    check("already used" in r["error"]["message"], "replay: %r" % r)
+    check(ran() == ["a"], "the replay ran: %r" % ran())
+
+    # Another call's state: refused, and spent (it is not tried twice).
+    _, (_, (params_b, state_b)) = s.ask(call_params("b"))
+    r = retry(s, call_params("c"), state_b)
+    expect_error(r, -32602)
+    check("issued for another tool call" in r["error"]["message"], "other call: %r" % r)
+    other = dict(params_b)
+    other["name"] = "write"
+    other["arguments"] = {"file_path": "x", "content": "y"}
+    r = retry(s, other, state_b)
+    expect_error(r, -32602)
+    r = retry(s, params_b, state_b)
+    expect_error(r, -32602)
+    check("already used" in r["error"]["message"], "spent: %r" % r)
+    check(ran() == ["a"], "another call's state ran something: %r" % ran())
+
+    # A retry without the answer is asked again, with a new state; then a deny.
+    _, (_, (params_d, state_d)) = s.ask(call_params("d"))
+    r = retry(s, params_d, state_d, responses=False)
+    res = r["result"]
+    check(res.get("resultType") == "input_required" and res["requestState"] != state_d,
+          "asked again: %r" % r)
+    r = retry(s, params_d, res["requestState"], answer="deny")
+    check(text_of(r) == 'Error: the user rejected escalating this command to '
+          '"danger-full-access"', "deny: %r" % r)
+    check(ran() == ["a"], "ran although denied: %r" % ran())
+    s.close()
+
+    # Expired: approval.timeoutMs is how long the question stands.
+    s = Server("--session", sid, config=quick)
+    s.initialize(capabilities={"elicitation": {"form": {}}})
+    _, (_, (params_e, state_e)) = s.ask(call_params("e"))
+    time.sleep(1.0)
+    r = retry(s, params_e, state_e)
+    expect_error(r, -32602)
+    check("has expired" in r["error"]["message"], "expired: %r" % r)
+    check(ran() == ["a"], "an expired state ran: %r" % ran())
+    s.close()
+
+    # A state from another server process names nothing here.
+    s = Server("--session", sid)
+    s.initialize(capabilities={"elicitation": {}})
+    _, (_, (params_f, state_f)) = s.ask(call_params("f"))
+    s.close()
+    s = Server("--session", sid)
+    s.initialize(capabilities={"elicitation": {}})
+    r = retry(s, params_f, state_f)
+    expect_error(r, -32602)
+    check("not issued by this server" in r["error"]["message"], "other process: %r" % r)
+
+    # No elicitation in this request's _meta: nobody to ask, whatever came before.
+    r = s.call("bash", args("g"), meta=meta())
+    check(r["result"].get("isError") is True and text_of(r) ==
+          'Error: sandbox escalation to "danger-full-access" requires approval, but no '
+          'approval channel is available', "no elicitation: %r" % r)
+    check(ran() == ["a"], "ran without approval: %r" % ran())
     s.close()
 
 
@@ -268,27 +584,36 @@ def cmd_call(argv):
 def cmd_elicit(argv):
     """elicit WS CONFIG SESSION ANSWER ARGS_JSON [AGAIN_JSON]: a bash escalation asked through
     elicitation and answered ANSWER (allow, deny, allow-session, decline, cancel, error,
-    silent: never; none: no question may come); prints isError and the text; with AGAIN_JSON (after allow-session), a second
-    call that must be allowed without a question, then its isError and text too."""
+    silent: never; none: no question may come); prints isError and the text; with AGAIN_JSON
+    (after allow-session), a second call that must be allowed without a question, then its
+    isError and text too. In the 2026 era the question is an input_required result and the
+    answer a retry; an error answer has no such form (the 2025 era alone has it), and a silent
+    client simply never retries."""
     ws, cfg, sid, answer, args = argv[0], argv[1] or None, argv[2], argv[3], json.loads(argv[4])
     s = Server("--session", sid, config=cfg)
     s.initialize(capabilities={"elicitation": {"form": {}}})
-    s.next_id += 1
-    rid = s.next_id
-    s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-            "params": {"name": "bash", "arguments": args}})
+
+    def result_of(r):
+        res = r["result"]
+        check("resultType" not in res, "not complete: %r" % r)
+        return "isError=%s\n%s" % (str(res.get("isError")).lower(), res["content"][0]["text"])
+
+    def asked_or_answered(rid):
+        return lambda m: (m.get("id") == rid and "method" not in m or
+                          m.get("method") == "elicitation/create")
+
     if answer == "none":
         # Someone else answers (the configured answerer program): no question comes.
-        r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m or
-                       m.get("method") == "elicitation/create")
+        s.next_id += 1
+        rid = s.next_id
+        s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                "params": {"name": "bash", "arguments": args}})
+        r = s.wait_for(asked_or_answered(rid))
         check("method" not in r, "asked although an answerer program is configured: %r" % r)
-        res = r["result"]
-        sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
-                                             res["content"][0]["text"]))
+        sys.stdout.write(result_of(r))
         s.close()
         return
-    ask = s.wait_for(lambda m: m.get("method") == "elicitation/create")
-    params = ask["params"]
+    params, token = s.ask({"name": "bash", "arguments": args})
     # DSB_ELICIT_MESSAGE=FILE: the question's text saved, UTF-8, for the caller to inspect.
     if os.environ.get("DSB_ELICIT_MESSAGE"):
         with open(os.environ["DSB_ELICIT_MESSAGE"], "wb") as f:
@@ -303,34 +628,35 @@ def cmd_elicit(argv):
     check(params["requestedSchema"]["required"] == ["decision"], "required: %r" % params)
     choices = ["allow", "allow-session", "deny"] if answer == "allow-session" else None
     check(choices is None or decision["enum"] == choices, "choices: %r" % decision)
-    reply = {"jsonrpc": "2.0", "id": ask["id"]}
     if answer in ("allow", "deny", "allow-session"):
-        reply["result"] = {"action": "accept", "content": {"decision": answer}}
+        rid = s.reply(token, {"action": "accept", "content": {"decision": answer}})
     elif answer in ("decline", "cancel"):
-        reply["result"] = {"action": answer}
+        rid = s.reply(token, {"action": answer})
     elif answer == "error":
-        reply["error"] = {"code": -32601, "message": "Method not found"}
-    if answer != "silent":
-        s.send(reply)
+        check(not MODERN, "an error answer is the 2025 era's alone")
+        rid = s.reply(token, error={"code": -32601, "message": "Method not found"})
     else:
+        check(answer == "silent", "unknown answer %r" % answer)
+        if MODERN:
+            # Nothing was logged or run, and nothing waits: the retry never comes.
+            s.quiet(0.5)
+            s.close()
+            return
         # No answer: the server withdraws its question once approval.timeoutMs has passed.
+        rid = token[0]
         gone = s.wait_for(lambda m: m.get("method") == "notifications/cancelled")
-        check(gone["params"]["requestId"] == ask["id"], "withdrawn: %r" % gone)
+        check(gone["params"]["requestId"] == token[1]["id"], "withdrawn: %r" % gone)
     r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m)
-    res = r["result"]
-    sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
-                                         res["content"][0]["text"]))
+    sys.stdout.write(result_of(r))
     if len(argv) > 5:
         s.next_id += 1
         rid = s.next_id
         s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
                 "params": {"name": "bash", "arguments": json.loads(argv[5])}})
-        r = s.wait_for(lambda m: m.get("id") == rid and "method" not in m or
-                       m.get("method") == "elicitation/create")
-        check("method" not in r, "asked again after allow-session: %r" % r)
-        res = r["result"]
-        sys.stdout.write("\nisError=%s\n%s" % (str(res.get("isError")).lower(),
-                                               res["content"][0]["text"]))
+        r = s.wait_for(asked_or_answered(rid))
+        check("method" not in r and "resultType" not in r["result"],
+              "asked again after allow-session: %r" % r)
+        sys.stdout.write("\n" + result_of(r))
     s.close()
 
 
@@ -426,7 +752,8 @@ def cmd_background(argv):
     ws, mark = argv[0], unique(argv[1])
     s = Server("--cwd", ws)
     s.initialize()
-    s.request("logging/setLevel", {"level": "notice"})
+    if not MODERN:  # 2026-07-28 has no level for a connection: the notice rides in-band only
+        s.request("logging/setLevel", {"level": "notice"})
 
     # The escalation pairing comes first; a start that fails takes no id.
     err, text = start_job(s, "ls", justification="because")
@@ -486,10 +813,19 @@ def cmd_background(argv):
     check(start_job(s, cmd3) == (False, "started background job bash-3"), "start bash-3")
     notice = ("background job bash-3 (bash: sleep 0.2; echo done) finished [status: "
               "completed, exit code: 0]. Read its output with job_output.")
-    logged = s.wait_for(lambda m: m.get("method") == "notifications/message")
-    check(logged["params"] == {"level": "notice", "logger": "dsh-sandbox", "data": notice},
-          "logged: %r" % logged)
-    err, texts = job(s, "job_list", {})
+    if not MODERN:
+        logged = s.wait_for(lambda m: m.get("method") == "notifications/message")
+        check(logged["params"] == {"level": "notice", "logger": "dsh-sandbox", "data": notice},
+              "logged: %r" % logged)
+        err, texts = job(s, "job_list", {})
+    else:
+        # No log message tells when bash-3 ended: the first list that carries the notice.
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            err, texts = job(s, "job_list", {})
+            if len(texts) > 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     check(texts == ["bash-1 [bash] completed — %s\nbash-2 [bash] killed — %s\n"
                     "bash-3 [bash] completed — %s" % (cmd1, cmd2, cmd3), notice],
           "notice block: %r" % texts)
@@ -532,7 +868,7 @@ def cmd_background(argv):
                                             "timeout_ms": 600000}}})
     time.sleep(0.3)
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}})
-    s.request("ping")
+    check(s.ping(), "the server answers")
     s.quiet(0.5)
     t0 = time.monotonic()
     s.close(timeout=15)
@@ -659,7 +995,7 @@ def cmd_cancel(argv):
     s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": "long", "reason": "test"}})
     wait_gone(mark, 10)
-    check(s.request("ping")["result"] == {}, "ping after the cancel")
+    check(s.ping(), "ping after the cancel")
     s.quiet(1.0)
 
     # Racing: quick calls cancelled at once. Each gets exactly one answer or none.
@@ -887,7 +1223,7 @@ def cmd_signals(argv):
         text = "\n".join(texts)
     else:
         text = text_of(s.call("bash", {"command": command, "description": "Signals"}))
-    check(s.request("ping")["result"] == {}, "the server is gone")
+    check(s.ping(), "the server is gone")
     s.close()
     print(text)
 

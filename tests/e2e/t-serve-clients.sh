@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Real MCP clients against `dsh-sandbox serve` (issue 14): the Python example (standard library
-# alone), the Node example (the official TypeScript SDK from npm) and the MCP Inspector's CLI.
+# alone), the Node examples (the official TypeScript SDK from npm: v1, a 2025-11-25 client, and
+# v2 pinned to 2026-07-28) and the MCP Inspector's CLI.
 # Their npm packages come from scripts/install-mcp-clients.sh (run by scripts/install-deps.sh).
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
@@ -17,7 +18,8 @@ INSPECTOR=$clients/.bin/mcp-inspector
 
 need_npm_clients() {
 	if [ ! -x "$NODE22_BIN/node" ] || [ ! -x "$INSPECTOR" ] ||
-		[ ! -d "$src/examples/node/node_modules/@modelcontextprotocol/sdk" ]; then
+		[ ! -d "$src/examples/node/node_modules/@modelcontextprotocol/sdk" ] ||
+		[ ! -d "$src/examples/node/node_modules/@modelcontextprotocol/client" ]; then
 		fail "the npm clients are not installed: run scripts/install-mcp-clients.sh"
 	fi
 }
@@ -47,6 +49,18 @@ test_node_example() {
 	assert_streq "$(tail -n1 log)" "6 of 6 steps ok"
 }
 
+# The v2 SDK pinned to 2026-07-28: discovery (on a probe process of its own), per-request _meta,
+# the escalation approved through input_required by its elicitation handler.
+test_node_2026_example() {
+	need_npm_clients
+	mkdir ws
+	PATH="$NODE22_BIN:$PATH" node "$src/examples/node/client-2026.mjs" --server "$DSB" "$PWD/ws" \
+		>log 2>&1 || fail "$(cat log)"
+	assert_contains "$(cat log)" "ok - the era is 2026-07-28 modern 2026-07-28"
+	assert_contains "$(cat log)" "approval asked: The agent asks to run a tool with a wider sandbox."
+	assert_streq "$(tail -n1 log)" "7 of 7 steps ok"
+}
+
 test_inspector_lists_and_calls() {
 	need_npm_clients
 	mkdir ws
@@ -71,7 +85,8 @@ test_inspector_escalation_fails_closed() {
 }
 
 t "the Python example (standard library): 7 steps" test_python_example
-t "the Node example (official TypeScript SDK): 6 steps" test_node_example
+t "the Node example (official TypeScript SDK v1, 2025-11-25): 6 steps" test_node_example
+t "the Node 2026-07-28 example (official TypeScript SDK v2): 7 steps, the approval through input_required" test_node_2026_example
 t "the MCP Inspector CLI lists DSH's tools and calls bash" test_inspector_lists_and_calls
 t "the MCP Inspector (no elicitation): an escalation fails closed" test_inspector_escalation_fails_closed
 

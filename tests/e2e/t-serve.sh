@@ -30,6 +30,17 @@ client() {
 	"$PYTHON" "$CLIENT" "$@"
 }
 
+# modern TEST: TEST with a 2026-07-28 client, which mcp-client.py reads from MCP_ERA (no
+# initialize; each request carries its own _meta; approvals come back as input_required).
+modern() {
+	export MCP_ERA=2026-07-28
+	"$@"
+}
+
+is_modern() {
+	[ "${MCP_ERA:-}" = 2026-07-28 ]
+}
+
 setup() {
 	mkdir -p ws
 	OUT=$(mktemp -d /var/tmp/dsb-serve.XXXXXX)
@@ -41,13 +52,21 @@ setup() {
 test_piped_session() {
 	setup
 	local t0 t1 responses
+	local meta=''
+	is_modern && meta=',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 	t0=$(date +%s%N)
-	printf '%s\n' \
-		'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
-		'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-		'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.3; echo piped","description":"Soon"}}}' \
-		'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60","description":"Never"}}}' |
-		"$DSB" serve --cwd "$PWD/ws" >out.jsonl 2>err.txt
+	{
+		if is_modern; then
+			printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{'"${meta#,}"'}}'
+		else
+			printf '%s\n' \
+				'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+				'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+		fi
+		printf '%s\n' \
+			'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 0.3; echo piped","description":"Soon"}'"$meta"'}}' \
+			'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60","description":"Never"}'"$meta"'}}'
+	} | "$DSB" serve --cwd "$PWD/ws" >out.jsonl 2>err.txt
 	t1=$(date +%s%N)
 	responses=$("$PYTHON" -c '
 import json, sys
@@ -72,6 +91,16 @@ test_framing() {
 test_versions() {
 	setup
 	client versions ws
+}
+
+test_framing_modern() {
+	setup
+	client framing-modern ws
+}
+
+test_mrtr() {
+	setup
+	client mrtr "$PWD/ws" "$OUT"
 }
 
 test_tools_list_golden() {
@@ -217,16 +246,25 @@ Error: the user rejected escalating this command to "danger-full-access"'
 	assert_streq "$out" 'isError=true
 Error: approval for escalating to "danger-full-access" was cancelled'
 	assert_streq "$(decided "$id")" cancelled
-	elicit "$id" error
-	assert_streq "$out" 'isError=true
-Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
-	assert_streq "$(decided "$id")" unavailable
-	# No answer within approval.timeoutMs: the question is withdrawn, the call fails closed.
 	printf 'approval: { timeoutMs: 500 }\n' >quick.yaml
-	elicit "$id" silent "$PWD/quick.yaml"
-	assert_streq "$out" 'isError=true
+	if is_modern; then
+		# The question is a result: nothing waits, and a client that never retries leaves
+		# nothing logged (test_mrtr has the late retry, refused).
+		local n
+		n=$(events "$id" | wc -l)
+		elicit "$id" silent "$PWD/quick.yaml"
+		assert_streq "$(events "$id" | wc -l)" "$n"
+	else
+		elicit "$id" error
+		assert_streq "$out" 'isError=true
 Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
-	assert_streq "$(decided "$id")" unavailable
+		assert_streq "$(decided "$id")" unavailable
+		# No answer within approval.timeoutMs: the question is withdrawn, the call fails closed.
+		elicit "$id" silent "$PWD/quick.yaml"
+		assert_streq "$out" 'isError=true
+Error: sandbox escalation to "danger-full-access" requires approval, but no approval channel is available'
+		assert_streq "$(decided "$id")" unavailable
+	fi
 	[ ! -e "$OUT/f" ] || fail "ran although not allowed"
 }
 
@@ -374,30 +412,38 @@ test_ends_danger_full_access() {
 	ends "" danger-full-access eof client-gone KILL claude
 }
 
-t "framing and lifecycle errors, server/discover, the line limit" test_framing
-t "a piped session: every call that ends soon is answered after the input ends" test_piped_session
+# both NAME TEST: TEST with a 2025-11-25 client, then with a 2026-07-28 client.
+both() {
+	t "$1 (2025-11-25)" "$2"
+	t "$1 (2026-07-28)" modern "$2"
+}
+
+t "framing and lifecycle errors, the line limit (2025-11-25)" test_framing
+t "2026-07-28: discovery with or without initialize, the _meta envelope's errors, both eras in one process" test_framing_modern
+both "a piped session: every call that ends soon is answered after the input ends" test_piped_session
 t "initialize negotiates 2025-06-18 and 2025-11-25" test_versions
-t "tools/list is DSH's tools byte for byte" test_tools_list_golden
-t "instructions: DSH's tool sections, then the runtime-context snapshot" test_instructions
-t "write, edit, read: DSH's texts, structured values, the observation rule" test_fs_texts_and_observation
-t "a read-only bash denial reads as the CLI's, marker and hint" test_bash_denial_matches_the_cli
-t "a server's own session takes its /tmp away with it; a named one keeps it" test_own_session_tmp
-t "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
-t "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
-t "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
-t "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
-t "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
-t "elicitation: the question shows a spoofing command's hidden part, escaped, one line a value" test_elicitation_shows_the_hidden_part
-t "background jobs: start, output, wait, kill, list, errors, the completion notice, a cancelled wait" test_background_jobs
-t "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
-t "no usable backend: a call fails closed, a background job runs nothing" test_unavailable_fails_closed
-t "32 calls at once, and ping while they run" test_concurrent_calls
-t "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
-t "progress: the newest line, at most once a second, never after the result" test_progress
-t "the snapshot rides on the first result after an outside mode switch" test_snapshot_after_outside_switch
+both "tools/list is DSH's tools byte for byte" test_tools_list_golden
+both "instructions: DSH's tool sections, then the runtime-context snapshot" test_instructions
+both "write, edit, read: DSH's texts, structured values, the observation rule" test_fs_texts_and_observation
+both "a read-only bash denial reads as the CLI's, marker and hint" test_bash_denial_matches_the_cli
+both "a server's own session takes its /tmp away with it; a named one keeps it" test_own_session_tmp
+both "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
+both "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
+both "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
+both "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
+both "elicitation: a configured answerer program is asked instead" test_answerer_program_wins
+both "elicitation: the question shows a spoofing command's hidden part, escaped, one line a value" test_elicitation_shows_the_hidden_part
+t "input_required: nothing logged or run on the question; forged, replayed, expired, other-call and other-process states refused; asked again; no elicitation declared" modern test_mrtr
+both "background jobs: start, output, wait, kill, list, errors, the completion notice, a cancelled wait" test_background_jobs
+both "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
+both "no usable backend: a call fails closed, a background job runs nothing" test_unavailable_fails_closed
+both "32 calls at once, and a request answered while they run" test_concurrent_calls
+both "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
+both "progress: the newest line, at most once a second, never after the result" test_progress
+both "the snapshot rides on the first result after an outside mode switch" test_snapshot_after_outside_switch
 t "control: daemons under a plain parent survive its SIGKILL" test_control_leaves_survivors
-t "bwrap: nothing survives the server's end, however it ends" test_ends_bwrap
-t "bwrap: ended as the sandbox starts, over and over: nothing survives" test_storm_bwrap
-t "landlock: nothing survives the server's end" test_ends_landlock
-t "danger-full-access: nothing survives the server's end" test_ends_danger_full_access
+both "bwrap: nothing survives the server's end, however it ends" test_ends_bwrap
+both "bwrap: ended as the sandbox starts, over and over: nothing survives" test_storm_bwrap
+both "landlock: nothing survives the server's end" test_ends_landlock
+both "danger-full-access: nothing survives the server's end" test_ends_danger_full_access
 done_testing

@@ -2,7 +2,8 @@
 /*
  * Unit tests of the server piece's pure parts: the framing (limit, overlong lines skipped
  * unread, CRLF, a last line without newline), the JSON-RPC classification, DSH's argument
- * checks and texts, JavaScript's number printing, and the read tool's window (read-render.ts).
+ * checks and texts, JavaScript's number printing, the read tool's window (read-render.ts), and
+ * the requestState table (bound to its call, used once, expiring, bounded).
  * The protocol end to end is tests/e2e/t-serve.sh.
  */
 #include <fcntl.h>
@@ -311,12 +312,66 @@ static void test_read_window(void **state)
 	free(line);
 }
 
+static void test_request_state(void **state)
+{
+	(void)state;
+	server srv = {0};
+	assert_int_equal(pthread_mutex_init(&srv.lock, NULL), 0);
+	json_t *args = json_pack("{s:s, s:s}", "command", "make", "description", "Build");
+	json_t *same = json_pack("{s:s, s:s}", "description", "Build", "command", "make");
+	json_t *other = json_pack("{s:s, s:s}", "command", "make install", "description", "Build");
+	char a[STATE_HANDLE_MAX], b[STATE_HANDLE_MAX], c[STATE_HANDLE_MAX];
+	const char *why = NULL;
+
+	/* Bound to the tool and the arguments (keys in any order), once. */
+	assert_int_equal(state_issue(&srv, "bash", args, 60000, a), 0);
+	assert_int_equal(strlen(a), 32);
+	assert_int_equal(state_redeem(&srv, a, "bash", same, &why), 0);
+	assert_null(why);
+	assert_int_equal(state_redeem(&srv, a, "bash", args, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState was already used");
+
+	/* Another call's, or another tool's, is refused, and spent by the try. */
+	assert_int_equal(state_issue(&srv, "bash", args, 60000, b), 0);
+	assert_int_equal(state_redeem(&srv, b, "bash", other, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState was issued for another tool call");
+	assert_int_equal(state_redeem(&srv, b, "bash", args, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState was already used");
+	assert_int_equal(state_issue(&srv, "bash", args, 60000, b), 0);
+	assert_int_equal(state_redeem(&srv, b, "write", args, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState was issued for another tool call");
+
+	/* What this table never issued names nothing; an expired one says so. */
+	assert_int_equal(state_redeem(&srv, "0123456789abcdef0123456789abcdef", "bash", args, &why),
+			 1);
+	assert_string_equal(why, "Invalid params: requestState was not issued by this server");
+	assert_int_equal(state_issue(&srv, "bash", NULL, 0, c), 0);
+	assert_int_equal(state_redeem(&srv, c, "bash", NULL, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState has expired");
+
+	/* Bounded: past 256 states the oldest is forgotten, the newest kept. */
+	char first[STATE_HANDLE_MAX], last[STATE_HANDLE_MAX];
+	assert_int_equal(state_issue(&srv, "bash", args, 60000, first), 0);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(state_issue(&srv, "bash", args, 60000, last), 0);
+	assert_int_equal(state_redeem(&srv, first, "bash", args, &why), 1);
+	assert_string_equal(why, "Invalid params: requestState was not issued by this server");
+	assert_int_equal(state_redeem(&srv, last, "bash", args, &why), 0);
+
+	state_drop_all(&srv);
+	json_decref(args);
+	json_decref(same);
+	json_decref(other);
+	(void)pthread_mutex_destroy(&srv.lock);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frame_lines),    cmocka_unit_test(test_frame_overlong),
 		cmocka_unit_test(test_rpc_parse),      cmocka_unit_test(test_js_number),
 		cmocka_unit_test(test_tool_arguments), cmocka_unit_test(test_read_window),
+		cmocka_unit_test(test_request_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
