@@ -7,6 +7,8 @@
 # Then the same Landlock calls without the cgroup limits, where the command runs in a PID
 # namespace of its own instead (docs/design/limits.md): as root, the two Landlock lines'
 # difference is the cgroups' cost against that namespace's.
+#
+#   bench/server.sh [OLD_DSH_SANDBOX...]   (ROUNDS=N to change the 201 rounds)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -18,19 +20,23 @@ trap 'rm -rf "$dir"' EXIT
 # what a real deployment protects.
 export DSH_SANDBOX_STORE=$dir/store XDG_CONFIG_HOME=$dir/xdg
 mkdir -p "$dir/ws"
-D=$top/build-bench/dsh-sandbox
 BWRAP=$(command -v bwrap)
 for b in landlock bwrap; do
 	printf 'sandbox-local: { backends: [%s] }\n' "$b" >"$dir/$b.yaml"
-	"$D" --config "$dir/$b.yaml" exec --mode read-only -- true # cache the verdict
+	"$top/build-bench/dsh-sandbox" --config "$dir/$b.yaml" exec --mode read-only -- true # cache the verdict
 done
 printf 'sandbox-local: { backends: [landlock] }\nlimits: { processes: 0, memoryBytes: 0 }\n' \
 	>"$dir/landlock-unlimited.yaml"
-echo "Landlock (baseline: bash -c true):"
-build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock.yaml" "$dir/ws" bash -c true
-echo "bwrap (baseline: the raw bwrap profile):"
-build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/bwrap.yaml" "$dir/ws" \
-	"$BWRAP" --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- bash -c true
-echo "Landlock without cgroup limits (baseline: bash -c true):"
-build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock-unlimited.yaml" "$dir/ws" \
-	bash -c true
+# Each line for this build, then for each older dsh-sandbox named as an argument (a before/after
+# in one run: the same machine, the same minutes).
+for D in "$top/build-bench/dsh-sandbox" "$@"; do
+	[ $# -eq 0 ] || echo "== $D"
+	echo "Landlock (baseline: bash -c true):"
+	build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock.yaml" "$dir/ws" bash -c true
+	echo "bwrap (baseline: the raw bwrap profile):"
+	build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/bwrap.yaml" "$dir/ws" \
+		"$BWRAP" --ro-bind / / --dev /dev --unshare-pid --proc /proc --die-with-parent -- bash -c true
+	echo "Landlock without cgroup limits (baseline: bash -c true):"
+	build-bench/bench/server-bench "${ROUNDS:-201}" "$D" "$dir/landlock-unlimited.yaml" "$dir/ws" \
+		bash -c true
+done

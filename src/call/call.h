@@ -48,6 +48,12 @@ struct dsb_call {
 
 /* --- setup.c -------------------------------------------------------------------------------- */
 
+/*
+ * The configuration file @setup reads: its path in *@ret_path (a new string), or NULL when
+ * there is none (defaults and environment only). -EINVAL for an empty path, -ENOMEM.
+ */
+int call_config_file(const dsb_call_setup *setup, char **ret_path);
+
 /* @call's setup as the public struct (its strings borrowed from @call). */
 dsb_call_setup call_setup(const dsb_call *call);
 

@@ -52,21 +52,33 @@ static char *default_config_path(void)
 	return path;
 }
 
+int call_config_file(const dsb_call_setup *setup, char **ret_path)
+{
+	const char *explicit_path = setup->config_path;
+	/* An empty path names no file (DSH_SANDBOX_CONFIG="" is unset). */
+	if (explicit_path && !*explicit_path)
+		return -EINVAL;
+	if (!explicit_path)
+		explicit_path = getenv("DSH_SANDBOX_CONFIG");
+	if (explicit_path && *explicit_path)
+		*ret_path = strdup(explicit_path);
+	else if (!(*ret_path = default_config_path()))
+		return 0;
+	return *ret_path ? 0 : -ENOMEM;
+}
+
 int dsb_call_load_config(const dsb_call_setup *setup, dsb_config **ret_cfg, dsb_error *reterr)
 {
 	if (!setup || !ret_cfg)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"dsb_call_load_config: missing argument");
-	const char *explicit_path = setup->config_path;
-	/* An empty path names no file (DSH_SANDBOX_CONFIG="" is unset). */
-	if (explicit_path && !*explicit_path)
+	_cleanup_free_ char *path = NULL;
+	int e = call_config_file(setup, &path);
+	if (e == -EINVAL)
 		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 				"config_path: expected a file path, got an empty string");
-	if (!explicit_path)
-		explicit_path = getenv("DSH_SANDBOX_CONFIG");
-
-	_cleanup_free_ char *found = explicit_path && *explicit_path ? NULL : default_config_path();
-	const char *path = found ? found : explicit_path && *explicit_path ? explicit_path : NULL;
+	if (e < 0)
+		return dsb_fail(reterr, DSB_E_NO_MEMORY, "configuration: out of memory");
 
 	dsb_config *cfg = NULL;
 	int r;

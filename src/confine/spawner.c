@@ -22,15 +22,28 @@
  * still closes every control pipe, so every monitor kills its tree. The spawner itself dies with
  * its parent (PR_SET_PDEATHSIG) or when the socket closes; its monitors then live on, watching
  * their control pipes, until their trees are gone.
+ *
+ * Warm monitors. Even the spawner's fork costs a call about a millisecond on a small VM, and
+ * each process a request passes through costs a wakeup, so the spawner forks monitors ahead of
+ * need and hands the caller a socket to each (SPAWNER_WARM of them): a request goes straight to
+ * a warm monitor, in the same header, descriptors and record, and the spawner is not woken. A
+ * warm monitor is a fresh fork that has served nobody, holding only its socket; it serves one
+ * request and is gone with its tree, as any monitor, and idle it ends when its socket closes
+ * (the caller gone or ending). The spawner replaces one when it has ended, so that no fork
+ * competes with a call for the CPUs (on two, that cost the monitor half a millisecond). With
+ * none warm (a burst of calls), a request goes to the spawner, which forks its monitor.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -40,10 +53,13 @@
 #include "confine.h"
 
 #define REQUEST_MAGIC 0x53425344u /* "DSBS" */
+#define WARM_MAGIC    0x57425344u /* "DSBW": the spawner hands the caller a warm monitor */
 /* A command line and environment fit ARG_MAX; the rest of a plan is small. */
 #define REQUEST_MAX ((size_t)64 << 20)
 /* The monitor's two pipe ends, then stdin, stdout, stderr. */
 #define REQUEST_FDS 5
+/* Monitors forked ahead of need, waiting for a request each. */
+#define SPAWNER_WARM 2
 
 typedef struct request_header {
 	uint32_t magic;
@@ -53,9 +69,11 @@ typedef struct request_header {
 
 static struct {
 	pthread_mutex_t lock;
-	int fd;	   /* our end of the socket; -1: no spawner */
-	pid_t pid; /* 0: none */
-} spawner = {PTHREAD_MUTEX_INITIALIZER, -1, 0};
+	int fd;			/* our end of the socket; -1: no spawner */
+	pid_t pid;		/* 0: none */
+	int warm[SPAWNER_WARM]; /* sockets to warm monitors the spawner handed us */
+	size_t n_warm;
+} spawner = {PTHREAD_MUTEX_INITIALIZER, -1, 0, {0}, 0};
 
 /* --- the request ------------------------------------------------------------------------------ */
 
@@ -139,6 +157,183 @@ static int receive(int sock, int fds[REQUEST_FDS], char **ret_buf, size_t *ret_l
 	return 1;
 }
 
+/*
+ * Sends a request (fds as receive() returns them: status, control, stdin, stdout, stderr; -1
+ * where none) and its record on @sock. 0, or -errno.
+ */
+static int send_request(int sock, const int fds[REQUEST_FDS], const char *buf, size_t len)
+{
+	request_header h = {.magic = REQUEST_MAGIC, .len = len};
+	int sent[REQUEST_FDS] = {fds[0], fds[1]};
+	size_t n_fds = 2;
+	for (int i = 0; i < 3; i++)
+		if (fds[2 + i] >= 0) {
+			h.fd_mask |= 1u << i;
+			sent[n_fds++] = fds[2 + i];
+		}
+	char control[CMSG_SPACE(REQUEST_FDS * sizeof(int))];
+	memset(control, 0, sizeof(control));
+	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control,
+			     .msg_controllen = CMSG_SPACE(n_fds * sizeof(int))};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
+	memcpy(CMSG_DATA(cm), sent, n_fds * sizeof(int));
+	ssize_t k;
+	while ((k = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (k < 0)
+		return -errno;
+	if ((size_t)k != sizeof(h))
+		return -EIO;
+	/* A peer gone is an error, never a SIGPIPE: the spawner takes no signal's default. */
+	for (size_t off = 0; off < len;) {
+		ssize_t n = send(sock, buf + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* Serves one request in this new process, which becomes its monitor. */
+static _Noreturn void serve_request(const int fds[REQUEST_FDS], const char *buf, size_t len)
+{
+	spawn_request q = {0};
+	if (record_decode(&spawn_request_record, buf, len, &q) < 0 || !q.argv || !q.argv[0])
+		_exit(125); /* the caller reads a failed monitor */
+	dsb_confined c = {
+		.argv = q.argv, .landlock = q.landlock, .backend = q.backend, .plan = q.plan};
+	dsb_spawn_options o = {.stdin_fd = fds[2],
+			       .stdout_fd = fds[3],
+			       .stderr_fd = fds[4],
+			       .cwd = q.cwd,
+			       .envp = q.envp,
+			       .new_session = q.new_session};
+	monitor_run(&c, (dsb_mode)q.mode, &o, fds[0], fds[1]);
+}
+
+/* The largest mapping prefault() populates. */
+#define PREFAULT_MAX ((unsigned long)8 << 20)
+
+/*
+ * A fresh fork shares every page with its parent until it writes one, and each first write
+ * is a copy; a request's decoding writes a few dozen. They are copied here, while waiting, not
+ * on the call's path: every private writable mapping of up to PREFAULT_MAX is populated for
+ * writing (Linux 5.14; before it, nothing happens and the copies come later, as before).
+ */
+static void prefault(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), maps)) {
+		/*
+		 * START-END PERMS ...: an address the kernel listed; not a reservation (a
+		 * sanitizer's shadow is terabytes).
+		 */
+		char *at;
+		unsigned long start = strtoul(line, &at, 16), end = 0;
+		if (*at == '-')
+			end = strtoul(at + 1, &at, 16);
+		bool writable = *at == ' ' && strncmp(at + 1, "rw-p", 4) == 0;
+		if (!writable || end <= start || end - start > PREFAULT_MAX)
+			continue;
+		/* NOLINTNEXTLINE(performance-no-int-to-ptr) */
+		(void)madvise((void *)(uintptr_t)start, end - start, MADV_POPULATE_WRITE);
+	}
+	(void)fclose(maps);
+}
+
+/* A warm monitor: the spawner's fresh fork, waiting on @link (fd 4) for the one request. */
+static _Noreturn void warm_main(void)
+{
+	prefault();
+	int fds[REQUEST_FDS];
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+	/* A signal is nobody's business here (the spawner blocks none): only the request. */
+	while ((r = receive(4, fds, &buf, &len)) < 0)
+		;
+	if (r == 0)
+		_exit(0); /* the spawner is gone or ending: nothing to serve */
+	(void)close(4);
+	serve_request(fds, buf, len);
+}
+
+/* The warm monitors handed to the caller and not yet ended: a pidfd of each; -1: a free slot. */
+typedef struct warm_pool {
+	int pidfd[SPAWNER_WARM];
+} warm_pool;
+
+/* Sends the caller @link, a socket to a warm monitor. 0, or -errno. */
+static int send_link(int sock, int link)
+{
+	request_header h = {.magic = WARM_MAGIC};
+	char control[CMSG_SPACE(sizeof(int))];
+	memset(control, 0, sizeof(control));
+	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control,
+			     .msg_controllen = sizeof(control)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &link, sizeof(int));
+	ssize_t k;
+	while ((k = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return k < 0 ? -errno : (size_t)k != sizeof(h) ? -EIO : 0;
+}
+
+/* Forks a warm monitor into a free slot of @pool and hands the caller its socket: whether one
+ * was. Without pidfds (Linux 5.3) a monitor's end cannot be watched, and there is no pool. */
+static bool warm_up(warm_pool *pool, int sock)
+{
+	int slot = -1;
+	for (int i = 0; i < SPAWNER_WARM && slot < 0; i++)
+		if (pool->pidfd[i] < 0)
+			slot = i;
+	int sv[2];
+	if (slot < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return false;
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Only its own socket, at 4: not the caller's socket, nor another's. */
+		if (dup3(sv[1], 4, O_CLOEXEC) < 0)
+			_exit(0);
+		(void)close(sock);
+#ifdef SYS_close_range
+		if (syscall(SYS_close_range, 5U, ~0U, 0U) < 0)
+#endif
+			for (int fd = 5; fd < 65536; fd++)
+				(void)close(fd);
+		warm_main();
+	}
+	(void)close(sv[1]);
+	int pidfd = pid > 0 ? pidfd_open_raw(pid) : -1;
+	/* Not handed over, its socket closes here and the monitor ends, having served nobody. */
+	if (pidfd < 0 || send_link(sock, sv[0]) < 0) {
+		(void)close(sv[0]);
+		if (pidfd >= 0)
+			(void)close(pidfd);
+		return false;
+	}
+	(void)close(sv[0]);
+	pool->pidfd[slot] = pidfd;
+	return true;
+}
+
 static _Noreturn void spawner_main(int sock, pid_t parent)
 {
 	/* Gone with its parent, whatever killed it; and a copy of it nobody may read. */
@@ -158,45 +353,54 @@ static _Noreturn void spawner_main(int sock, pid_t parent)
 		for (int fd = 4; fd < 65536; fd++)
 			(void)close(fd);
 
+	warm_pool pool;
+	for (int i = 0; i < SPAWNER_WARM; i++)
+		pool.pidfd[i] = -1;
 	for (;;) {
 		/* Monitors that ended are reaped at least once a second. */
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		struct pollfd p = {.fd = sock, .events = POLLIN};
-		if (poll(&p, 1, 1000) == 0)
+		/* The pool is refilled between requests, never before one that is waiting. */
+		struct pollfd p[1 + SPAWNER_WARM] = {{.fd = sock, .events = POLLIN}};
+		int ready;
+		while ((ready = poll(p, 1, 0)) == 0 && warm_up(&pool, sock))
+			;
+		for (int i = 0; i < SPAWNER_WARM; i++)
+			p[1 + i] = (struct pollfd){.fd = pool.pidfd[i], .events = POLLIN};
+		if (ready == 0)
+			ready = poll(p, 1 + SPAWNER_WARM, 1000);
+		/* A warm monitor that ended (its call over): its slot is free to fill. */
+		for (int i = 0; ready > 0 && i < SPAWNER_WARM; i++)
+			if (p[1 + i].revents) {
+				(void)close(pool.pidfd[i]);
+				pool.pidfd[i] = -1;
+			}
+		if (ready <= 0 || !(p[0].revents & (POLLIN | POLLHUP)))
 			continue;
+		/* A request for a monitor of its own: the caller had no warm one. */
 		int fds[REQUEST_FDS];
 		char *buf;
 		size_t len = 0;
 		int r = receive(sock, fds, &buf, &len);
 		if (r == 0)
 			break;
+		if (r > 0 && fork() == 0) {
+			(void)close(sock);
+			for (int i = 0; i < SPAWNER_WARM; i++)
+				if (pool.pidfd[i] >= 0)
+					(void)close(pool.pidfd[i]);
+			serve_request(fds, buf, len);
+		}
 		if (r > 0) {
-			pid_t pid = fork();
-			if (pid == 0) {
-				(void)close(sock);
-				spawn_request q = {0};
-				if (record_decode(&spawn_request_record, buf, len, &q) < 0 ||
-				    !q.argv || !q.argv[0])
-					_exit(125); /* the caller reads a failed monitor */
-				dsb_confined c = {.argv = q.argv,
-						  .landlock = q.landlock,
-						  .backend = q.backend,
-						  .plan = q.plan};
-				dsb_spawn_options o = {.stdin_fd = fds[2],
-						       .stdout_fd = fds[3],
-						       .stderr_fd = fds[4],
-						       .cwd = q.cwd,
-						       .envp = q.envp,
-						       .new_session = q.new_session};
-				monitor_run(&c, (dsb_mode)q.mode, &o, fds[0], fds[1]);
-			}
 			free(buf);
 			for (int i = 0; i < REQUEST_FDS; i++)
 				if (fds[i] >= 0)
 					(void)close(fds[i]);
 		}
 	}
+	for (int i = 0; i < SPAWNER_WARM; i++)
+		if (pool.pidfd[i] >= 0)
+			(void)close(pool.pidfd[i]);
 	/* Asked to end once every tree is done: its monitors are ending too; reap them all. */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
@@ -237,9 +441,47 @@ int spawner_start(void)
 	return r;
 }
 
+/* Takes the warm monitors' sockets the spawner has sent. Under the lock. */
+static void collect_warm(void)
+{
+	for (;;) {
+		request_header h = {0};
+		char control[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+		struct msghdr msg = {.msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = control,
+				     .msg_controllen = sizeof(control)};
+		ssize_t k = recvmsg(spawner.fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		int fd = -1;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		if (fd >= 0 && ((size_t)k != sizeof(h) || h.magic != WARM_MAGIC ||
+				spawner.n_warm == SPAWNER_WARM))
+			(void)close(fd);
+		else if (fd >= 0)
+			spawner.warm[spawner.n_warm++] = fd;
+	}
+}
+
+static void drop_warm(void)
+{
+	while (spawner.n_warm > 0)
+		(void)close(spawner.warm[--spawner.n_warm]);
+}
+
 void spawner_stop(void)
 {
 	(void)pthread_mutex_lock(&spawner.lock);
+	/* The warm monitors see their sockets close and end, having served nobody. */
+	collect_warm();
+	drop_warm();
 	if (spawner.fd >= 0) {
 		/* The end of the socket is its cue; its monitors outlive it as they must. */
 		(void)close(spawner.fd);
@@ -269,41 +511,26 @@ int spawner_request(const dsb_confined *c, dsb_mode mode, const dsb_spawn_option
 		strbuf_done(&sb);
 		return r;
 	}
-	request_header h = {.magic = REQUEST_MAGIC, .len = sb.len};
-	int fds[REQUEST_FDS] = {status_w, ctl_r};
-	size_t n_fds = 2;
-	const int stdio[3] = {o->stdin_fd, o->stdout_fd, o->stderr_fd};
-	for (int i = 0; i < 3; i++)
-		if (stdio[i] >= 0) {
-			h.fd_mask |= 1u << i;
-			fds[n_fds++] = stdio[i];
-		}
-	char control[CMSG_SPACE(REQUEST_FDS * sizeof(int))];
-	memset(control, 0, sizeof(control));
-	struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control,
-			     .msg_controllen = CMSG_SPACE(n_fds * sizeof(int))};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(n_fds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, n_fds * sizeof(int));
+	const int fds[REQUEST_FDS] = {status_w, ctl_r, o->stdin_fd, o->stdout_fd, o->stderr_fd};
 
 	(void)pthread_mutex_lock(&spawner.lock);
 	if (spawner.fd < 0) {
 		r = -ENOTCONN;
 	} else {
-		ssize_t k;
-		while ((k = sendmsg(spawner.fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-			;
-		r = k < 0 ? -errno : (size_t)k != sizeof(h) ? -EIO : 0;
-		if (r == 0)
-			r = fd_write_all(spawner.fd, sb.buf ? sb.buf : "", sb.len);
+		/* A warm monitor, when there is one: nothing is forked, the spawner not woken. */
+		collect_warm();
+		r = -EAGAIN;
+		while (r < 0 && spawner.n_warm > 0) {
+			int link = spawner.warm[--spawner.n_warm];
+			r = send_request(link, fds, sb.buf, sb.len); /* dead: the next one */
+			(void)close(link);
+		}
+		if (r < 0)
+			r = send_request(spawner.fd, fds, sb.buf, sb.len);
 		if (r < 0 && r != -ENOTCONN) {
 			/* Gone (or broken mid-request): no more requests; callers fork their own.
 			 */
+			drop_warm();
 			(void)close(spawner.fd);
 			spawner.fd = -1;
 			while (waitpid(spawner.pid, NULL, 0) < 0 && errno == EINTR)

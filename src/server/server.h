@@ -22,6 +22,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <dsb/call.h>
 #include <dsb/jobs.h>
@@ -287,6 +289,20 @@ typedef enum server_level {
 typedef struct server_request server_request;
 typedef struct server_state server_state;
 
+/* A file's identity and the times a change to it moves (snapshot.c). */
+typedef struct server_file_id {
+	bool present;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+} server_file_id;
+
+/* What the runtime-context snapshot is decided from: the session's log, the configuration. */
+typedef struct server_snapshot_inputs {
+	server_file_id log, config;
+} server_snapshot_inputs;
+
 /* A background job's completion notice, waiting for the next tool result to carry it. */
 typedef struct server_notice {
 	struct server_notice *next;
@@ -319,6 +335,12 @@ struct server {
 	json_int_t last_request_id;
 	server_state *states; /* the requestStates issued (state.c), newest first */
 	dsb_mode granted; /* "allow-session": the widest mode granted; _DSB_MODE_INVALID: none */
+
+	/* The session's log, and what the snapshot's inputs were when a check last found
+	 * nothing new (snapshot.c); under @lock. */
+	char *log_path;
+	server_snapshot_inputs seen;
+	bool seen_valid;
 
 	/* Completion notices not yet delivered, oldest first; under @lock (calls.c). */
 	server_notice *notices;
