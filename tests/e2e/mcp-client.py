@@ -950,6 +950,54 @@ def children_of(pid):
     return kids
 
 
+def alive(pid):
+    """Whether @pid runs (a zombie does not: it only waits for its reaper)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def cmd_warm(argv):
+    """warm WS: the spawner keeps monitors waiting for calls (its children that are not a
+    call's); each serves one call, and whether the server ends by closing its input or by
+    SIGKILL, the spawner and every waiting monitor are gone with it."""
+    for how in ("close", "KILL"):
+        s = server_for(argv)
+        s.initialize()
+        spawner = children_of(s.proc.pid)
+        check(len(spawner) == 1, "the server's children: %r" % spawner)
+        deadline = time.monotonic() + TIMEOUT
+        while len(children_of(spawner[0])) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        waiting = children_of(spawner[0])
+        check(len(waiting) == 2, "monitors waiting: %r" % waiting)
+        # A call is served by one of them, which is then gone; another takes its place.
+        check(text_of(s.call("bash", {"command": "echo served", "description": "Echo"})) ==
+              "served\n", "served")
+        deadline = time.monotonic() + TIMEOUT
+        while sum(alive(p) for p in waiting) > 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        check(sum(alive(p) for p in waiting) == 1, "the monitor that served is not gone")
+        while len([p for p in children_of(spawner[0]) if alive(p)]) < 2 and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        now = [p for p in children_of(spawner[0]) if alive(p)]
+        check(len(now) == 2 and set(now) != set(waiting), "not replaced: %r %r" % (waiting, now))
+        if how == "close":
+            s.close()
+        else:
+            os.kill(s.proc.pid, signal.SIGKILL)
+            s.proc.wait()
+        deadline = time.monotonic() + TIMEOUT
+        left = spawner + now
+        while any(alive(p) for p in left) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(not any(alive(p) for p in left),
+              "after %s: %r still run" % (how, [p for p in left if alive(p)]))
+
+
 def cmd_concurrent(argv):
     """32 calls at once, 3 s each: all answered in far less than 96 s; a ping sent after them
     is answered before any of them (timing-free: the machine may be loaded)."""

@@ -5,7 +5,9 @@
 # negotiation, the tool list byte for byte as DSH emits it (tests/data/server), DSH's texts
 # through the server matching the CLI's for the same call, the observation rule, escalation
 # answered by an answerer program, background jobs, 32 calls at once, cancellation racing
-# completion, progress, the runtime-context snapshot after an outside mode switch, and
+# completion, progress, the runtime-context snapshot after an outside mode switch, the
+# spawner's waiting monitors, both MCP eras (2025-11-25 and 2026-07-28, approvals as
+# input_required with their requestState attacked), and
 # nothing left running however the server ends: input closed, the client gone, SIGINT, SIGTERM,
 # SIGHUP, SIGKILL and Claude Code's INT-TERM-KILL sequence, on both backends and in
 # danger-full-access. The control proves the survivor check: the same daemons under a plain
@@ -91,6 +93,11 @@ test_framing() {
 test_versions() {
 	setup
 	client versions ws
+}
+
+test_warm_monitors() {
+	setup
+	client warm ws
 }
 
 test_framing_modern() {
@@ -438,6 +445,7 @@ both "background jobs: start, output, wait, kill, list, errors, the completion n
 both "a background job is confined as a call is, on both backends; escalation before the start" test_background_confined
 both "no usable backend: a call fails closed, a background job runs nothing" test_unavailable_fails_closed
 both "32 calls at once, and a request answered while they run" test_concurrent_calls
+t "the spawner's waiting monitors: one a call, replaced after it, gone with the server however it ends" test_warm_monitors
 both "cancellation: no response, the command gone; racing completion: one or none" test_cancellation
 both "progress: the newest line, at most once a second, never after the result" test_progress
 both "the snapshot rides on the first result after an outside mode switch" test_snapshot_after_outside_switch
