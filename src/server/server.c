@@ -347,9 +347,6 @@ static int check_setup(server *srv, dsb_error *reterr)
 		r = dsb_store_open(srv->setup.store_path, &store, reterr);
 	if (r >= 0)
 		r = dsb_session_open(store, srv->session, &session, reterr);
-	/* Where the snapshot's check looks first (snapshot.c); without it, it always reads. */
-	if (r >= 0)
-		srv->log_path = strdup(dsb_session_path(session));
 	dsb_session_free(session);
 	dsb_store_free(store);
 	dsb_config_free(cfg);
@@ -370,7 +367,6 @@ static int serve_session(const dsb_call_setup *setup, const dsb_server_options *
 	atomic_init(&srv.level, _LEVEL_NONE);
 	bool input_ended = false;
 	int r = check_setup(&srv, reterr);
-	_cleanup_free_ char *log_path = srv.log_path; /* the server's to the end */
 	if (r < 0)
 		return r;
 	r = dsb_observations_new(&srv.observations, reterr);
@@ -420,6 +416,7 @@ static int serve_session(const dsb_call_setup *setup, const dsb_server_options *
 	calls_stop_progress(&srv);
 	calls_drop_notices(&srv);
 	state_drop_all(&srv);
+	free(srv.log_path);
 	(void)pthread_cond_destroy(&srv.changed);
 	(void)pthread_mutex_destroy(&srv.lock);
 	(void)pthread_mutex_destroy(&srv.out.lock);

@@ -336,8 +336,8 @@ struct server {
 	server_state *states; /* the requestStates issued (state.c), newest first */
 	dsb_mode granted; /* "allow-session": the widest mode granted; _DSB_MODE_INVALID: none */
 
-	/* The session's log, and what the snapshot's inputs were when a check last found
-	 * nothing new (snapshot.c); under @lock. */
+	/* The session's log (set by the first snapshot, then kept), and what the snapshot's
+	 * inputs were when a check last found nothing new (snapshot.c); under @lock. */
 	char *log_path;
 	server_snapshot_inputs seen;
 	bool seen_valid;

@@ -51,9 +51,12 @@ static bool same_file(const server_file_id *a, const server_file_id *b)
 static bool inputs_now(server *srv, server_snapshot_inputs *ret)
 {
 	_cleanup_free_ char *cfg = NULL;
-	if (!srv->log_path || call_config_file(&srv->setup, &cfg) < 0)
+	(void)pthread_mutex_lock(&srv->lock);
+	const char *log = srv->log_path; /* set once, then kept to the end */
+	(void)pthread_mutex_unlock(&srv->lock);
+	if (!log || call_config_file(&srv->setup, &cfg) < 0)
 		return false;
-	identify(srv->log_path, &ret->log);
+	identify(log, &ret->log);
 	identify(cfg, &ret->config);
 	return ret->log.present;
 }
@@ -74,6 +77,13 @@ int server_snapshot_text(server *srv, bool always, char **ret_text, dsb_error *r
 		r = dsb_store_open(srv->setup.store_path, &store, reterr);
 	if (r >= 0)
 		r = dsb_session_open(store, srv->session, &session, reterr);
+	/* Where the next checks look first (server_snapshot()); without it, they always read. */
+	if (r >= 0) {
+		(void)pthread_mutex_lock(&srv->lock);
+		if (!srv->log_path)
+			srv->log_path = strdup(dsb_session_path(session));
+		(void)pthread_mutex_unlock(&srv->lock);
+	}
 	if (r >= 0)
 		r = dsb_context_project_append(session, policy, cfg, &message, NULL, reterr);
 	if (r > 0 && !(*ret_text = strdup(dsb_context_message_text(message))))
