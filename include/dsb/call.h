@@ -209,7 +209,11 @@ typedef struct dsb_call_result {
 	 */
 	char *text;
 	size_t text_len;
-	dsb_run_result run;  /* bash, exec: the command's outcome */
+	/*
+	 * bash, exec: the command's outcome; with a DSB_E_ABORTED failure whose command ran,
+	 * what it did before the cancellation stopped it (run.aborted set), else zero.
+	 */
+	dsb_run_result run;
 	char *path;	     /* write, edit, read: the display path (path.resolve(root, path)) */
 	bool created;	     /* write: the file was made, not replaced */
 	size_t replacements; /* edit */
@@ -223,8 +227,9 @@ DSB_API void dsb_call_result_done(dsb_call_result *r);
  * @r as one JSON object, no newline: for bash {"exitCode", "signal", "timedOut", "timeoutMs",
  * "stdout", "stderr", "sandbox", "text"}; write {"path", "operation"}; edit {"path",
  * "replacements"}; read {"path", "content"}; a failed call {"error": {"name", "code",
- * "message"}}. A successful exec has none (DSB_E_INVALID_ARGS). *@ret_json is a new string;
- * free with free(). Thread-safe.
+ * "message"}}, followed, for a command a cancellation stopped, by the run's members up to
+ * "sandbox" with "aborted": true. A successful exec has none (DSB_E_INVALID_ARGS). *@ret_json
+ * is a new string; free with free(). Thread-safe.
  */
 DSB_API int dsb_call_render_json(const dsb_call_result *r, char **ret_json, dsb_error *reterr);
 
@@ -326,10 +331,22 @@ DSB_API int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_r
 			 dsb_error *reterr);
 
 /*
+ * Beyond DSH, for the person rather than the model: after dsb_call_run(), why @call's escalation
+ * was refused though nobody decided it, else NULL. "the approval policy is never: the escalation
+ * was refused without asking anyone" (the model reads DSH's "the user rejected ..."), or what
+ * became of approval.answerer's program: "the approval answerer PROG could not be started:
+ * REASON", "... exited with status N", "... was killed by signal SIGNAME", "... answered \"WORD\",
+ * which is none of allowed-once, rejected, cancelled, unavailable", "... gave no answer within N
+ * ms". Valid until dsb_call_free().
+ */
+DSB_API const char *dsb_call_approval_note(const dsb_call *call);
+
+/*
  * Cancels @call: a command it runs gets SIGTERM, with its whole process tree, then SIGKILL after
  * bash.graceMs; an approval it asks of the approval.answerer program is cancelled (the audit
  * pair records `cancelled`); a call not yet at its command or file operation fails without
- * running it. The result is then the error DSB_E_ABORTED, `tool call aborted`. A file operation
+ * running it. The result is then the error DSB_E_ABORTED, `tool call aborted` (and a stopped
+ * command's output and status in its run, run.aborted set). A file operation
  * already under way completes, and its result stands (it is atomic). An answerer callback is not
  * interrupted: the one who cancels tells it, and whatever it answers, the call then fails as
  * aborted. Idempotent; thread-safe and async-signal-safe.

@@ -69,6 +69,12 @@ typedef struct dsb_run_result {
 	 * (protectDefaults), else NULL. Rendered last, denial or not.
 	 */
 	char *undone_note;
+	/*
+	 * Beyond DSH's foreground result, which a cancellation turns into an error: the command
+	 * was stopped by a cancellation (dsb_call_cancel()), and the rest is what it did until
+	 * then. Set only where the call's error is DSB_E_ABORTED (dsb_call_result).
+	 */
+	bool aborted;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

@@ -82,10 +82,12 @@ int approval_defer(dsb_session *s, const dsb_config *cfg, const dsb_escalation *
  * Asks the external answerer @argv (approval.answerer): @req as one JSON line on its stdin, the
  * outcome word on its stdout. An answer not given within @timeout_ms, or before @cancel_fd (-1:
  * none) polls readable, is cancelled (the program is killed, a late answer discarded). A program
- * that cannot start or exits non-zero returns -1, which the service counts as unavailable.
+ * that cannot start or exits non-zero returns -1, which the service counts as unavailable. What
+ * went wrong (that, a word outside the outcomes, no answer in time) is put in *@ret_why (may be
+ * NULL), a new string for the person to read, else NULL.
  */
 int approval_answer_command(char *const *argv, const dsb_approval_request *req, uint64_t timeout_ms,
-			    int cancel_fd, dsb_approval_outcome *ret_outcome);
+			    int cancel_fd, dsb_approval_outcome *ret_outcome, char **ret_why);
 
 /* --- presets.c ------------------------------------------------------------------------------ */
 

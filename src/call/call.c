@@ -56,6 +56,7 @@ dsb_call *dsb_call_free(dsb_call *call)
 		return NULL;
 	if (call->cancel_fd >= 0)
 		close(call->cancel_fd);
+	free(call->approval_note);
 	free(call->config_path);
 	free(call->store_path);
 	free(call->cache_dir);
@@ -102,6 +103,11 @@ void dsb_call_set_observations(dsb_call *call, dsb_observations *obs)
 		call->observations = obs;
 }
 
+const char *dsb_call_approval_note(const dsb_call *call)
+{
+	return call ? call->approval_note : NULL;
+}
+
 void dsb_call_cancel(dsb_call *call)
 {
 	if (!call)
@@ -113,6 +119,15 @@ void dsb_call_cancel(dsb_call *call)
 	ssize_t ignored = write(call->cancel_fd, &one, sizeof(one));
 	(void)ignored;
 	errno = saved;
+}
+
+/*
+ * A command the cancellation stopped: the call fails as DSH's does (dsh-compat §6.7 step 8), and
+ * the result keeps what the command did until then (run.aborted) for a caller who shows it.
+ */
+static int fail_aborted(dsb_error *reterr)
+{
+	return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 }
 
 static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *ctx,
@@ -128,7 +143,10 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 	opts.cancel_fd = call->cancel_fd;
 	opts.on_output = call->on_output;
 	opts.userdata = call->on_output_userdata;
+	opts.keep_aborted = true;
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
+	if (r >= 0 && res->run.aborted)
+		return fail_aborted(reterr);
 	/* Ours is a confining executor: the escalation hint follows a denial (dsh-compat §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
@@ -150,7 +168,9 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 	opts.cancel_fd = call->cancel_fd;
 	opts.on_output = call->on_output;
 	opts.userdata = call->on_output_userdata;
-	return exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
+	opts.keep_aborted = true;
+	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
+	return r >= 0 && res->run.aborted ? fail_aborted(reterr) : r;
 }
 
 /*
@@ -340,16 +360,24 @@ int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_result *r
 		res.prepared = true;
 		if (call->on_run)
 			call->on_run(call->on_run_userdata);
-		r = atomic_load(&call->cancelled)
-			    ? dsb_fail(&err, DSB_E_ABORTED, "tool call aborted")
-			    : run_tool(call, req, &ctx, &res, &err);
+		r = atomic_load(&call->cancelled) ? fail_aborted(&err)
+						  : run_tool(call, req, &ctx, &res, &err);
 	}
 	if (r < 0) {
-		/* A failed call is a result: what the tool made on the way is dropped. */
+		/*
+		 * A failed call is a result: what the tool made on the way is dropped, but for
+		 * what a command said before a cancellation stopped it.
+		 */
 		bool prepared = res.prepared;
+		dsb_run_result stopped = {0};
+		if (err.code == DSB_E_ABORTED && res.run.aborted) {
+			stopped = res.run;
+			res.run = (dsb_run_result){0};
+		}
 		dsb_call_result_done(&res);
-		res = (dsb_call_result){.tool = req->tool, .prepared = prepared};
+		res = (dsb_call_result){.tool = req->tool, .prepared = prepared, .run = stopped};
 		if (call_result_fail(&res, &err, &ctx.policy) < 0) {
+			dsb_call_result_done(&res);
 			/* No memory for the text: the call's own error is all there is to give. */
 			call_context_done(&ctx);
 			if (reterr)

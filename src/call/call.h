@@ -43,7 +43,8 @@ struct dsb_call {
 	/* An eventfd that polls readable once the call is cancelled (never read, so it stays). */
 	int cancel_fd;
 	atomic_bool cancelled;
-	bool ran; /* dsb_call_run() was called: a call runs once */
+	bool ran;	     /* dsb_call_run() was called: a call runs once */
+	char *approval_note; /* why nobody decided its escalation (dsb_call_approval_note()) */
 };
 
 /* --- setup.c -------------------------------------------------------------------------------- */

@@ -18,13 +18,33 @@
 #include "../approval/approval.h"
 #include "call.h"
 
+/*
+ * The most bytes one argument of execve() may hold, its NUL included: the kernel's MAX_ARG_STRLEN,
+ * 32 pages. A longer one is refused with E2BIG whoever runs it (bwrap, or bash -c under Landlock),
+ * which says nothing of the sandbox: it is the caller's argument that cannot be passed.
+ */
+static size_t max_argument_bytes(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return (size_t)(page > 0 ? page : 4096) * 32;
+}
+
 int call_check_arguments(const dsb_call_request *req, dsb_error *reterr)
 {
+	size_t most = max_argument_bytes() - 1, len;
 	switch (req->tool) {
 	case DSB_TOOL_BASH:
 		if (!req->command || js_blank(req->command))
 			return dsb_fail(reterr, DSB_E_INVALID_ARGS,
 					"invalid command: expected a non-empty string");
+		/* Beyond DSH, whose spawn fails as a runner failure: a hint the model can use. */
+		if ((len = strlen(req->command)) > most)
+			return dsb_fail(
+				reterr, DSB_E_INVALID_ARGS,
+				"invalid command: %zu bytes, more than the %zu one argument "
+				"may hold (the kernel's MAX_ARG_STRLEN); write the script to a "
+				"file and run the file",
+				len, most);
 		return 0;
 	case DSB_TOOL_EXEC:
 		/* An empty argv[0] is the executor's to refuse, as for any argv it is given. */
@@ -32,6 +52,14 @@ int call_check_arguments(const dsb_call_request *req, dsb_error *reterr)
 			return dsb_fail(
 				reterr, DSB_E_INVALID_ARGS,
 				"invalid argv: expected a non-empty program name at argv[0]");
+		for (size_t i = 0; req->argv[i]; i++)
+			if ((len = strlen(req->argv[i])) > most)
+				return dsb_fail(
+					reterr, DSB_E_INVALID_ARGS,
+					"invalid argv: argument %zu is %zu bytes, more than "
+					"the %zu one argument may hold (the kernel's "
+					"MAX_ARG_STRLEN)",
+					i, len, most);
 		return 0;
 	case DSB_TOOL_WRITE:
 	case DSB_TOOL_EDIT:
@@ -157,17 +185,40 @@ typedef struct answer_route {
 	int cancel_fd;
 	dsb_answerer_fn callback;
 	void *userdata;
+	bool asked; /* out: the policy let the question through to someone */
+	char *why;  /* out: what went wrong with the program, for the person */
 } answer_route;
 
 static int answer(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret)
 {
-	const answer_route *a = userdata;
+	answer_route *a = userdata;
+	a->asked = true;
 	if (a->program && a->program[0])
-		return approval_answer_command(a->program, req, req->timeout_ms, a->cancel_fd, ret);
+		return approval_answer_command(a->program, req, req->timeout_ms, a->cancel_fd, ret,
+					       &a->why);
 	if (a->callback)
 		return a->callback(req, a->userdata, ret);
 	*ret = DSB_OUTCOME_UNAVAILABLE;
 	return 0;
+}
+
+/*
+ * Why an escalation @route took was refused without anyone deciding it, for the person (the
+ * model reads DSH's words, which under `never` are "the user rejected ..."): a new string in
+ * *@ret_note, or NULL.
+ */
+static void note_refusal(answer_route *route, const dsb_escalation *e, dsb_session *session,
+			 const dsb_error *err, char **ret_note)
+{
+	if (err->code != DSB_E_ESCALATION_REFUSED)
+		return;
+	if (route->why) {
+		*ret_note = route->why;
+		route->why = NULL;
+	} else if (!route->asked && session && dsb_escalation_is_wider(e->effective, e->requested))
+		/* Past the checks, only the gate answers without asking (dsh-compat §8.3 3b). */
+		*ret_note = strdup("the approval policy is never: the escalation was refused "
+				   "without asking anyone");
 }
 
 /* What the person approving sees of an exec: the whole command, as typed. New string. */
@@ -231,6 +282,9 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 	};
 	dsb_mode granted;
 	r = approval_escalate(ctx->session, ctx->cfg, &e, answer, &route, &granted, reterr);
+	if (r < 0 && reterr)
+		note_refusal(&route, &e, ctx->session, reterr, &call->approval_note);
+	free(route.why);
 	if (r < 0 || granted == ctx->policy.mode)
 		return r;
 	/*

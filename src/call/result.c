@@ -106,10 +106,9 @@ static void put_output(jw *w, const char *key, const dsb_output *o)
 	jw_object_end(w);
 }
 
-/* The bash tool's structured result (ShellRunResult with its sandbox facts) and its text. */
-static void render_run(jw *w, const dsb_call_result *res)
+/* The command's outcome and the sandbox's facts, without the text. */
+static void render_outcome(jw *w, const dsb_run_result *run)
 {
-	const dsb_run_result *run = &res->run;
 	const char *sig = render_signal_name(run->signal);
 	jw_key(w, "exitCode");
 	if (run->exit_code >= 0)
@@ -124,6 +123,8 @@ static void render_run(jw *w, const dsb_call_result *res)
 	else
 		jw_null(w);
 	jw_member_bool(w, "timedOut", run->timed_out);
+	if (run->aborted)
+		jw_member_bool(w, "aborted", true);
 	jw_member_uint(w, "timeoutMs", run->timeout_ms);
 	put_output(w, "stdout", &run->out);
 	put_output(w, "stderr", &run->err);
@@ -143,6 +144,12 @@ static void render_run(jw *w, const dsb_call_result *res)
 		jw_array_end(w);
 	}
 	jw_object_end(w);
+}
+
+/* The bash tool's structured result (ShellRunResult with its sandbox facts) and its text. */
+static void render_run(jw *w, const dsb_call_result *res)
+{
+	render_outcome(w, &res->run);
 	jw_member_string_len(w, "text", res->text, res->text_len);
 }
 
@@ -192,9 +199,12 @@ int dsb_call_render_json(const dsb_call_result *res, char **ret_json, dsb_error 
 
 	jw w = JW_INIT;
 	jw_object_begin(&w);
-	if (res->is_error)
+	if (res->is_error) {
 		render_error(&w, res);
-	else if (res->tool == DSB_TOOL_BASH)
+		/* A command a cancellation stopped: what it did until then, beside the error. */
+		if (res->run.aborted)
+			render_outcome(&w, &res->run);
+	} else if (res->tool == DSB_TOOL_BASH)
 		render_run(&w, res);
 	else {
 		/* "path":DISPLAY, then what the tool did. */

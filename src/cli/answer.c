@@ -21,9 +21,12 @@ static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	interrupted = sig;
 }
+
+/* What ends the question: Ctrl-C cancels it; SIGTERM and SIGHUP stop the whole call. */
+static const int question_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_QUESTION_SIGNALS (sizeof(question_signals) / sizeof(question_signals[0]))
 
 /* "  NAME VALUE\n", the value escaped (visible_escape()): one line, whatever its bytes. */
 static int put_field(strbuf *sb, const char *name, const char *value)
@@ -73,20 +76,28 @@ int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_app
 		return -ENOMEM;
 	_cleanup_close_ int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (tty < 0) {
+		bool *no_terminal = userdata;
+		if (no_terminal)
+			*no_terminal = true;
 		*ret = DSB_OUTCOME_UNAVAILABLE;
 		return 0;
 	}
 	/* Ctrl-C cancels: the handler is in place before the person can see the question. */
-	struct sigaction on_int = {.sa_handler = on_interrupt}, old;
+	struct sigaction on_int = {.sa_handler = on_interrupt}, old[N_QUESTION_SIGNALS];
 	interrupted = 0;
-	sigaction(SIGINT, &on_int, &old);
+	for (size_t i = 0; i < N_QUESTION_SIGNALS; i++)
+		sigaction(question_signals[i], &on_int, &old[i]);
 	(void)fd_write_all(tty, text, strlen(text));
 	char answer[64];
 	uint64_t now = monotonic_ms();
 	uint64_t deadline = req->timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + req->timeout_ms;
 	/* One line, until the deadline or Ctrl-C: 0, -ETIMEDOUT, -EINTR. */
 	int r = fd_read_until(tty, answer, sizeof(answer), deadline, -1, &interrupted, true);
-	sigaction(SIGINT, &old, NULL);
+	for (size_t i = 0; i < N_QUESTION_SIGNALS; i++)
+		sigaction(question_signals[i], &old[i], NULL);
+	/* Passed on to whoever handled it before the question: the call's own end (interrupt.c). */
+	if (interrupted && interrupted != SIGINT)
+		(void)raise(interrupted);
 	if (r < 0) {
 		dprintf(tty, "\n");
 		*ret = DSB_OUTCOME_CANCELLED;

@@ -6,8 +6,9 @@
 #include <dsb/approval.h>
 
 /*
- * A dsb_answerer_fn (@userdata unused): asks on /dev/tty, allow once or reject, within the
- * request's timeout_ms; Ctrl-C or the timeout cancels; no terminal: unavailable.
+ * A dsb_answerer_fn: asks on /dev/tty, allow once or reject, within the request's timeout_ms;
+ * Ctrl-C or the timeout cancels; no terminal: unavailable, and *@userdata (a bool *, may be
+ * NULL) set, so that the caller can say why nobody was asked.
  */
 int cli_answer_terminal(const dsb_approval_request *req, void *userdata, dsb_approval_outcome *ret);
 

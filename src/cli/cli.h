@@ -15,6 +15,8 @@
 
 /* Exit status of a usage error (and of DSB_E_INVALID_ARGS). */
 #define CLI_EXIT_USAGE 2
+/* A command whose status is its command's: every failure of its own (env(1), timeout(1)). */
+#define CLI_EXIT_OWN_FAILURE 125
 
 /* How many --writable options one command line may give. */
 #define CLI_MAX_WRITABLE 64
@@ -99,6 +101,8 @@ typedef enum cli_command_flags {
 	CLI_IN_ORDER = 1 << 0, /* options end at the first operand: the rest is ARGV's (exec) */
 	CLI_OWN_ARGV = 1 << 1, /* parses its own argv, no --help (landlock-run: DSH's contract) */
 	CLI_HIDDEN = 1 << 2,   /* neither in --help nor completed */
+	/* its status is its command's: its own failures, usage errors too, are 125 (env(1)) */
+	CLI_STATUS_IS_THE_COMMANDS = 1 << 3,
 } cli_command_flags;
 
 typedef struct cli_args cli_args;

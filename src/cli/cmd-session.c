@@ -245,7 +245,9 @@ static int gather(const cli_global *global, dsb_session *session, shown *s, dsb_
 		/* fold ?? config ?? ask (dsh-compat §3.4); the config's default is ask. */
 		if (!s->approval_from_session)
 			s->approval = dsb_config_approval_policy(cfg);
-		r = dsb_session_fold_preset(session, &s->preset, err);
+		/* What `permission` calls current (dsh-compat §8.6 derive): one answer to one
+		 * question, whatever the last switch was. */
+		r = presets_current(session, cfg, &s->preset, err);
 	}
 	if (r >= 0)
 		r = dsb_session_resolve(session, policy, _DSB_MODE_INVALID, &s->policy, err);

@@ -20,12 +20,16 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 	[CLI_OPT_VERSION] = {"version", NULL, CLI_KIND_NONE, "print the version"},
 	[CLI_OPT_SESSION] = {"session", "ID|PATH", CLI_KIND_SESSION,
 			     "the session, by id or by its log's path"},
-	[CLI_OPT_MODE] = {"mode", "MODE", CLI_KIND_MODE, "the sandbox mode, over the session's"},
+	[CLI_OPT_MODE] = {"mode", "MODE", CLI_KIND_MODE,
+			  "the sandbox mode of a call without a session (policy: over the "
+			  "session's)"},
 	[CLI_OPT_WORKSPACE] = {"workspace", "DIR", CLI_KIND_DIR,
 			       "the workspace root of a call without a session"},
 	[CLI_OPT_WORKDIR] = {"workdir", "DIR", CLI_KIND_DIR, "the directory the command starts in"},
 	[CLI_OPT_CWD] = {"cwd", "DIR", CLI_KIND_DIR, "the new session's directory"},
-	[CLI_OPT_TIMEOUT] = {"timeout", "MS", CLI_KIND_TEXT, "the command's timeout in milliseconds"},
+	[CLI_OPT_TIMEOUT] = {"timeout", "DURATION", CLI_KIND_TEXT,
+			     "the command's timeout: milliseconds, or 500ms, 30s, 2m (exec: 0 for "
+			     "none)"},
 	[CLI_OPT_BACKEND] = {"backend", "bwrap|landlock", CLI_KIND_BACKEND,
 			     "the sandbox backend to use"},
 	[CLI_OPT_NETWORK] = {"network", "full|none|allowlist", CLI_KIND_NETWORK,
@@ -103,7 +107,7 @@ const cli_command cli_commands[] = {
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
 	 "          [--config] [--sandbox-permissions --justification [--call-id]] -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
-	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_exec},
+	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER | CLI_STATUS_IS_THE_COMMANDS, cmd_exec},
 	{"bash",
 	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
@@ -276,7 +280,8 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	vreport(cmd, fmt, ap);
 	va_end(ap);
 	cli_print_usage(stderr, cmd);
-	return CLI_EXIT_USAGE;
+	return cmd && (cmd->flags & CLI_STATUS_IS_THE_COMMANDS) ? CLI_EXIT_OWN_FAILURE
+								: CLI_EXIT_USAGE;
 }
 
 /* The subcommand @argv[1] names, the usage error when there is none; 1 after --help. */

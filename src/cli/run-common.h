@@ -22,8 +22,11 @@ typedef struct run_args {
 /* The options of @args that a call takes. */
 run_args run_args_of(const cli_args *args);
 
-/* --timeout MS: a positive whole number, else the bash tool's validation text. */
-int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
+/*
+ * --timeout DURATION: a whole number of milliseconds (as DSH's timeoutMs), or of the unit after
+ * it, ms, s or m; positive, or 0 (none) when @zero_is_none. INVALID_ARGS naming the option.
+ */
+int run_parse_timeout(const char *s, bool zero_is_none, uint64_t *ret_ms, dsb_error *err);
 
 /*
  * Makes the call @req (its tool and the tool's arguments set) with the options of @args, an
@@ -32,10 +35,15 @@ int run_parse_timeout(const char *s, uint64_t *ret_ms, dsb_error *err);
  * --timeout, --backend and --network, the escalation pairing, --mode and --config, so that the
  * first failure is the same whoever checks it. *@ret is the call's result (release it with
  * dsb_call_result_done()), a failure to start it included; @on_run (may be NULL) as
- * dsb_call_set_on_run(). 0, or -code with @err when no result could be made.
+ * dsb_call_set_on_run(). A SIGINT, SIGTERM or SIGHUP while the call runs cancels it
+ * (interrupt.c): *@ret_signal is that signal, else 0. 0, or -code with @err when no result
+ * could be made.
  */
 int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
-	     dsb_call_on_run_fn on_run, dsb_call_result *ret, dsb_error *err);
+	     dsb_call_on_run_fn on_run, dsb_call_result *ret, int *ret_signal, dsb_error *err);
+
+/* The call @res was cancelled by the signal @sig that run_call() caught (0: none). */
+bool run_interrupted(const dsb_call_result *res, int sig);
 
 /*
  * The tool errors' one reporter: a failure with no result to show, printed as the failed result
@@ -47,13 +55,17 @@ int run_report(const dsb_error *err, bool json);
 /*
  * The call's result on stdout: its text (which may hold NUL bytes) or, with @json, its JSON. On
  * a terminal the text is made visible (visible_escape(): controls other than newline and tab
- * shown as escapes), so a command's output cannot drive the terminal; elsewhere it is exact.
- * Returns the exit status: 0, the failed call's code's, or 1 when stdout could not be written.
+ * shown as escapes), so a command's output cannot drive the terminal, and ends with a newline;
+ * elsewhere it is exact. Returns the exit status: 0, the failed call's code's, or 1 when stdout
+ * could not be written.
  */
 int run_print_result(const dsb_call_result *res, bool json);
 
-/* A model's tool (bash, fs): run_call(), then the result or the failure printed. The exit
- * status. */
+/*
+ * A model's tool (bash, fs): run_call(), then the result or the failure printed. The exit
+ * status; after a signal, what the command said until then, a line on stderr saying so, and 128
+ * + the signal.
+ */
 int run_tool(const cli_global *global, const run_args *args, dsb_call_request *req);
 
 #endif

@@ -255,6 +255,16 @@ static __attribute__((noinline)) pid_t vfork_child(const dsb_confined *c,
 static int failure_error(const dsb_confined *c, dsb_mode mode, const confine_failure *f,
 			 dsb_error *reterr)
 {
+	/*
+	 * The arguments and the environment together are more than execve() takes: the caller's
+	 * to shorten, whether it was the runner's exec or the command's that said so. Nothing ran.
+	 */
+	if (f->sys_errno == E2BIG &&
+	    (f->kind == CONFINE_RUNNER_SPAWN || f->kind == CONFINE_EXEC_FAILED))
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"argument list too long: the command's arguments and environment "
+				"are more than the kernel takes (ARG_MAX, %ld bytes here)",
+				sysconf(_SC_ARG_MAX));
 	switch ((confine_failure_kind)f->kind) {
 	case CONFINE_SANDBOX_FAILED:
 	case CONFINE_RUNNER_SPAWN:

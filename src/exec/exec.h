@@ -109,9 +109,11 @@ typedef struct exec_opts {
 	/*
 	 * Once @cancel_fd (-1: none) polls readable, the command's tree gets SIGTERM, then
 	 * SIGKILL after graceMs, and the run fails with DSB_E_ABORTED, `tool call aborted`
-	 * (unless the deadline came first: then it is a timeout, as ever).
+	 * (unless the deadline came first: then it is a timeout, as ever); with @keep_aborted it
+	 * is a result with `aborted` set, what the command said before it was stopped kept.
 	 */
 	int cancel_fd;
+	bool keep_aborted;
 	/* NULL: nobody. Called in the running thread, before the bytes are collected. */
 	exec_output_fn on_output;
 	/*

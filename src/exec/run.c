@@ -473,12 +473,14 @@ static int run_spawn(run *x, const dsb_exec_policy *policy, const dsb_run_reques
 /*
  * The run to its end (run_loop()), everything it left killed, and what it said collected into
  * @res: exit status, signal, timeout, the streams. A cancellation (not a background run's) is
- * the call's failure: DSB_E_ABORTED.
+ * the call's failure, DSB_E_ABORTED, unless @opts keeps it as a result.
  */
 static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *policy,
-		       const dsb_run_request *req, uint64_t timeout_ms, int cancel_fd,
+		       const dsb_run_request *req, uint64_t timeout_ms, const exec_opts *opts,
 		       dsb_run_result *res, dsb_error *reterr)
 {
+	int cancel_fd = opts ? opts->cancel_fd : -1;
+	bool keep_aborted = opts && opts->keep_aborted;
 	x->exec_prefix = policy->mode != DSB_MODE_DANGER_FULL_ACCESS
 				 ? confined_exec_prefix(&x->confined)
 				 : NULL;
@@ -502,7 +504,7 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 				    : dsb_fail_errno(reterr, DSB_E_IO, -r, "running the command");
 	x->aborted = aborted;
 	/* Cancellation wins over whatever the killed command left (dsh-compat §6.5, §6.7). */
-	if (aborted && !x->live)
+	if (aborted && !x->live && !keep_aborted)
 		return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 
 	*res = (dsb_run_result){
@@ -510,6 +512,7 @@ static int run_collect(run *x, const dsb_config *cfg, const dsb_exec_policy *pol
 		.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0,
 		.timed_out = timed_out,
 		.timeout_ms = timeout_ms,
+		.aborted = aborted && !x->live,
 		.sandboxed = true,
 		.mode = policy->mode,
 		.undone_note = undone.len ? strbuf_take(&undone) : NULL,
@@ -624,8 +627,7 @@ int exec_run(dsb_provider *provider, const dsb_config *cfg, const dsb_exec_polic
 	if (r >= 0)
 		r = run_spawn(&x, policy, req, opts, reterr);
 	if (r >= 0)
-		r = run_collect(&x, cfg, policy, req, timeout_ms, opts ? opts->cancel_fd : -1, &res,
-				reterr);
+		r = run_collect(&x, cfg, policy, req, timeout_ms, opts, &res, reterr);
 	if (r >= 0)
 		r = run_classify(&x, policy, req, opts, &res, reterr);
 	run_done(&x);

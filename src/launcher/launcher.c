@@ -2,12 +2,13 @@
 /*
  * `landlock-run`: DSH's Landlock launcher, byte for byte (dsh-compat §5.6). It restricts itself to
  * the --ro and --rw grants and execs the command, which inherits the domain, as do all its
- * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement.
- * Every launcher failure exits 125 with one `landlock-run: ` line on stderr; once the command
- * runs, its status is the launcher's. Reached as the static `landlock-run` program (main.c), as
- * `dsh-sandbox landlock-run ...` or through a link to dsh-sandbox named landlock-run. Beyond DSH
- * the command also gets the hardening of our own Landlock backend (namespaces, no capabilities,
- * the filter, no descriptor but stdio, the signal scope); none of it changes a byte DSH sees.
+ * descendants. `--probe` restricts itself to `--ro /` and reports full or partial enforcement;
+ * `--help` alone (ours) prints the synopsis. Every launcher failure exits 125 with one
+ * `landlock-run: ` line on stderr; once the command runs, its status is the launcher's. Reached as
+ * the static `landlock-run` program (main.c), as `dsh-sandbox landlock-run ...` or through a link
+ * to dsh-sandbox named landlock-run. Beyond DSH the command also gets the hardening of our own
+ * Landlock backend (namespaces, no capabilities, the filter, no descriptor but stdio, the signal
+ * scope); none of it changes a byte DSH sees.
  *
  * Signals: the command is the caller's own child, in its process group and session, and stays
  * there (a person's shell runs it as a job; DSH kills its detached group with it). So nothing
@@ -50,6 +51,7 @@
 typedef enum landlock_run_action {
 	LANDLOCK_RUN_EXEC,
 	LANDLOCK_RUN_PROBE,
+	LANDLOCK_RUN_HELP,
 	LANDLOCK_RUN_USAGE,
 	LANDLOCK_RUN_NO_MEMORY,
 } landlock_run_action;
@@ -104,6 +106,14 @@ static void landlock_run_parse(int argc, char **argv, landlock_run_args *a)
 	a->ro[0] = a->rw[0] = NULL;
 	if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
 		a->action = LANDLOCK_RUN_PROBE;
+		return;
+	}
+	/*
+	 * Beyond DSH, whose launcher calls it an unknown argument: a person asking. Only as the
+	 * sole argument, as --probe, so that no argv DSH's runner builds means anything new.
+	 */
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		a->action = LANDLOCK_RUN_HELP;
 		return;
 	}
 
@@ -383,6 +393,19 @@ int launcher_run(int argc, char **argv)
 		break;
 	case LANDLOCK_RUN_EXEC:
 		r = run_exec(&a);
+		break;
+	case LANDLOCK_RUN_HELP:
+		fputs("usage: landlock-run [--ro PATH]... [--rw PATH]... -- ARGV...\n"
+		      "       landlock-run --probe\n"
+		      "\n"
+		      "Runs ARGV restricted by Landlock to reading the --ro paths and\n"
+		      "reading and writing the --rw paths (DSH's launcher contract).\n"
+		      "--probe reports whether this kernel enforces that fully or in\n"
+		      "part. Every failure of the launcher itself exits 125 with one\n"
+		      "\"landlock-run: \" line on stderr; otherwise the status is the\n"
+		      "command's.\n",
+		      stdout);
+		r = fflush(stdout) == 0 ? 0 : LANDLOCK_RUN_EXIT;
 		break;
 	case LANDLOCK_RUN_USAGE:
 		fprintf(stderr, "landlock-run: usage error: %s%s\n", a.usage, a.detail);

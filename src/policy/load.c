@@ -53,7 +53,6 @@ struct field {
 	const char *key;
 	int (*parse)(struct parser *p, const struct field *f, void *base);
 	size_t offset;		   /* of the target in base */
-	const char *what;	   /* numbers: the setting as DSH's message names it */
 	uint64_t max;		   /* numbers: the largest value; strings: a size limit; 0 = none */
 	bool nonempty;		   /* strings and string lists: "" is refused */
 	bool required;		   /* a mapping without it is refused */
@@ -165,6 +164,18 @@ static yaml_mark_t mark_at(const char *buf, size_t len, size_t offset)
 	return mark;
 }
 
+/* Whether the line holding byte @at of @buf is indented with a tab: YAML forbids it. */
+static bool indented_with_tab(const char *buf, size_t len, size_t at)
+{
+	size_t start = at < len ? at : len;
+	while (start > 0 && buf[start - 1] != '\n')
+		start--;
+	for (size_t i = start; i < len && (buf[i] == ' ' || buf[i] == '\t'); i++)
+		if (buf[i] == '\t')
+			return true;
+	return false;
+}
+
 static int fail_syntax(struct parser *p)
 {
 	const yaml_parser_t *y = &p->yaml;
@@ -174,10 +185,13 @@ static int fail_syntax(struct parser *p)
 	yaml_mark_t mark = y->problem_mark;
 	if (y->error == YAML_READER_ERROR)
 		mark = mark_at(p->buf, p->len, y->problem_offset);
-	return dsb_fail(p->reterr, DSB_E_CONFIG_INVALID, "%s:%zu:%zu: YAML syntax error: %s%s%s%s",
-			p->origin, mark.line + 1, mark.column + 1,
-			y->problem ? y->problem : "unknown error", y->context ? " (" : "",
-			y->context ? y->context : "", y->context ? ")" : "");
+	return dsb_fail(p->reterr, DSB_E_CONFIG_INVALID,
+			"%s:%zu:%zu: YAML syntax error: %s%s%s%s%s", p->origin, mark.line + 1,
+			mark.column + 1, y->problem ? y->problem : "unknown error",
+			y->context ? " (" : "", y->context ? y->context : "", y->context ? ")" : "",
+			indented_with_tab(p->buf, p->len, mark.index)
+				? "; YAML indents with spaces, and this line starts with a tab"
+				: "");
 }
 
 /* --- the event stream ------------------------------------------------------------------------ */
@@ -434,13 +448,12 @@ static int parse_u64(struct parser *p, const struct field *f, void *base)
 	if (r < 0)
 		return r;
 	if (!parse_decimal(s, &v))
-		return fail_at(p, here(p),
-			       "invalid value \"%s\": %s must be a positive finite number",
-			       show(p, s), f->what);
+		return fail_at(p, here(p), "invalid value \"%s\": expected a positive whole number",
+			       show(p, s));
 	if (f->max && v > f->max)
 		return fail_at(p, here(p),
-			       "invalid value \"%s\": %s must be no greater than %" PRIu64,
-			       show(p, s), f->what, f->max);
+			       "invalid value \"%s\": expected a whole number from 1 to %" PRIu64,
+			       show(p, s), f->max);
 	*(uint64_t *)target(f, base) = v;
 	return 0;
 }
@@ -768,11 +781,11 @@ static int parse_network_access(struct parser *p, const struct field *f, void *b
 /*
  * A list of strings each stored as @canonical writes it (into a buffer of NETWORK_RULE_MAX
  * bytes), so that every consumer compares one spelling; each refused where it stands, named:
- * "invalid @what "S": WHY@hint".
+ * "invalid @what "S": WHY@hint"; with @hosts, a URL is told which part of it to write.
  */
 static int parse_canonical_list(struct parser *p, const struct field *f, void *base,
 				int (*canonical)(const char *s, char *buf, const char **why),
-				const char *what, const char *hint)
+				const char *what, const char *hint, bool hosts)
 {
 	_cleanup_strv_free_ char **strv = NULL;
 	size_t n = 0;
@@ -785,9 +798,26 @@ static int parse_canonical_list(struct parser *p, const struct field *f, void *b
 		char buf[NETWORK_RULE_MAX];
 		if ((r = expect_scalar(p, false, &s)) < 0)
 			return r;
-		if (canonical(s, buf, &why) < 0)
+		if (canonical(s, buf, &why) < 0) {
+			/* A URL pasted where its host was meant: say which part to keep. */
+			const char *scheme_end = strstr(s, "://");
+			if (hosts && scheme_end) {
+				const char *host = scheme_end + 3;
+				size_t path = strcspn(host, "/?#");
+				const char *at = memchr(host, '@', path);
+				if (at) {
+					path -= (size_t)(at + 1 - host);
+					host = at + 1;
+				}
+				return fail_at(
+					p, here(p),
+					"invalid %s \"%s\": a host pattern, not a URL: write "
+					"%.*s",
+					what, show(p, s), (int)path, host);
+			}
 			return fail_at(p, here(p), "invalid %s \"%s\": %s%s", what, show(p, s), why,
 				       hint);
+		}
 		if (strv_push(&strv, buf) < 0)
 			return fail_oom(p);
 	}
@@ -807,14 +837,15 @@ static int parse_host_patterns(struct parser *p, const struct field *f, void *ba
 {
 	return parse_canonical_list(p, f, base, network_rule_canonical, "host pattern",
 				    " (a host name, \"*.\" and a domain, or an IP address, and "
-				    "optionally \":PORT\")");
+				    "optionally \":PORT\")",
+				    true);
 }
 
 /* network.allowPrivate: address ranges. */
 static int parse_address_ranges(struct parser *p, const struct field *f, void *base)
 {
 	_Static_assert(NETWORK_CIDR_MAX <= NETWORK_RULE_MAX, "a range fits the list's buffer");
-	return parse_canonical_list(p, f, base, network_cidr_canonical, "address range", "");
+	return parse_canonical_list(p, f, base, network_cidr_canonical, "address range", "", false);
 }
 
 /* network.proxyPort: 0 (dsh-sandbox picks a free port) or a TCP port. */
@@ -827,9 +858,9 @@ static int parse_port(struct parser *p, const struct field *f, void *base)
 		return r;
 	if (strcmp(s, "0") != 0 && (!parse_decimal(s, &v) || v > 65535))
 		return fail_at(p, here(p),
-			       "invalid value \"%s\": %s must be 0 (any free port) or a port "
+			       "invalid value \"%s\": expected 0 (any free port) or a port "
 			       "number from 1 to 65535",
-			       show(p, s), f->what);
+			       show(p, s));
 	*(unsigned *)target(f, base) = (unsigned)v;
 	return 0;
 }
@@ -1110,9 +1141,8 @@ static int parse_limit(struct parser *p, const struct field *f, void *base)
 /* One key per line reads as the document it describes. */
 /* clang-format off */
 #define TABLE(fields, check) {fields, ELEMENTSOF(fields), check}
-#define NUMBER(k, member, name, limit) \
-	{.key = (k), .parse = parse_u64, .offset = offsetof(dsb_config, member), .what = (name), \
-	 .max = (limit)}
+#define NUMBER(k, member, limit) \
+	{.key = (k), .parse = parse_u64, .offset = offsetof(dsb_config, member), .max = (limit)}
 
 static const struct field policy_fields[] = {
 	{.key = "mode",          .parse = parse_mode,   .offset = offsetof(dsb_config, mode)},
@@ -1131,21 +1161,21 @@ static const struct field policy_fields[] = {
 
 static const struct field local_fields[] = {
 	{.key = "backends", .parse = parse_backends},
-	NUMBER("probeTimeoutMs", probe_timeout_ms, "sandbox-local: probeTimeoutMs", 0),
+	NUMBER("probeTimeoutMs", probe_timeout_ms, 0),
 	{.key = "runnerCommand", .parse = parse_strv, .offset = offsetof(dsb_config, runner_command),
 	 .nonempty = true},
 	{.key = "runnerFailureSignatures", .parse = parse_strv,
 	 .offset = offsetof(dsb_config, runner_failure_signatures)},
 	{.key = "landlockScope", .parse = parse_scope},
-	NUMBER("landlockAbiMax", landlock_abi_max, "sandbox-local: landlockAbiMax", 7),
+	NUMBER("landlockAbiMax", landlock_abi_max, 7),
 };
 
 static const struct field bash_fields[] = {
-	NUMBER("timeoutMs",      timeout_ms,       "bash-local: timeoutMs",      0),
-	NUMBER("maxTimeoutMs",   max_timeout_ms,   "bash-local: maxTimeoutMs",   0),
-	NUMBER("maxOutputBytes", max_output_bytes, "bash-local: maxOutputBytes", 0),
-	NUMBER("maxSpillBytes",  max_spill_bytes,  "bash-local: maxSpillBytes",  0),
-	NUMBER("graceMs",        grace_ms,         "bash-local: graceMs",        DSB_MAX_GRACE_MS),
+	NUMBER("timeoutMs",      timeout_ms,       0),
+	NUMBER("maxTimeoutMs",   max_timeout_ms,   0),
+	NUMBER("maxOutputBytes", max_output_bytes, 0),
+	NUMBER("maxSpillBytes",  max_spill_bytes,  0),
+	NUMBER("graceMs",        grace_ms,         DSB_MAX_GRACE_MS),
 	{.key = "scrubEnv", .parse = parse_scrub_env},
 };
 
@@ -1153,7 +1183,7 @@ static const struct field approval_fields[] = {
 	{.key = "policy",   .parse = parse_approval, .offset = offsetof(dsb_config, approval_policy)},
 	{.key = "answerer", .parse = parse_strv,     .offset = offsetof(dsb_config, answerer),
 	 .nonempty = true},
-	NUMBER("timeoutMs", approval_timeout_ms, "approval: timeoutMs", 0),
+	NUMBER("timeoutMs", approval_timeout_ms, 0),
 	{.key = "sessionGrants", .parse = parse_bool, .offset = offsetof(dsb_config, session_grants)},
 };
 
@@ -1180,8 +1210,7 @@ static const struct field network_fields[] = {
 	[NETWORK_DENY]       = {.key = "deny", .parse = parse_host_patterns,
 				.offset = offsetof(dsb_config, network_deny)},
 	[NETWORK_PROXY_PORT] = {.key = "proxyPort", .parse = parse_port,
-				.offset = offsetof(dsb_config, network_proxy_port),
-				.what = "network: proxyPort"},
+				.offset = offsetof(dsb_config, network_proxy_port)},
 	[NETWORK_HOSTS]      = {.key = "hosts", .parse = parse_network_hosts,
 				.offset = offsetof(dsb_config, network_hosts)},
 	[NETWORK_ALLOW_PRIVATE] = {.key = "allowPrivate", .parse = parse_address_ranges,
@@ -1298,8 +1327,9 @@ int dsb_config_parse(const char *buf, size_t len, const char *origin, dsb_config
 
 static int fail_file(dsb_error *reterr, const char *path, int errnum, const char *what)
 {
-	int r = errnum ? dsb_fail_errno(reterr, DSB_E_IO, errnum, "%s: %s", path, what)
-		       : dsb_fail(reterr, DSB_E_IO, "%s: %s", path, what);
+	/* A configuration that cannot be read is as wrong as one that does not parse. */
+	int r = errnum ? dsb_fail_errno(reterr, DSB_E_CONFIG_INVALID, errnum, "%s: %s", path, what)
+		       : dsb_fail(reterr, DSB_E_CONFIG_INVALID, "%s: %s", path, what);
 	dsb_error_set_subject(reterr, path);
 	return r;
 }

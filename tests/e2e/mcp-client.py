@@ -570,8 +570,13 @@ def cmd_instructions(argv):
 # --- tools ----------------------------------------------------------------------------------
 
 def cmd_call(argv):
-    """call WS CONFIG TOOL ARGS_JSON [SESSION]: prints isError, then the text, raw."""
-    ws, cfg, tool, args = argv[0], argv[1] or None, argv[2], json.loads(argv[3])
+    """call WS CONFIG TOOL ARGS_JSON [SESSION]: prints isError, then the text, raw. ARGS_JSON
+    may be @FILE, for arguments longer than a command line holds."""
+    ws, cfg, tool, args = argv[0], argv[1] or None, argv[2], argv[3]
+    if args.startswith("@"):
+        with open(args[1:]) as f:
+            args = f.read()
+    args = json.loads(args)
     s = Server(*(["--session", argv[4]] if len(argv) > 4 else ["--cwd", ws]), config=cfg)
     s.initialize()
     r = s.call(tool, args)

@@ -114,14 +114,16 @@ test_missing_workspace_or_workdir() {
 	local b=$1
 	mkdir ws
 	touch ws/file
+	# exec: a usage error of its own is 125, as env(1)'s and timeout(1)'s, never a status of
+	# the command's.
 	run exec --backend "$b" --mode read-only --workspace "$PWD/no-such-ws" -- true
-	assert_rc 2
+	assert_rc 125
 	assert_streq "$err" "dsh-sandbox: workspace $PWD/no-such-ws: No such file or directory"
 	run exec --backend "$b" --mode read-only --workspace "$PWD/ws" --workdir sub -- true
-	assert_rc 2
+	assert_rc 125
 	assert_streq "$err" "dsh-sandbox: workdir $PWD/ws/sub: No such file or directory"
 	run exec --backend "$b" --mode read-only --workspace "$PWD/ws" --workdir file -- true
-	assert_rc 2
+	assert_rc 125
 	assert_streq "$err" "dsh-sandbox: workdir $PWD/ws/file: Not a directory"
 	# The bash tool: its error text, the same usage status.
 	run bash --backend "$b" --mode read-only --workspace "$PWD/ws" --workdir sub 'true'
@@ -145,10 +147,10 @@ test_danger_full_access_not_found() {
 test_empty_config_is_a_usage_error() {
 	mkdir ws
 	run --config "" exec --mode read-only --workspace "$PWD/ws" -- true
-	assert_rc 2
+	assert_rc 125
 	assert_streq "$err" "dsh-sandbox: --config: expected a file path, got an empty string"
 	run exec --config "" --mode read-only --workspace "$PWD/ws" -- true
-	assert_rc 2
+	assert_rc 125
 	assert_streq "$err" "dsh-sandbox: --config: expected a file path, got an empty string"
 	run bash --config "" --mode read-only --workspace "$PWD/ws" 'true'
 	assert_rc 2
@@ -180,6 +182,6 @@ for b in bwrap landlock; do
 	t "$b: the bash tool without bash: one \"Error: \", Node's message" test_bash_tool_without_bash "$b"
 done
 t "danger-full-access: 127 and 126 as well" test_danger_full_access_not_found
-t "--config \"\" is a usage error" test_empty_config_is_a_usage_error
+t "--config \"\" is a usage error (exec: 125)" test_empty_config_is_a_usage_error
 t "the probe needs no true on PATH" test_probe_needs_no_true_on_path
 done_testing

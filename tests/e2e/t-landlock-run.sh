@@ -85,7 +85,13 @@ test_usage_errors() {
 	usage_error "$how" '--probe takes no other arguments' --probe -- true
 	usage_error "$how" 'unknown argument: x' x --probe
 	usage_error "$how" 'unknown argument: -h' -h
-	usage_error "$how" 'unknown argument: --help' --help
+	# --help is ours only alone, as --probe is: a usage error anywhere else.
+	usage_error "$how" 'unknown argument: --help' --help -- true
+	usage_error "$how" 'unknown argument: --help' --ro / --help
+	lr "$how" --help
+	assert_rc 0
+	assert_contains "$out" "usage: landlock-run [--ro PATH]... [--rw PATH]... -- ARGV..."
+	assert_streq "$err" ""
 	usage_error "$how" 'missing `-- <argv>...` command' --ro /
 	usage_error "$how" 'missing `-- <argv>...` command' --ro / --rw /dev/null --
 	# Nothing runs after a usage error.

@@ -132,7 +132,7 @@ test_config_from_env_and_xdg() {
 
 test_missing_config_file() {
 	run --config does-not-exist.yaml policy
-	assert_rc 1
+	assert_rc 3
 	assert_contains "$err" "does-not-exist.yaml"
 	assert_contains "$err" "No such file or directory"
 	assert_streq "$out" ""

@@ -161,7 +161,8 @@ test_show() {
 	run session show "$id" --json
 	assert_contains "$out" "\"id\":\"$id\""
 	assert_contains "$out" '"mode":"workspace-write","modeSource":"session"'
-	assert_contains "$out" '"preset":"read-only","policy":{"mode":"workspace-write"'
+	# The preset the knobs now make, as `permission` says (dsh-compat §8.6 derive).
+	assert_contains "$out" '"preset":"workspace-write","policy":{"mode":"workspace-write"'
 }
 
 test_list() {

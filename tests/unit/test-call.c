@@ -13,6 +13,7 @@
  *	└── ws/           the workspace: the session's cwd, the agentless calls' root
  */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -441,7 +442,7 @@ static void test_cancel_kills_the_running_command(void **state)
 {
 	fixture *f = *state;
 	dsb_call_request req = request(f, DSB_TOOL_BASH, DSB_MODE_READ_ONLY);
-	req.command = "trap '' TERM; sleep 30";
+	req.command = "echo before; trap '' TERM; sleep 30";
 	for (dsb_backend b = 0; b < _DSB_BACKEND_MAX; b++) {
 		req.backend = b;
 		dsb_call *call = NULL;
@@ -459,10 +460,24 @@ static void test_cancel_kills_the_running_command(void **state)
 		assert_true(res.prepared);
 		assert_int_equal(res.error.code, DSB_E_ABORTED);
 		assert_string_equal(res.text, "Error: tool call aborted");
+		/* What the command said before it was stopped is kept beside the error. */
+		assert_true(res.run.aborted);
+		assert_string_equal(res.run.out.text, "before\n");
+		assert_true(res.run.signal == SIGTERM || res.run.signal == SIGKILL);
 		_cleanup_free_ char *json = json_of(&res);
-		assert_string_equal(json,
-				    "{\"error\":{\"name\":\"AbortError\",\"code\":\"ABORTED\","
-				    "\"message\":\"tool call aborted\"}}");
+		_cleanup_free_ char *expected = NULL;
+		assert_true(
+			asprintf(
+				&expected,
+				"{\"error\":{\"name\":\"AbortError\",\"code\":\"ABORTED\","
+				"\"message\":\"tool call aborted\"},\"exitCode\":null,"
+				"\"signal\":\"SIG%s\",\"timedOut\":false,\"aborted\":true,"
+				"\"timeoutMs\":120000,\"stdout\":{\"text\":\"before\\n\","
+				"\"truncated\":false,\"spillPath\":null},\"stderr\":{\"text\":\"\","
+				"\"truncated\":false,\"spillPath\":null},\"sandbox\":{\"mode\":"
+				"\"read-only\",\"denied\":false,\"enforcement\":\"full\"}}",
+				sigabbrev_np(res.run.signal)) > 0);
+		assert_string_equal(json, expected);
 		dsb_call_result_done(&res);
 		dsb_call_free(call);
 	}

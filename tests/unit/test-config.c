@@ -459,8 +459,8 @@ static void test_error_details(void **state)
 		const char *message;
 	} cases[] = {
 		{"bash: {timeoutMs: 0}", "bash.timeoutMs",
-		 "<config>:1:19: bash.timeoutMs: invalid value \"0\": "
-		 "bash-local: timeoutMs must be a positive finite number"},
+		 "<config>:1:19: bash.timeoutMs: invalid value \"0\": expected a positive whole "
+		 "number"},
 		{"nope: 1", "",
 		 "<config>:1:1: unknown key \"nope\" "
 		 "(accepted: sandbox-policy, sandbox-local, bash, approval, permission, network, "
@@ -503,16 +503,16 @@ static void test_load_file(void **state)
 	dsb_error err = {0};
 
 	assert_true(asprintf(&path, "%s/missing.yaml", dir) > 0);
-	assert_int_equal(dsb_config_load_file(path, &cfg, &err), -DSB_E_IO);
+	assert_int_equal(dsb_config_load_file(path, &cfg, &err), -DSB_E_CONFIG_INVALID);
 	assert_null(cfg);
-	assert_int_equal(err.code, DSB_E_IO);
+	assert_int_equal(err.code, DSB_E_CONFIG_INVALID);
 	assert_int_equal(err.sys_errno, ENOENT);
 	assert_string_equal(err.subject, path);
 	assert_non_null(strstr(err.message, path));
 	assert_non_null(strstr(err.message, strerror(ENOENT)));
 
 	err = (dsb_error){0};
-	assert_int_equal(dsb_config_load_file(dir, &cfg, &err), -DSB_E_IO);
+	assert_int_equal(dsb_config_load_file(dir, &cfg, &err), -DSB_E_CONFIG_INVALID);
 	assert_null(cfg);
 	char *expected = NULL;
 	assert_true(asprintf(&expected, "%s: not a regular file", dir) > 0);
@@ -1037,17 +1037,17 @@ static void test_network_invalid(void **state)
 		 "test.yaml:4:11: network.access: allowlist needs at least one allowed host "
 		 "(network.allow is empty)"},
 		{"network:\n  proxyPort: 65536\n", "network.proxyPort",
-		 "test.yaml:2:14: network.proxyPort: invalid value \"65536\": network: proxyPort "
-		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		 "test.yaml:2:14: network.proxyPort: invalid value \"65536\": expected 0 (any "
+		 "free port) or a port number from 1 to 65535"},
 		{"network:\n  proxyPort: -1\n", "network.proxyPort",
-		 "test.yaml:2:14: network.proxyPort: invalid value \"-1\": network: proxyPort "
-		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		 "test.yaml:2:14: network.proxyPort: invalid value \"-1\": expected 0 (any "
+		 "free port) or a port number from 1 to 65535"},
 		{"network:\n  proxyPort: 080\n", "network.proxyPort",
-		 "test.yaml:2:14: network.proxyPort: invalid value \"080\": network: proxyPort "
-		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		 "test.yaml:2:14: network.proxyPort: invalid value \"080\": expected 0 (any "
+		 "free port) or a port number from 1 to 65535"},
 		{"network:\n  proxyPort: 80.5\n", "network.proxyPort",
-		 "test.yaml:2:14: network.proxyPort: invalid value \"80.5\": network: proxyPort "
-		 "must be 0 (any free port) or a port number from 1 to 65535"},
+		 "test.yaml:2:14: network.proxyPort: invalid value \"80.5\": expected 0 (any "
+		 "free port) or a port number from 1 to 65535"},
 		{"network:\n  proxyPort: '80'\n", "network.proxyPort",
 		 "test.yaml:2:14: network.proxyPort: expected a number, got a string"},
 		{"network:\n  hosts: [a.test]\n", "network.hosts",
