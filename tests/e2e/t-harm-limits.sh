@@ -57,7 +57,7 @@ t "as root the processes and memory go to a cgroup; as a user to rlimits in its 
 
 t "bad limits are usage errors naming the flag" eval '
 	run exec --memory 2X -- true
-	assert_rc 2
+	assert_rc 125
 	assert_contains "$err" "--memory: invalid size \"2X\""
 	run bash --max-processes -3 "true"
 	assert_rc 2

@@ -86,16 +86,16 @@ test_extra_root_refusals() {
 	mkdir -p "$OUT/dir" "$OUT/store/inner"
 	echo file >"$OUT/file"
 	run exec --mode workspace-write --workspace "$PWD/ws" --writable / -- touch "$OUT/marker"
-	assert_rc 2
+	assert_rc 125 # exec: its usage errors are 125, as env(1)'s
 	assert_contains "$err" 'writable root "/": "/" would make every file writable, which is danger-full-access, not a sandbox; name the directories instead'
 	run exec --mode workspace-write --workspace "$PWD/ws" --writable "$OUT/none" -- true
-	assert_rc 2
+	assert_rc 125
 	assert_contains "$err" "writable root \"$OUT/none\" ($OUT/none): it must be an existing directory: No such file or directory"
 	run exec --mode workspace-write --workspace "$PWD/ws" --writable "$OUT/file" -- true
-	assert_rc 2
+	assert_rc 125
 	assert_contains "$err" "writable root \"$OUT/file\" ($OUT/file): not a directory"
 	run exec --mode workspace-write --workspace "$PWD/ws" --writable relative/dir -- true
-	assert_rc 2
+	assert_rc 125
 	assert_contains "$err" '--writable "relative/dir": a writable root is an absolute path or starts with ~/'
 	printf 'sandbox-policy:\n  writableRoots: [rel]\n' >bad.yaml
 	run --config bad.yaml exec --mode workspace-write --workspace "$PWD/ws" -- true
