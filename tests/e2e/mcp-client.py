@@ -584,6 +584,8 @@ def cmd_call(argv):
     sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
                                          res["content"][0]["text"]))
     s.close()
+    if os.environ.get("MCP_CALL_STDERR"):
+        sys.stdout.write("\n[server stderr]\n" + s.stderr())
 
 
 def cmd_elicit(argv):

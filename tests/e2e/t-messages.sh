@@ -196,6 +196,15 @@ dsh-sandbox: approval: the approval answerer sh exited with status 3"
 	assert_rc 0
 	assert_streq "$err" ""
 	[ -e ws/escalated ] || fail "the allowed escalation did not run"
+	# The server: the model reads DSH's words; the operator's log says why.
+	answer sh -c 'exit 3'
+	out=$(MCP_CALL_STDERR=1 python3 "$CLIENT" call "$PWD/ws" "$PWD/answer.yaml" bash \
+		'{"command":"touch escalated","description":"d","sandbox_permissions":"workspace-write","justification":"it needs to write"}')
+	assert_contains "$out" "isError=true
+$unavailable
+[server stderr]"
+	assert_contains "$out" "
+dsh-sandbox serve: approval: the approval answerer sh exited with status 3"
 	# `never`: DSH's words for the model, ours for the person.
 	"$DSB" session approval "$SESSION" never >/dev/null
 	escalate ""
