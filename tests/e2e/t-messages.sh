@@ -149,6 +149,31 @@ Error: invalid command: 300005 bytes, more than the $most one argument may hold 
 $((most - 20))"
 }
 
+# An argument list dsh-sandbox itself was given, that bwrap's own arguments push past the kernel's
+# ARG_MAX: the caller's to shorten (125, as every exec failure of ours), not "no sandbox".
+test_argument_list_too_long() {
+	python3 - "$DSB" "$PWD" <<'EOF'
+import os, subprocess, sys
+dsb, ws = sys.argv[1], sys.argv[2]
+env = {k: v for k, v in os.environ.items()
+       if k in ("PATH", "HOME", "DSH_SANDBOX_STORE", "LD_LIBRARY_PATH", "ASAN_OPTIONS")}
+base = [dsb, "exec", "--backend", "bwrap", "--mode", "read-only", "--workspace", ws, "--", "true"]
+def size(argv):  # what execve() counts: each string and its pointer, both lists' NULLs
+    return (sum(len(a) + 9 for a in argv) + sum(len(k) + len(v) + 10 for k, v in env.items())
+            + 16)
+room = os.sysconf("SC_ARG_MAX") - size(base) - 100
+args = []
+while room > 0:
+    n = min(100000, room - 9)
+    args.append("a" * max(n, 1))
+    room -= n + 9
+p = subprocess.run(base + args, env=env, capture_output=True, text=True)
+want = ("dsh-sandbox: argument list too long: the command's arguments and environment are more "
+        "than the kernel takes (ARG_MAX, %d bytes here)\n" % os.sysconf("SC_ARG_MAX"))
+assert (p.returncode, p.stderr) == (125, want), (p.returncode, p.stderr[:500])
+EOF
+}
+
 # escalate CONFIG: an escalation from a read-only session, asked of whoever CONFIG names.
 escalate() {
 	local config=$1
@@ -371,6 +396,7 @@ for b in bwrap landlock; do
 done
 t "control: a plain parent's SIGTERM leaves its child running" test_interrupt_control
 t "an over-long command is the caller's error, not an unavailable sandbox" test_overlong_command_is_the_callers
+t "an argument list past ARG_MAX is the caller's error" test_argument_list_too_long
 t "a refused escalation nobody decided says why; the model's text stays DSH's" test_refusals_say_why
 t "--timeout takes ms, s and m and names itself" test_timeout_units
 t "configuration errors name the user's keys, tabs and URLs" test_config_errors_name_the_users_keys
