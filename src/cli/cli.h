@@ -26,6 +26,7 @@ typedef struct cli_global {
 	dsb_limits limits;	 /* --max-processes, --memory: over the configuration's */
 	/* --writable DIR, repeatable: NULL-terminated, pointing into argv */
 	char *writable[CLI_MAX_WRITABLE + 1];
+	bool verbose; /* -v, --verbose or DSH_SANDBOX_DEBUG: each decision told on stderr */
 } cli_global;
 
 /* What an option's value or an operand is: what the completions offer for it. */
@@ -75,6 +76,7 @@ typedef enum cli_opt {
 	CLI_OPT_MEMORY,
 	CLI_OPT_WRITABLE,
 	CLI_OPT_OLDER_THAN,
+	CLI_OPT_VERBOSE,
 	_CLI_OPT_MAX,
 	_CLI_OPT_INVALID = -1,
 } cli_opt;
@@ -144,6 +146,12 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 
 /* Prints "dsh-sandbox: MESSAGE" (printf's @fmt) and a newline to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A call's decision (dsb_call_set_debug()) on stderr, as "dsh-sandbox: LINE": never on stdout,
+ * which is the command's or the model's.
+ */
+void cli_debug_line(void *userdata, const char *line);
 
 /* Prints "dsh-sandbox: @err's message" to stderr and returns the exit status of its code. */
 int cli_report(const dsb_error *err);
@@ -239,6 +247,7 @@ int cmd_bash(const cli_args *args);
 int cmd_context(const cli_args *args);
 int cmd_fs(const cli_args *args);
 int cmd_serve(const cli_args *args);
+int cmd_explain(const cli_args *args);
 
 /* `completions bash|zsh`: the shell's completion script, generated from the tables. */
 int cmd_completions(const cli_args *args);

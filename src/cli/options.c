@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -55,6 +56,8 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 			      "sandbox-policy.writableRoots"},
 	[CLI_OPT_OLDER_THAN] = {"older-than", "DAYS", CLI_KIND_TEXT,
 				"sessions whose log was last written more than DAYS days ago"},
+	[CLI_OPT_VERBOSE] = {"verbose", NULL, CLI_KIND_NONE,
+			     "tell each decision on stderr, one line each (-v; DSH_SANDBOX_DEBUG=1)"},
 };
 
 static const cli_verb session_verbs[] = {
@@ -101,16 +104,23 @@ const cli_command cli_commands[] = {
 	{"exec",
 	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
-	 "          [--config] [--sandbox-permissions --justification [--call-id]] -- ARGV...",
+	 "          [--config] [--verbose] [--sandbox-permissions --justification [--call-id]]\n"
+	 "          -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
 	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_exec},
 	{"bash",
 	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
-	 "          [--config] [--json] [--sandbox-permissions --justification [--call-id]]\n"
-	 "          COMMAND",
+	 "          [--config] [--json] [--verbose]\n"
+	 "          [--sandbox-permissions --justification [--call-id]] COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it",
 	 NULL, CLI_KIND_TEXT, 0, cmd_bash},
+	{"explain",
+	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
+	 "          [--backend] [--network] [--max-processes] [--memory] [--config] [--json]\n"
+	 "          -- ARGV...",
+	 "how exec would confine ARGV and why, without running anything",
+	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_explain},
 	{"fs",
 	 "write|edit|read [--session | --mode] [--workspace] [--writable]... [--json]\n"
 	 "          [--sandbox-permissions --justification [--call-id]] [--config]\n"
@@ -137,7 +147,7 @@ const cli_command cli_commands[] = {
 /* The tool before its command: its options are those its synopsis names, as a command's. */
 static const cli_command tool = {
 	"dsh-sandbox",
-	"[--config] [--store] COMMAND [ARGS...]\n"
+	"[--config] [--store] [--verbose] COMMAND [ARGS...]\n"
 	"       dsh-sandbox --help | --version",
 	NULL,
 	NULL,
@@ -322,8 +332,15 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		longopts[i] = (struct option){o->name, o->arg ? required_argument : no_argument,
 					      NULL, OPT_VAL(opts[i])};
 	}
-	/* ':' tells a missing value from an unknown option; '+' stops at the first operand. */
-	const char *shortopts = c->flags & CLI_IN_ORDER ? "+:h" : ":h";
+	/*
+	 * ':' tells a missing value from an unknown option; '+' stops at the first operand; -v
+	 * where --verbose is taken.
+	 */
+	bool verbose = false;
+	for (size_t i = 0; i < n; i++)
+		verbose |= opts[i] == CLI_OPT_VERBOSE;
+	const char *shortopts =
+		c->flags & CLI_IN_ORDER ? (verbose ? "+:hv" : "+:h") : (verbose ? ":hv" : ":h");
 	optind = 0;
 	opterr = 0;
 	int k;
@@ -332,6 +349,8 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 			cli_print_help(cmd);
 			return 1;
 		}
+		if (k == 'v')
+			k = OPT_VAL(CLI_OPT_VERBOSE);
 		if (k == ':')
 			return -cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 		if (k < OPT_VAL(0) || k >= OPT_VAL(_CLI_OPT_MAX))
@@ -351,6 +370,10 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		ret->global.config_path = ret->opt[CLI_OPT_CONFIG];
 	if (ret->opt[CLI_OPT_STORE])
 		ret->global.store_path = ret->opt[CLI_OPT_STORE];
+	/* DSH_SANDBOX_DEBUG set (to anything but "" and "0") is -v for every command. */
+	const char *debug = getenv("DSH_SANDBOX_DEBUG");
+	if (ret->opt[CLI_OPT_VERBOSE] || (debug && *debug && strcmp(debug, "0") != 0))
+		ret->global.verbose = true;
 	static const struct {
 		cli_opt opt;
 		dsb_limit limit;

@@ -52,7 +52,8 @@ expect_offers() {
 test_bash_commands_and_values() {
 	expect_offers 'dsh-sandbox pol' policy
 	expect_offers 'dsh-sandbox --config c.yaml p' policy permission probe
-	expect_offers 'dsh-sandbox --v' --version
+	expect_offers 'dsh-sandbox --v' '--verbose
+--version'
 	# Not `completions`: it is no command of the help's.
 	assert_not_contains "$(offers 'dsh-sandbox ')" completions
 	expect_offers 'dsh-sandbox policy --mo' --mode
