@@ -13,8 +13,18 @@ _dsh_sandbox_offer()
 	dir) mapfile -t COMPREPLY < <(compgen -d -- "$2") ;;
 	command) mapfile -t COMPREPLY < <(compgen -c -- "$2") ;;
 	session)
+		local store=() j
+		for ((j = 1; j < COMP_CWORD; j++)); do
+			case ${COMP_WORDS[j]} in
+			--store)
+				[[ ${COMP_WORDS[j + 1]} != = ]] || ((j++))
+				store=(--store "${COMP_WORDS[j + 1]/#\~/$HOME}")
+				;;
+			esac
+		done
 		mapfile -t COMPREPLY < <(
-			compgen -W "$("${COMP_WORDS[0]}" session list 2>/dev/null | cut -f1)" -- "$2"
+			compgen -W "$("${COMP_WORDS[0]}" "${store[@]}" session list 2>/dev/null |
+				cut -f1)" -- "$2"
 			compgen -f -- "$2"
 		)
 		;;
