@@ -163,6 +163,12 @@ int cli_out_of_memory(void);
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * An unknown command @name: "dsh-sandbox: unknown command 'NAME'" with "; did you mean
+ * 'COMMAND'?" when one is near, and a line pointing to --help, on stderr. Returns 2.
+ */
+int cli_unknown_command(const char *name);
+
 /* Prints the usage of @cmd (or of the whole tool) to @f. */
 void cli_print_usage(FILE *f, const cli_command *cmd);
 
