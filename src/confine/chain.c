@@ -602,9 +602,23 @@ static void explain_limits(const confine_plan *plan, const explain_sink *x)
 	strbuf_done(&sb);
 }
 
-/* The protected paths of @policy, as `policy` lists them (start-up files not there left out). */
-static void explain_protected(const dsb_exec_policy *policy, const explain_sink *x)
+/*
+ * The protected paths of @policy and how @p's backend holds each, in `policy`'s words and from
+ * the same function (start-up files not there left out, as there).
+ */
+static void explain_protected(const dsb_provider *p, const dsb_exec_policy *policy,
+			      const explain_sink *x)
 {
+	/* The verdict @p confines with, as the report `policy` reads it from. */
+	dsb_probe_report rep = {.selected = -1, .custom_runner = p->runner_command[0] != NULL};
+	if (!rep.custom_runner && p->v.selected >= 0) {
+		rep.selected = 0;
+		rep.n_backends = 1;
+		rep.backends[0].usable = true;
+		rep.backends[0].hardening = p->v.hardening;
+		(void)snprintf(rep.backends[0].name, sizeof(rep.backends[0].name), "%s",
+			       dsb_backend_to_string(p->chain[p->v.selected]));
+	}
 	if (x->json) {
 		jw_key(x->json, "protectedPaths");
 		jw_array_begin(x->json);
@@ -614,13 +628,17 @@ static void explain_protected(const dsb_exec_policy *policy, const explain_sink 
 		if (e->kind == DSB_PROTECT_STARTUP && e->absent && !e->link)
 			continue;
 		const char *kind = dsb_protect_kind_to_string(e->kind);
-		const char *how = dsb_protect_kind_hides(e->kind) ? "hidden" : "read-only";
-		explain_line(x, "protected: %s (%s, %s)", e->path, kind, how);
+		const char *how = dsb_probe_protect_enforcement(&rep, policy, e);
+		/* A missing one the run makes empty first, so that the command cannot make it. */
+		bool made = !e->exists && strcmp(how, "read-only") == 0;
+		explain_line(x, "protected: %s (%s, %s%s)", e->path, kind, how,
+			     made ? ", made empty before the call" : "");
 		if (!x->json)
 			continue;
 		jw_object_begin(x->json);
 		jw_member_string(x->json, "path", e->path);
 		jw_member_string(x->json, "kind", kind);
+		jw_member_bool(x->json, "exists", e->exists);
 		jw_member_string(x->json, "enforcement", how);
 		jw_object_end(x->json);
 	}
@@ -645,5 +663,5 @@ void provider_explain(dsb_provider *p, const dsb_exec_policy *policy, const dsb_
 	explain_hardening(p->runner_command[0] ? 0 : p->v.hardening, x);
 	explain_network(p, plan, x);
 	explain_limits(plan, x);
-	explain_protected(policy, x);
+	explain_protected(p, policy, x);
 }

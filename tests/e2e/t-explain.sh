@@ -104,7 +104,8 @@ test_nothing_runs() {
 	[ ! -e X ] || fail "explain ran the command"
 	[ ! -e .git/hooks ] || fail "explain made .git/hooks"
 	assert_contains "$out" "
-protected: $ws/.git/hooks (git, read-only)"
+protected: $ws/.git/hooks (git, read-only, made empty before the call)
+"
 	run session new --cwd "$ws"
 	local s=$out
 	run session mode "$s" workspace-write
