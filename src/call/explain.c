@@ -145,7 +145,10 @@ void call_explain_backend(const dsb_call *call, const dsb_call_request *req, cal
 	explain_sink x = call_sink(call);
 	strbuf why = STRBUF_INIT;
 	const char *backend = NULL;
-	if (!ctx->provider)
+	bool runs = req->tool == DSB_TOOL_BASH || req->tool == DSB_TOOL_EXEC;
+	if (!runs)
+		(void)strbuf_puts(&why, "a file operation is fenced by the policy, not sandboxed");
+	else if (!ctx->provider)
 		(void)strbuf_puts(&why, "danger-full-access: the command runs unconfined");
 	else {
 		backend = provider_choice(ctx->provider, &why);

@@ -246,6 +246,14 @@ ls: cannot access '/nonexistent-dsb': No such file or directory"
 	assert_file_has_content debug.err '^dsh-sandbox: enforcement: '
 	DSH_SANDBOX_DEBUG=0 run bash --mode read-only "$cmd"
 	assert_streq "$err" ""
+	# A file operation: the policy told, no sandbox claimed; the model's text the same.
+	run fs read --mode read-only debug.err
+	plain_out=$out
+	DSH_SANDBOX_DEBUG=1 run fs read --mode read-only debug.err
+	assert_streq "$out" "$plain_out"
+	assert_contains "$out" "dsh-sandbox: enforcement: "
+	assert_contains "$err" "
+dsh-sandbox: backend: none (a file operation is fenced by the policy, not sandboxed)"
 }
 
 t "explain tells each decision, one line each" test_text_lines
