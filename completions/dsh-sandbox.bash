@@ -13,8 +13,18 @@ _dsh_sandbox_offer()
 	dir) mapfile -t COMPREPLY < <(compgen -d -- "$2") ;;
 	command) mapfile -t COMPREPLY < <(compgen -c -- "$2") ;;
 	session)
+		local store=() j
+		for ((j = 1; j < COMP_CWORD; j++)); do
+			case ${COMP_WORDS[j]} in
+			--store)
+				[[ ${COMP_WORDS[j + 1]} != = ]] || ((j++))
+				store=(--store "${COMP_WORDS[j + 1]/#\~/$HOME}")
+				;;
+			esac
+		done
 		mapfile -t COMPREPLY < <(
-			compgen -W "$("${COMP_WORDS[0]}" session list 2>/dev/null | cut -f1)" -- "$2"
+			compgen -W "$("${COMP_WORDS[0]}" "${store[@]}" session list 2>/dev/null |
+				cut -f1)" -- "$2"
 			compgen -f -- "$2"
 		)
 		;;
@@ -62,9 +72,9 @@ _dsh_sandbox()
 	done
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -W "--config --store --help --version" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "--config --store --verbose --help --version" -- "$cur")
 		else
-			mapfile -t COMPREPLY < <(compgen -W "policy session permission context exec bash fs serve probe landlock-run" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "policy session permission context exec bash explain fs serve probe landlock-run" -- "$cur")
 		fi
 		return
 	fi
@@ -85,13 +95,18 @@ _dsh_sandbox()
 		opts="--session --json --append --config --help"
 		;;
 	exec)
-		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --verbose --sandbox-permissions --justification --call-id --help"
 		operand='command'
 		in_order=1
 		;;
 	bash)
-		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --json --sandbox-permissions --justification --call-id --help"
+		opts="--session --mode --workspace --workdir --writable --timeout --backend --network --max-processes --memory --config --json --verbose --sandbox-permissions --justification --call-id --help"
 		operand='text'
+		;;
+	explain)
+		opts="--session --mode --workspace --workdir --writable --backend --network --max-processes --memory --config --json --help"
+		operand='command'
+		in_order=1
 		;;
 	fs)
 		opts="--session --mode --workspace --writable --json --sandbox-permissions --justification --call-id --config --old --new --all --help"

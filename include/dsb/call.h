@@ -330,6 +330,38 @@ DSB_API void dsb_call_set_observations(dsb_call *call, dsb_observations *obs);
 DSB_API int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_result *ret,
 			 dsb_error *reterr);
 
+/* What dsb_call_set_debug() installs: @line is one decision, with no newline. */
+typedef void (*dsb_call_debug_fn)(void *userdata, const char *line);
+
+/*
+ * Sets @debug(@userdata, line), told each decision the call makes, one line each, as it makes
+ * it, in the thread that runs the call: the configuration read and from where, the mode and
+ * why, the workspace, the writable roots, the backend and why, and how a bash or exec command is
+ * confined (the runner's argv, or the command and its Landlock rules; the hardening, network,
+ * limits and protected paths), from the very plan that runs. The lines are for a person (a
+ * front end's -v); their words may change. NULL (the default): none. Before dsb_call_run() or
+ * dsb_call_explain() only.
+ */
+DSB_API void dsb_call_set_debug(dsb_call *call, dsb_call_debug_fn debug, void *userdata);
+
+/*
+ * Explains the exec call @req (DSB_TOOL_EXEC) without running anything: prepared and confined
+ * exactly as dsb_call_run() would (the same configuration, policy, provider and plan), but no
+ * command is spawned, no missing protected path is made, no session's /tmp is made and nothing
+ * is appended to a session. The debug callback (dsb_call_set_debug()) is told the same lines as
+ * during a run. On success *@ret_json is a new JSON object (free with free()): "config" {"file",
+ * "source"}, "mode", "modeSource" ("explicit", "session", "environment", "configuration",
+ * "default"), "modeReason", "workspaceRoot", "workspaceSource", "workdir", "sessionId",
+ * "writableRoots", "backend" (null: unconfined), "backendReason", "enforcement", "argv" (what is
+ * executed), "rules" (the Landlock rules: {"ro", "rw"[, "rwInPlace"]}; null for a runner),
+ * "hardening", "network" {"access", "enforcement"}, "limits", "protectedPaths". Fails as the run
+ * would fail before its command (DSB_E_SANDBOX_UNAVAILABLE, DSB_E_INVALID_ARGS, ...), and with
+ * DSB_E_INVALID_ARGS for another tool or an escalation (which a person would be asked to approve).
+ * A call explains or runs once. Borrows @req.
+ */
+DSB_API int dsb_call_explain(dsb_call *call, const dsb_call_request *req, char **ret_json,
+			     dsb_error *reterr);
+
 /*
  * Beyond DSH, for the person rather than the model: after dsb_call_run(), why @call's escalation
  * was refused though nobody decided it, else NULL. "the approval policy is never: the escalation

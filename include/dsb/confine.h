@@ -124,6 +124,12 @@ typedef enum dsb_hardening {
 	DSB_HARDEN_NET_NAMESPACE = 1 << 16,
 } dsb_hardening;
 
+/*
+ * The name of one hardening bit, as `probe` and `explain` show it ("capabilities",
+ * "no-new-privs", "seccomp", "pid-namespace", ...); NULL for anything but one known bit. Static.
+ */
+DSB_API const char *dsb_hardening_to_string(dsb_hardening bit);
+
 /* What a backend leaves ungoverned on this host (dsb_probe_backend's not_governed bits). */
 typedef enum dsb_ungoverned {
 	DSB_UNGOVERNED_METADATA = 1 << 0,      /* chmod, chown, utimes, xattr outside the grants */

@@ -130,6 +130,22 @@ static int fail_aborted(dsb_error *reterr)
 	return dsb_fail(reterr, DSB_E_ABORTED, "tool call aborted");
 }
 
+/*
+ * What a bash or exec run is given of @call: its cancellation (a stopped command's output kept),
+ * output callback and debug sink.
+ */
+static void run_options(dsb_call *call, call_explain_run *told, exec_opts *opts)
+{
+	opts->cancel_fd = call->cancel_fd;
+	opts->on_output = call->on_output;
+	opts->userdata = call->on_output_userdata;
+	opts->keep_aborted = true;
+	if (call_explaining(call)) {
+		opts->on_confined = call_explain_confined;
+		opts->confined_userdata = told;
+	}
+}
+
 static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		    dsb_call_result *res, dsb_error *reterr)
 {
@@ -140,10 +156,8 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 		.dsh_env = ctx->dsh_env,
 	};
 	exec_opts opts = EXEC_OPTS_INIT;
-	opts.cancel_fd = call->cancel_fd;
-	opts.on_output = call->on_output;
-	opts.userdata = call->on_output_userdata;
-	opts.keep_aborted = true;
+	call_explain_run told = {call, ctx->provider};
+	run_options(call, &told, &opts);
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	if (r >= 0 && res->run.aborted)
 		return fail_aborted(reterr);
@@ -165,10 +179,8 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 	};
 	ctx->cfg->max_timeout_ms = UINT64_MAX;
 	exec_opts opts = EXEC_OPTS_INIT;
-	opts.cancel_fd = call->cancel_fd;
-	opts.on_output = call->on_output;
-	opts.userdata = call->on_output_userdata;
-	opts.keep_aborted = true;
+	call_explain_run told = {call, ctx->provider};
+	run_options(call, &told, &opts);
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	return r >= 0 && res->run.aborted ? fail_aborted(reterr) : r;
 }
@@ -387,5 +399,80 @@ int dsb_call_run(dsb_call *call, const dsb_call_request *req, dsb_call_result *r
 	}
 	call_context_done(&ctx);
 	*ret = res;
+	return 0;
+}
+
+/* What an unconfined (danger-full-access) command gets, in the shape of a confined one's. */
+static void explain_unconfined(const dsb_call *call, char *const *argv)
+{
+	explain_sink x = call_sink(call);
+	strbuf sb = STRBUF_INIT;
+	explain_words(&sb, argv);
+	explain_line(&x, "command argv: %s", sb.buf ? sb.buf : "");
+	strbuf_done(&sb);
+	jw *w = x.json;
+	jw_key(w, "enforcement");
+	jw_null(w);
+	jw_key(w, "argv");
+	jw_array_begin(w);
+	for (size_t i = 0; argv[i]; i++)
+		jw_string(w, argv[i]);
+	jw_array_end(w);
+	jw_key(w, "rules");
+	jw_null(w);
+	jw_key(w, "hardening");
+	jw_array_begin(w);
+	jw_array_end(w);
+	explain_pair(&x, "network", "access", "full", "enforcement", "unrestricted");
+	jw_key(w, "limits");
+	jw_null(w);
+	jw_key(w, "protectedPaths");
+	jw_array_begin(w);
+	jw_array_end(w);
+}
+
+int dsb_call_explain(dsb_call *call, const dsb_call_request *req, char **ret_json,
+		     dsb_error *reterr)
+{
+	if (!call || !req || !ret_json)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_explain: missing argument");
+	if (req->tool != DSB_TOOL_EXEC)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"dsb_call_explain: only an exec call is explained");
+	/* Explaining must not ask anyone anything, nor log an approval. */
+	if (req->sandbox_permissions)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS,
+				"an escalation is not explained: explain the wider --mode instead");
+	if (call->ran)
+		return dsb_fail(reterr, DSB_E_INVALID_ARGS, "dsb_call_explain: a call runs once");
+	call->ran = true;
+
+	jw w = JW_INIT;
+	jw_object_begin(&w);
+	call->explain_json = &w;
+	call->dry = true;
+	call_context ctx;
+	int r = call_prepare(call, req, &ctx, reterr);
+	if (r >= 0 && !ctx.provider)
+		explain_unconfined(call, req->argv);
+	else if (r >= 0) {
+		/* What exec_run() makes for an exec: the same provider, policy and argv. */
+		dsb_confined c = {0};
+		r = provider_confine(ctx.provider, &ctx.policy, req->argv, &c, NULL, reterr);
+		if (r >= 0) {
+			call_explain_run told = {call, ctx.provider};
+			call_explain_confined(&told, &ctx.policy, &c);
+		}
+		dsb_confined_done(&c);
+	}
+	call_context_done(&ctx);
+	call->explain_json = NULL;
+	jw_object_end(&w);
+	_cleanup_free_ char *json = NULL;
+	if (jw_take(&w, &json) < 0 && r >= 0)
+		r = dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	if (r < 0)
+		return r;
+	*ret_json = TAKE_PTR(json);
 	return 0;
 }

@@ -5,6 +5,7 @@
  *   tool.c     the tools' names
  *   setup.c    where a front end's configuration comes from, and one call's policy with the
  *              protected paths a front end adds (dsh-compat §2.2)
+ *   explain.c  each decision of a call told (explain, a front end's -v), as lines and JSON
  *   prepare.c  a call's preparation in DSH's order: arguments, escalation pairing, policy,
  *              approval inside a turn, working directory, DSH_* variables, provider (§6.7, §7.4)
  *   call.c     the dsb_call object, its cancellation, and each tool's run
@@ -22,6 +23,7 @@
 #include <dsb/confine.h>
 #include <dsb/session.h>
 
+#include "../confine/confine.h"
 #include "../core/core.h"
 #include "../policy/policy.h"
 
@@ -40,6 +42,10 @@ struct dsb_call {
 	dsb_call_on_output_fn on_output;
 	void *on_output_userdata;
 	dsb_observations *observations; /* borrowed; NULL: DSH's rule is not applied */
+	dsb_call_debug_fn debug;	/* NULL: no decision is told */
+	void *debug_userdata;
+	jw *explain_json; /* dsb_call_explain(): the explanation's object, open */
+	bool dry;	  /* dsb_call_explain(): prepare and confine, make nothing */
 	/* An eventfd that polls readable once the call is cancelled (never read, so it stays). */
 	int cancel_fd;
 	atomic_bool cancelled;
@@ -120,6 +126,35 @@ int observe_edit(dsb_observations *obs, const dsb_call_request *req, call_contex
 		 dsb_call_result *res, dsb_error *reterr);
 int observe_read(dsb_observations *obs, const dsb_call_request *req, call_context *ctx,
 		 dsb_call_result *res, dsb_error *reterr);
+
+/* --- explain.c ------------------------------------------------------------------------------ */
+
+/* Whether @call tells its decisions (a debug callback, or dsb_call_explain()). */
+bool call_explaining(const dsb_call *call);
+
+/* Where @call tells its decisions. */
+explain_sink call_sink(const dsb_call *call);
+
+/*
+ * Tells @call's sink the policy @ctx resolved for @req: the configuration and where it came
+ * from, the mode and why (@escalated: an approved escalation granted it), the workspace and
+ * why, the working directory, the session and the writable roots.
+ */
+void call_explain_policy(const dsb_call *call, const dsb_call_request *req, const call_context *ctx,
+			 bool escalated);
+
+/* Tells @call's sink the backend @ctx's provider confines with, and why (none: unconfined). */
+void call_explain_backend(const dsb_call *call, const dsb_call_request *req, call_context *ctx);
+
+/* What call_explain_confined() is given. */
+typedef struct call_explain_run {
+	const dsb_call *call;
+	dsb_provider *provider;
+} call_explain_run;
+
+/* exec_opts.on_confined: tells the call's sink how the run is confined (@userdata: a
+ * call_explain_run). */
+void call_explain_confined(void *userdata, const dsb_exec_policy *policy, const dsb_confined *c);
 
 /* --- result.c ------------------------------------------------------------------------------- */
 

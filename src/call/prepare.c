@@ -329,9 +329,10 @@ static int tmp_mountpoints(const char *dir, char **roots, const char **ret_root)
 
 /*
  * The session's private /tmp, unless it lies in a writable root (a store in the workspace,
- * read-only there): then each call gets a fresh one, as an agentless call does.
+ * read-only there): then each call gets a fresh one, as an agentless call does. @dry: named,
+ * not made.
  */
-static int session_tmp(call_context *ctx, dsb_error *reterr)
+static int session_tmp(call_context *ctx, bool dry, dsb_error *reterr)
 {
 	_cleanup_free_ char *dir = NULL;
 	int r = dsb_session_tmp_dir(ctx->store, ctx->session, false, &dir, reterr);
@@ -343,6 +344,11 @@ static int session_tmp(call_context *ctx, dsb_error *reterr)
 	for (char **root = roots; *root; root++)
 		if (strcmp(*root, "/tmp") != 0 && path_is_under(dir, *root))
 			return 0;
+	/* Explained, not run: the directory is named as the run would use it, and not made. */
+	if (dry) {
+		ctx->policy.tmp_dir = TAKE_PTR(dir);
+		return 0;
+	}
 	free(dir);
 	dir = NULL;
 	r = dsb_session_tmp_dir(ctx->store, ctx->session, true, &dir, reterr);
@@ -405,6 +411,7 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		if (r < 0)
 			return r;
 	}
+	dsb_mode resolved = ctx->policy.mode;
 	if (req->sandbox_permissions)
 		r = escalate(call, req, ctx, reterr);
 	/* A cancellation while the answer was awaited wins over the answer (dsh-compat §6.5). */
@@ -415,6 +422,7 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	if (resolve_workdir(ctx->policy.workspace_root, req->workdir, &ctx->workdir) < 0 ||
 	    dsh_env(ctx->session, &ctx->dsh_env) < 0)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	call_explain_policy(call, req, ctx, ctx->policy.mode != resolved);
 	/*
 	 * Where nothing can run is the caller's mistake, named, before any sandbox is tried: the
 	 * workspace whenever it plays a part (a confined mode binds or grants it; without a
@@ -430,6 +438,10 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		return r;
 	if (ctx->policy.mode != DSB_MODE_DANGER_FULL_ACCESS)
 		r = dsb_provider_new(ctx->cfg, call->cache_dir, &ctx->provider, reterr);
+	if (r >= 0 && ctx->provider && call->dry)
+		provider_set_dry(ctx->provider);
+	if (r >= 0)
+		call_explain_backend(call, req, ctx);
 	/*
 	 * A session's calls share its private /tmp (docs/design/paths.md), where the backend
 	 * can show one; a workspace that is /tmp keeps the host's.
@@ -437,7 +449,7 @@ int call_prepare(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 	if (r >= 0 && ctx->provider && ctx->session &&
 	    strcmp(ctx->policy.workspace_root, "/tmp") != 0 &&
 	    dsb_provider_session_tmp(ctx->provider))
-		r = session_tmp(ctx, reterr);
+		r = session_tmp(ctx, call->dry, reterr);
 	return r;
 }
 

@@ -28,6 +28,7 @@ typedef struct cli_global {
 	dsb_limits limits;	 /* --max-processes, --memory: over the configuration's */
 	/* --writable DIR, repeatable: NULL-terminated, pointing into argv */
 	char *writable[CLI_MAX_WRITABLE + 1];
+	bool verbose; /* -v, --verbose or DSH_SANDBOX_DEBUG: each decision told on stderr */
 } cli_global;
 
 /* What an option's value or an operand is: what the completions offer for it. */
@@ -77,6 +78,7 @@ typedef enum cli_opt {
 	CLI_OPT_MEMORY,
 	CLI_OPT_WRITABLE,
 	CLI_OPT_OLDER_THAN,
+	CLI_OPT_VERBOSE,
 	_CLI_OPT_MAX,
 	_CLI_OPT_INVALID = -1,
 } cli_opt;
@@ -149,6 +151,12 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 /* Prints "dsh-sandbox: MESSAGE" (printf's @fmt) and a newline to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * A call's decision (dsb_call_set_debug()) on stderr, as "dsh-sandbox: LINE": never on stdout,
+ * which is the command's or the model's.
+ */
+void cli_debug_line(void *userdata, const char *line);
+
 /* Prints "dsh-sandbox: @err's message" to stderr and returns the exit status of its code. */
 int cli_report(const dsb_error *err);
 
@@ -158,6 +166,12 @@ int cli_out_of_memory(void);
 /* Prints "dsh-sandbox: REASON" and the usage of @cmd (or of the tool) to stderr; returns 2. */
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * An unknown command @name: "dsh-sandbox: unknown command 'NAME'" with "; did you mean
+ * 'COMMAND'?" when one is near, and a line pointing to --help, on stderr. Returns 2.
+ */
+int cli_unknown_command(const char *name);
 
 /* Prints the usage of @cmd (or of the whole tool) to @f. */
 void cli_print_usage(FILE *f, const cli_command *cmd);
@@ -243,6 +257,7 @@ int cmd_bash(const cli_args *args);
 int cmd_context(const cli_args *args);
 int cmd_fs(const cli_args *args);
 int cmd_serve(const cli_args *args);
+int cmd_explain(const cli_args *args);
 
 /* `completions bash|zsh`: the shell's completion script, generated from the tables. */
 int cmd_completions(const cli_args *args);

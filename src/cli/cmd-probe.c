@@ -32,26 +32,6 @@ static const named_bit scopes[] = {
 	{LL_SCOPE_ABSTRACT_UNIX_SOCKET, "abstract-unix-socket"},
 };
 
-static const named_bit hardening[] = {
-	{DSB_HARDEN_CAPABILITIES, "capabilities"},
-	{DSB_HARDEN_BOUNDING_SET, "bounding-set"},
-	{DSB_HARDEN_NO_NEW_PRIVS, "no-new-privs"},
-	{DSB_HARDEN_SECCOMP, "seccomp"},
-	{DSB_HARDEN_STDIO_ONLY, "stdio-only"},
-	{DSB_HARDEN_REAPED, "reaped"},
-	{DSB_HARDEN_PID_NAMESPACE, "pid-namespace"},
-	{DSB_HARDEN_MOUNT_NAMESPACE, "mount-namespace"},
-	{DSB_HARDEN_USER_NAMESPACE, "user-namespace"},
-	{DSB_HARDEN_IPC_NAMESPACE, "ipc-namespace"},
-	{DSB_HARDEN_UTS_NAMESPACE, "uts-namespace"},
-	{DSB_HARDEN_IPC_FILTERED, "ipc-filtered"},
-	{DSB_HARDEN_SIGNAL_SCOPE, "signal-scope"},
-	{DSB_HARDEN_ABSTRACT_UNIX_SCOPE, "abstract-unix-scope"},
-	{DSB_HARDEN_METADATA_SUPERVISED, "metadata-supervised"},
-	{DSB_HARDEN_METADATA_REFUSED, "metadata-refused"},
-	{DSB_HARDEN_NET_NAMESPACE, "network-namespace"},
-};
-
 /* What a backend leaves alone. Landlock's filesystem rights never cover metadata, whatever the
  * ABI (dsh-compat §5.6 caveats): those four names, where no supervisor or refusal closes them. */
 static const named_bit ungoverned[] = {
@@ -65,6 +45,18 @@ static const named_bit ungoverned[] = {
 	{DSB_UNGOVERNED_SURVIVORS, "survivors"},
 	{DSB_UNGOVERNED_PROTECTED_PATHS, "protected-paths"},
 };
+
+/* The hardening bits' names, the library's (shared with `explain`), in bit order. */
+static size_t hardening_names(named_bit ret[32])
+{
+	size_t n = 0;
+	for (unsigned i = 0; i < 32; i++) {
+		const char *name = dsb_hardening_to_string((dsb_hardening)(1u << i));
+		if (name)
+			ret[n++] = (named_bit){1u << i, name};
+	}
+	return n;
+}
 
 /* Appends the names of the bits of @mask in @table as a comma list. */
 static void put_names(strbuf *sb, const named_bit *table, size_t n, uint64_t mask)
@@ -141,7 +133,8 @@ static void render_text(strbuf *sb, const dsb_probe_report *rep, dsb_network_acc
 			(void)strbuf_printf(sb, "  ABI: none (%s)\n", strerror(-b->landlock_abi));
 		if (b->usable) {
 			(void)strbuf_puts(sb, "  hardening: ");
-			PUT_NAMES(sb, hardening, b->hardening);
+			named_bit hardening[32];
+			put_names(sb, hardening, hardening_names(hardening), b->hardening);
 			(void)strbuf_puts(sb, "\n");
 		}
 		(void)strbuf_puts(sb, "  not governed: ");
@@ -201,8 +194,10 @@ static void render_json(jw *w, const dsb_probe_report *rep, dsb_network_access a
 			JSON_NAMES(w, "governs", fs_rights, b->handled_fs);
 			JSON_NAMES(w, "scoped", scopes, b->scoped);
 		}
+		named_bit hardening[32];
 		if (b->usable)
-			JSON_NAMES(w, "hardening", hardening, b->hardening);
+			json_names(w, "hardening", hardening, hardening_names(hardening),
+				   b->hardening);
 		JSON_NAMES(w, "notGoverned", ungoverned, b->not_governed);
 		if (b->usable) {
 			jw_key(w, "network");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/core.h"
@@ -287,7 +288,13 @@ static void print_show_text(dsb_session *session, const shown *s)
 	printf("id: %s\n", dsb_session_id(session));
 	printf("path: %s\n", dsb_session_path(session));
 	printf("cwd: %s\n", cwd ? cwd : "(none)");
-	printf("createdAt: %llu\n", (unsigned long long)dsb_session_created_at(session));
+	/* A person reads a date: ISO 8601 in UTC (--json keeps the epoch milliseconds). */
+	time_t created = (time_t)(dsb_session_created_at(session) / 1000);
+	struct tm tm;
+	char when[32] = "?";
+	if (gmtime_r(&created, &tm))
+		(void)strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("createdAt: %s\n", when);
 	printf("mode: %s (%s)\n", dsb_mode_to_string(s->mode),
 	       s->mode_from_session ? "session" : "default");
 	printf("approvalPolicy: %s (%s)\n", dsb_approval_policy_to_string(s->approval),
@@ -359,9 +366,33 @@ static int cmd_log(const cli_global *global, const session_args *args, dsb_error
 	return r;
 }
 
+/* "session ID: WHAT OLD -> NEW", or "(unchanged)": what a switch did, on stdout. */
+static void print_switch(dsb_session *session, const char *what, const char *old, const char *new)
+{
+	if (strcmp(old, new) == 0)
+		printf("session %s: %s %s (unchanged)\n", dsb_session_id(session), what, new);
+	else
+		printf("session %s: %s %s -> %s\n", dsb_session_id(session), what, old, new);
+}
+
+/* The mode @session is in: its log's last switch, else the configured default. */
+static int session_mode(const cli_global *global, dsb_session *session, dsb_mode *ret_mode,
+			dsb_error *err)
+{
+	int r = dsb_session_fold_mode(session, ret_mode, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	dsb_config *cfg = NULL;
+	r = cli_load_config(global, &cfg, err);
+	if (r >= 0)
+		*ret_mode = dsb_config_mode(cfg);
+	dsb_config_free(cfg);
+	return r;
+}
+
 static int cmd_mode(const cli_global *global, const session_args *args, dsb_error *err)
 {
-	dsb_mode mode;
+	dsb_mode mode, old = _DSB_MODE_INVALID;
 	dsb_store *store = NULL;
 	dsb_session *session = NULL;
 	/* Validated before anything is opened or appended. */
@@ -369,7 +400,11 @@ static int cmd_mode(const cli_global *global, const session_args *args, dsb_erro
 	if (r >= 0)
 		r = open_session(global, args->positional[0], &store, &session, err);
 	if (r >= 0)
+		r = session_mode(global, session, &old, err);
+	if (r >= 0)
 		r = dsb_session_set_mode(session, mode, err);
+	if (r >= 0)
+		print_switch(session, "mode", dsb_mode_to_string(old), dsb_mode_to_string(mode));
 	dsb_session_free(session);
 	dsb_store_free(store);
 	return r;
@@ -390,9 +425,18 @@ static int cmd_approval(const cli_global *global, const session_args *args, dsb_
 		r = cli_load_config(global, &cfg, err);
 	if (r >= 0)
 		r = open_session(global, args->positional[0], &store, &session, err);
+	/* What it is now: the log's last switch, else the configuration's (dsh-compat §3.4). */
+	dsb_approval_policy old = _DSB_APPROVAL_INVALID;
+	if (r >= 0)
+		r = dsb_session_fold_approval(session, &old, err);
+	if (r == 0)
+		old = dsb_config_approval_policy(cfg);
 	/* The live switch: a no-op when unchanged, else the event and the model's notice. */
 	if (r >= 0)
 		r = approval_set_policy(session, cfg, policy, err);
+	if (r >= 0)
+		print_switch(session, "approval", dsb_approval_policy_to_string(old),
+			     dsb_approval_policy_to_string(policy));
 	dsb_session_free(session);
 	dsb_store_free(store);
 	dsb_config_free(cfg);

@@ -16,6 +16,12 @@ int cli_report(const dsb_error *err)
 	return dsb_code_exit_status(err->code);
 }
 
+void cli_debug_line(void *userdata, const char *line)
+{
+	(void)userdata;
+	fprintf(stderr, "dsh-sandbox: %s\n", line);
+}
+
 int cli_out_of_memory(void)
 {
 	cli_error("out of memory");

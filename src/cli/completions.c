@@ -122,9 +122,20 @@ static void print_bash(FILE *f, const strbuf *words)
 	      "\tdir) mapfile -t COMPREPLY < <(compgen -d -- \"$2\") ;;\n"
 	      "\tcommand) mapfile -t COMPREPLY < <(compgen -c -- \"$2\") ;;\n"
 	      "\tsession)\n"
+	      /* The sessions of the store the line names (bash splits --store=DIR at "="). */
+	      "\t\tlocal store=() j\n"
+	      "\t\tfor ((j = 1; j < COMP_CWORD; j++)); do\n"
+	      "\t\t\tcase ${COMP_WORDS[j]} in\n"
+	      "\t\t\t--store)\n"
+	      "\t\t\t\t[[ ${COMP_WORDS[j + 1]} != = ]] || ((j++))\n"
+	      "\t\t\t\tstore=(--store \"${COMP_WORDS[j + 1]/#\\~/$HOME}\")\n"
+	      "\t\t\t\t;;\n"
+	      "\t\t\tesac\n"
+	      "\t\tdone\n"
 	      "\t\tmapfile -t COMPREPLY < <(\n"
-	      "\t\t\tcompgen -W \"$(\"${COMP_WORDS[0]}\" session list 2>/dev/null | cut -f1)\" -- "
-	      "\"$2\"\n"
+	      "\t\t\tcompgen -W \"$(\"${COMP_WORDS[0]}\" \"${store[@]}\" session list 2>/dev/null "
+	      "|\n"
+	      "\t\t\t\tcut -f1)\" -- \"$2\"\n"
 	      "\t\t\tcompgen -f -- \"$2\"\n"
 	      "\t\t)\n"
 	      "\t\t;;\n",
@@ -348,8 +359,10 @@ static void print_zsh(FILE *f, const strbuf *words)
 	      "\n"
 	      "_dsh-sandbox_sessions() {\n"
 	      "\tlocal -a ids\n"
-	      "\tids=(${${(f)\"$(_call_program sessions dsh-sandbox session list 2>/dev/null)\"}"
-	      "%%$'\\t'*})\n"
+	      /* The store the line names: _dsh-sandbox keeps it, as the inner _arguments
+	       * forgets the tool's options. */
+	      "\tids=(${${(f)\"$(_call_program sessions dsh-sandbox ${dsb_store:+--store} "
+	      "${~dsb_store} session list 2>/dev/null)\"}%%$'\\t'*})\n"
 	      "\t_alternative 'sessions:session:compadd -a ids' 'files:session log:_files'\n"
 	      "}\n"
 	      "\n"
@@ -372,6 +385,7 @@ static void print_zsh(FILE *f, const strbuf *words)
 	print_zsh_options(f, NULL, words, "\t\t", " \\");
 	fputs("\t\t'1:command:->command' \\\n"
 	      "\t\t'*::argument:->argument' && ret=0\n"
+	      "\tlocal dsb_store=${opt_args[--store]}\n"
 	      "\tcase $state in\n"
 	      "\tcommand)\n"
 	      "\t\t_describe -t commands 'dsh-sandbox command' subcommands && ret=0\n"

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 
 	const cli_command *cmd = cli_find_command(tool.argv[0]);
 	if (!cmd)
-		return cli_usage_error(NULL, "unknown command '%s'", tool.argv[0]);
+		return cli_unknown_command(tool.argv[0]);
 
 	/* The command sees argv from its own name on. */
 	cli_args args;

@@ -5,8 +5,10 @@
  * (completions.c) are all made from it, so that none of them can disagree with another.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -59,6 +61,8 @@ const cli_option cli_options[_CLI_OPT_MAX] = {
 			      "sandbox-policy.writableRoots"},
 	[CLI_OPT_OLDER_THAN] = {"older-than", "DAYS", CLI_KIND_TEXT,
 				"sessions whose log was last written more than DAYS days ago"},
+	[CLI_OPT_VERBOSE] = {"verbose", NULL, CLI_KIND_NONE,
+			     "tell each decision on stderr, one line each (-v; DSH_SANDBOX_DEBUG=1)"},
 };
 
 static const cli_verb session_verbs[] = {
@@ -105,16 +109,23 @@ const cli_command cli_commands[] = {
 	{"exec",
 	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
-	 "          [--config] [--sandbox-permissions --justification [--call-id]] -- ARGV...",
+	 "          [--config] [--verbose] [--sandbox-permissions --justification [--call-id]]\n"
+	 "          -- ARGV...",
 	 "run ARGV confined; its status, 124 on timeout, 125 when nothing could run",
 	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER | CLI_STATUS_IS_THE_COMMANDS, cmd_exec},
 	{"bash",
 	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
 	 "          [--timeout] [--backend] [--network] [--max-processes] [--memory]\n"
-	 "          [--config] [--json] [--sandbox-permissions --justification [--call-id]]\n"
-	 "          COMMAND",
+	 "          [--config] [--json] [--verbose]\n"
+	 "          [--sandbox-permissions --justification [--call-id]] COMMAND",
 	 "DSH's bash tool: bash -c COMMAND, printed exactly as the model sees it",
 	 NULL, CLI_KIND_TEXT, 0, cmd_bash},
+	{"explain",
+	 "[--session | --mode] [--workspace] [--workdir] [--writable]...\n"
+	 "          [--backend] [--network] [--max-processes] [--memory] [--config] [--json]\n"
+	 "          -- ARGV...",
+	 "how exec would confine ARGV and why, without running anything",
+	 NULL, CLI_KIND_COMMAND, CLI_IN_ORDER, cmd_explain},
 	{"fs",
 	 "write|edit|read [--session | --mode] [--workspace] [--writable]... [--json]\n"
 	 "          [--sandbox-permissions --justification [--call-id]] [--config]\n"
@@ -141,7 +152,7 @@ const cli_command cli_commands[] = {
 /* The tool before its command: its options are those its synopsis names, as a command's. */
 static const cli_command tool = {
 	"dsh-sandbox",
-	"[--config] [--store] COMMAND [ARGS...]\n"
+	"[--config] [--store] [--verbose] COMMAND [ARGS...]\n"
 	"       dsh-sandbox --help | --version",
 	NULL,
 	NULL,
@@ -284,6 +295,111 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 								: CLI_EXIT_USAGE;
 }
 
+/*
+ * The edit distance of @a and @b: insertions, deletions, substitutions and transpositions of
+ * two neighbours (optimal string alignment), at most CLI_NAME_MAX; a longer word is far.
+ */
+#define CLI_NAME_MAX 32
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t m = strlen(a), n = strlen(b);
+	if (m >= CLI_NAME_MAX || n >= CLI_NAME_MAX)
+		return SIZE_MAX;
+	size_t d[CLI_NAME_MAX + 1][CLI_NAME_MAX + 1];
+	for (size_t i = 0; i <= m; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= n; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= m; i++)
+		for (size_t j = 1; j <= n; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[m][n];
+}
+
+/*
+ * The name of @names (@n of them) that @given most likely meant: the one name it begins (a
+ * word cut short), else the nearest within two edits (fewer than @given has letters, so that a
+ * short word is not "near" everything); NULL when there is none.
+ */
+static const char *nearest(const char *given, const char *const *names, size_t n)
+{
+	const char *best = NULL, *prefixed = NULL;
+	size_t best_d = 3, n_prefixed = 0, len = strlen(given);
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(given, names[i]);
+		if (d < best_d && d < len) {
+			best = names[i];
+			best_d = d;
+		}
+		if (len > 0 && strncmp(names[i], given, len) == 0) {
+			prefixed = names[i];
+			n_prefixed++;
+		}
+	}
+	return n_prefixed == 1 ? prefixed : best;
+}
+
+/* What follows a mistake before any command, instead of the whole usage. */
+#define HELP_HINT "Run 'dsh-sandbox --help' for the commands and their options.\n"
+
+/*
+ * A mistake before any command: "dsh-sandbox: unknown WHAT 'GIVEN'", with "; did you mean
+ * '@prefix@meant'?" when @meant, then one line to go on, not the whole usage: the typo is what
+ * the person needs to see. Returns 2.
+ */
+static int unknown_hinted(const char *what, const char *given, const char *prefix,
+			  const char *meant)
+{
+	if (meant)
+		cli_error("unknown %s '%s'; did you mean '%s%s'?", what, given, prefix, meant);
+	else
+		cli_error("unknown %s '%s'", what, given);
+	fputs(HELP_HINT, stderr);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_unknown_command(const char *name)
+{
+	const char *names[64];
+	size_t n = 0;
+	for (const cli_command *c = cli_commands; c->name && n < ELEMENTSOF(names); c++)
+		if (!(c->flags & CLI_HIDDEN))
+			names[n++] = c->name;
+	return unknown_hinted("command", name, "", nearest(name, names, n));
+}
+
+/* The usage error of the unknown option @arg ("--NAME" or "--NAME=VALUE") of @cmd. */
+static int unknown_option(const cli_command *cmd, const char *arg)
+{
+	const char *names[_CLI_OPT_MAX];
+	cli_opt opts[_CLI_OPT_MAX];
+	size_t n = cli_command_options(cmd, opts);
+	for (size_t i = 0; i < n; i++)
+		names[i] = cli_options[opts[i]].name;
+	char given[CLI_NAME_MAX] = "";
+	const char *meant = NULL;
+	if (strncmp(arg, "--", 2) == 0) {
+		(void)snprintf(given, sizeof(given), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+		meant = nearest(given, names, n);
+	}
+	if (cmd && meant)
+		return cli_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", arg,
+				       meant);
+	if (cmd)
+		return cli_usage_error(cmd, "unknown option '%s'", arg);
+	/* Before any command: a command's option given too early, most likely. */
+	return unknown_hinted("option", arg, "--", meant);
+}
+
 /* The subcommand @argv[1] names, the usage error when there is none; 1 after --help. */
 static int parse_verb(const cli_command *cmd, int argc, char **argv, const cli_verb **ret)
 {
@@ -293,11 +409,20 @@ static int parse_verb(const cli_command *cmd, int argc, char **argv, const cli_v
 		cli_print_help(cmd);
 		return 1;
 	}
-	for (const cli_verb *v = cmd->verbs; v->name; v++)
+	const char *names[16];
+	size_t n = 0;
+	for (const cli_verb *v = cmd->verbs; v->name; v++) {
 		if (strcmp(argv[1], v->name) == 0) {
 			*ret = v;
 			return 0;
 		}
+		if (n < ELEMENTSOF(names))
+			names[n++] = v->name;
+	}
+	const char *meant = nearest(argv[1], names, n);
+	if (meant)
+		return -cli_usage_error(cmd, "unknown subcommand '%s'; did you mean '%s'?", argv[1],
+					meant);
 	return -cli_usage_error(cmd, "unknown subcommand '%s'", argv[1]);
 }
 
@@ -327,8 +452,15 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		longopts[i] = (struct option){o->name, o->arg ? required_argument : no_argument,
 					      NULL, OPT_VAL(opts[i])};
 	}
-	/* ':' tells a missing value from an unknown option; '+' stops at the first operand. */
-	const char *shortopts = c->flags & CLI_IN_ORDER ? "+:h" : ":h";
+	/*
+	 * ':' tells a missing value from an unknown option; '+' stops at the first operand; -v
+	 * where --verbose is taken.
+	 */
+	bool verbose = false;
+	for (size_t i = 0; i < n; i++)
+		verbose |= opts[i] == CLI_OPT_VERBOSE;
+	const char *shortopts =
+		c->flags & CLI_IN_ORDER ? (verbose ? "+:hv" : "+:h") : (verbose ? ":hv" : ":h");
 	optind = 0;
 	opterr = 0;
 	int k;
@@ -337,10 +469,12 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 			cli_print_help(cmd);
 			return 1;
 		}
+		if (k == 'v')
+			k = OPT_VAL(CLI_OPT_VERBOSE);
 		if (k == ':')
 			return -cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
 		if (k < OPT_VAL(0) || k >= OPT_VAL(_CLI_OPT_MAX))
-			return -cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return -unknown_option(cmd, argv[optind - 1]);
 		ret->opt[k - OPT_VAL(0)] = optarg ? optarg : "";
 		if (k == OPT_VAL(CLI_OPT_WRITABLE)) {
 			size_t w = 0;
@@ -356,6 +490,10 @@ int cli_parse(const cli_command *cmd, const cli_global *global, int argc, char *
 		ret->global.config_path = ret->opt[CLI_OPT_CONFIG];
 	if (ret->opt[CLI_OPT_STORE])
 		ret->global.store_path = ret->opt[CLI_OPT_STORE];
+	/* DSH_SANDBOX_DEBUG set (to anything but "" and "0") is -v for every command. */
+	const char *debug = getenv("DSH_SANDBOX_DEBUG");
+	if (ret->opt[CLI_OPT_VERBOSE] || (debug && *debug && strcmp(debug, "0") != 0))
+		ret->global.verbose = true;
 	static const struct {
 		cli_opt opt;
 		dsb_limit limit;

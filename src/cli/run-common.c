@@ -89,16 +89,31 @@ static int check_options(const cli_global *global, const run_args *args, dsb_cal
 	return r;
 }
 
-int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
-	     dsb_call_on_run_fn on_run, dsb_call_result *ret, int *ret_signal, dsb_error *err)
+/* The request's arguments from the command line's options. */
+static void request_of(const run_args *args, dsb_call_request *req)
 {
-	*ret_signal = 0;
 	req->session = args->policy.session;
 	req->workspace = args->policy.workspace;
 	req->workdir = args->workdir;
 	req->sandbox_permissions = args->sandbox_permissions;
 	req->justification = args->justification;
 	req->call_id = args->call_id;
+}
+
+/* A call with the global options' setup and the CLI's probe verdict cache. */
+static int new_call(const cli_global *global, dsb_call **ret_call, dsb_error *err)
+{
+	_cleanup_free_ char *cache = cli_cache_dir(global);
+	dsb_call_setup setup = cli_setup(global);
+	setup.cache_dir = cache;
+	return dsb_call_new(&setup, ret_call, err);
+}
+
+int run_call(const cli_global *global, const run_args *args, dsb_call_request *req,
+	     dsb_call_on_run_fn on_run, dsb_call_result *ret, int *ret_signal, dsb_error *err)
+{
+	*ret_signal = 0;
+	request_of(args, req);
 
 	dsb_call_result res = {.tool = req->tool};
 	int r = check_options(global, args, req, err);
@@ -110,16 +125,15 @@ int run_call(const cli_global *global, const run_args *args, dsb_call_request *r
 		return 0;
 	}
 
-	_cleanup_free_ char *cache = cli_cache_dir(global);
-	dsb_call_setup setup = cli_setup(global);
-	setup.cache_dir = cache;
 	dsb_call *call = NULL;
-	r = dsb_call_new(&setup, &call, err);
+	r = new_call(global, &call, err);
 	if (r < 0)
 		return r;
 	bool no_terminal = false;
 	dsb_call_set_answerer(call, cli_answer_terminal, &no_terminal);
 	dsb_call_set_on_run(call, on_run, NULL);
+	if (global->verbose)
+		dsb_call_set_debug(call, cli_debug_line, NULL);
 	cli_interrupt_arm(call);
 	r = dsb_call_run(call, req, ret, err);
 	*ret_signal = cli_interrupt_disarm();
@@ -228,4 +242,21 @@ int run_tool(const cli_global *global, const run_args *args, dsb_call_request *r
 						: run_print_result(&res, args->json);
 	dsb_call_result_done(&res);
 	return status;
+}
+
+int run_explain(const cli_global *global, const run_args *args, dsb_call_request *req,
+		dsb_call_debug_fn told, char **ret_json, dsb_error *err)
+{
+	request_of(args, req);
+	int r = check_options(global, args, req, err);
+	if (r < 0)
+		return r;
+	dsb_call *call = NULL;
+	r = new_call(global, &call, err);
+	if (r < 0)
+		return r;
+	dsb_call_set_debug(call, told, NULL);
+	r = dsb_call_explain(call, req, ret_json, err);
+	dsb_call_free(call);
+	return r;
 }

@@ -68,4 +68,12 @@ int run_print_result(const dsb_call_result *res, bool json);
  */
 int run_tool(const cli_global *global, const run_args *args, dsb_call_request *req);
 
+/*
+ * `explain`: the exec call @req prepared and confined as run_call() would make it, with the same
+ * options checked in the same order, and nothing run (dsb_call_explain()). Each decision is told
+ * to @told (may be NULL); *@ret_json is the explanation. 0, or -code with @err.
+ */
+int run_explain(const cli_global *global, const run_args *args, dsb_call_request *req,
+		dsb_call_debug_fn told, char **ret_json, dsb_error *err);
+
 #endif

@@ -168,8 +168,8 @@ static int bwrap_private_tmp(const dsb_exec_policy *policy, char ***io_argv)
  * are the host's and writable here; the host's /tmp is not even shown in workspace-write (a
  * tmpfs, or the session's private /tmp), nor in read-only under a session.
  */
-static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char ***io_argv,
-			 confine_failure *why)
+static int bwrap_protect(const dsb_provider *p, const dsb_exec_policy *policy, confine_plan *plan,
+			 char ***io_argv, confine_failure *why)
 {
 	char *tmp[] = {(char *)"/tmp", NULL};
 	bool writable = policy->mode == DSB_MODE_WORKSPACE_WRITE;
@@ -179,7 +179,7 @@ static int bwrap_protect(const dsb_exec_policy *policy, confine_plan *plan, char
 	if (r >= 0)
 		r = protect_ops_build(policy, writable ? host : NULL,
 				      writable || policy->tmp_dir ? tmp : NULL, &o);
-	if (r >= 0 && o.n > 0 && writable)
+	if (r >= 0 && o.n > 0 && writable && !p->dry)
 		r = protect_make_missing(policy, host, why->detail, sizeof(why->detail));
 	if (r < 0 || o.n == 0)
 		return r;
@@ -270,7 +270,7 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 	if (r >= 0)
 		r = bwrap_extra_roots(policy, &c->argv);
 	if (r >= 0)
-		r = bwrap_protect(policy, plan, &c->argv, why);
+		r = bwrap_protect(p, policy, plan, &c->argv, why);
 	if (r >= 0)
 		r = push_command(&c->argv, argv);
 	if (r >= 0)

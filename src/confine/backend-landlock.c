@@ -177,7 +177,7 @@ static int landlock_protect(const dsb_provider *p, const dsb_exec_policy *policy
 	plan->steps |= STEP(STEP_MOUNTS);
 	plan->mount_ns = true;
 	plan->mounts_required = protect_ops_required(&plan->mounts);
-	return protect_make_missing(policy, roots, why->detail, sizeof(why->detail));
+	return p->dry ? 0 : protect_make_missing(policy, roots, why->detail, sizeof(why->detail));
 }
 
 /*

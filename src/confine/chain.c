@@ -450,3 +450,218 @@ const char *dsb_provider_budgets(dsb_provider *p)
 	const backend_ops *ops = p ? provider_backend(p) : NULL;
 	return ops ? limit_mech_name(limits_budget_mech(limits_host_get(), ops)) : "unavailable";
 }
+
+/* --- explain -------------------------------------------------------------------------------- */
+
+void provider_set_dry(dsb_provider *p)
+{
+	p->dry = true;
+}
+
+const char *provider_choice(dsb_provider *p, strbuf *why)
+{
+	if (p->runner_command[0]) {
+		(void)strbuf_printf(why, "sandbox-local.runnerCommand: %s", p->runner_command[0]);
+		return backend_runner.name;
+	}
+	verdict_get(p);
+	(void)strbuf_puts(why, "the first usable of the chain");
+	for (size_t i = 0; i < p->n_chain; i++)
+		(void)strbuf_printf(why, "%s%s", i ? ", " : " ",
+				    dsb_backend_to_string(p->chain[i]));
+	if (p->v.from_cache)
+		(void)strbuf_puts(why, "; the verdict cached on disk");
+	else
+		(void)strbuf_puts(why, "; probed now");
+	/* Only a probe knows why the ones before it failed; a cached verdict names the winner. */
+	for (size_t i = 0; !p->v.from_cache && i < p->last.n_backends; i++)
+		if (!p->last.backends[i].usable)
+			(void)strbuf_printf(why, "; %s unusable: %s", p->last.backends[i].name,
+					    p->last.backends[i].reason);
+	return p->v.selected < 0 ? NULL : dsb_backend_to_string(p->chain[p->v.selected]);
+}
+
+/* One line "LABEL: WORDS" and the JSON member @key, an array of @words (NULL: empty). */
+static void explain_list(const explain_sink *x, const char *label, const char *key,
+			 char *const *words)
+{
+	strbuf sb = STRBUF_INIT;
+	explain_words(&sb, words);
+	explain_line(x, "%s: %s", label, sb.buf && *sb.buf ? sb.buf : "(none)");
+	strbuf_done(&sb);
+	if (!x->json)
+		return;
+	jw_key(x->json, key);
+	jw_array_begin(x->json);
+	for (size_t i = 0; words && words[i]; i++)
+		jw_string(x->json, words[i]);
+	jw_array_end(x->json);
+}
+
+/*
+ * The filesystem rules @c's command restricts itself to (its Landlock domain), per right, as
+ * member "rules" (null: none, a runner's argv says it all).
+ */
+static void explain_rules(const dsb_confined *c, const confine_plan *plan, const explain_sink *x)
+{
+	bool has = plan && (plan->steps & STEP(STEP_LANDLOCK));
+	char label[64];
+	if (x->json) {
+		jw_key(x->json, "rules");
+		if (has)
+			jw_object_begin(x->json);
+		else
+			jw_null(x->json);
+	}
+	if (!has)
+		return;
+	(void)snprintf(label, sizeof(label), "%s read-only", c->backend);
+	explain_list(x, label, "ro", plan->landlock.ro);
+	(void)snprintf(label, sizeof(label), "%s read-write", c->backend);
+	explain_list(x, label, "rw", plan->landlock.rw);
+	(void)snprintf(label, sizeof(label), "%s read-write in place", c->backend);
+	if (plan->landlock.rw_in_place && plan->landlock.rw_in_place[0])
+		explain_list(x, label, "rwInPlace", plan->landlock.rw_in_place);
+	if (x->json)
+		jw_object_end(x->json);
+}
+
+static void explain_hardening(unsigned hardening, const explain_sink *x)
+{
+	strbuf sb = STRBUF_INIT;
+	if (x->json) {
+		jw_key(x->json, "hardening");
+		jw_array_begin(x->json);
+	}
+	for (unsigned bit = 1; bit; bit <<= 1) {
+		const char *name = (hardening & bit) ? dsb_hardening_to_string(bit) : NULL;
+		if (!name)
+			continue;
+		(void)strbuf_printf(&sb, "%s%s", sb.len ? ", " : "", name);
+		if (x->json)
+			jw_string(x->json, name);
+	}
+	if (x->json)
+		jw_array_end(x->json);
+	explain_line(x, "hardening: %s", sb.len ? sb.buf : "none");
+	strbuf_done(&sb);
+}
+
+/* The network @plan gives the command, in `probe`'s words for how it is held. */
+static void explain_network(const dsb_provider *p, const confine_plan *plan, const explain_sink *x)
+{
+	const char *how = plan_own_network(plan)      ? "namespace"
+			  : plan_net_restricted(plan) ? "filter"
+						      : "unrestricted";
+	const char *access = dsb_network_access_to_string(p->network.access);
+	explain_line(x, "network: %s (%s%s)", access, how,
+		     plan_sends_proxy(plan) ? ", the allow-list's proxy inside" : "");
+	explain_pair(x, "network", "access", access, "enforcement", how);
+}
+
+/* The limits of @plan: each value (0: none) and what holds it. */
+static void explain_limits(const confine_plan *plan, const explain_sink *x)
+{
+	const confine_limits *L = plan ? &plan->limits : &(confine_limits){0};
+	char cgroup[16];
+	(void)snprintf(cgroup, sizeof(cgroup), "cgroup%d", L->cgroup);
+	const struct {
+		dsb_limit limit;
+		uint64_t value;
+		const char *how;
+	} limits[] = {
+		{DSB_LIMIT_PROCESSES, L->processes, L->nproc ? "rlimit" : cgroup},
+		{DSB_LIMIT_MEMORY, L->memory, cgroup},
+		{DSB_LIMIT_CPU_SECONDS, L->cpu_seconds, "rlimit"},
+		{DSB_LIMIT_TMP_BYTES, plan ? plan->tmp_bytes : 0, "tmpfs"},
+		{DSB_LIMIT_FILE_BYTES, L->file_bytes, "rlimit"},
+	};
+	strbuf sb = STRBUF_INIT;
+	if (x->json) {
+		jw_key(x->json, "limits");
+		jw_object_begin(x->json);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
+		const char *name = dsb_limit_to_string(limits[i].limit);
+		if (limits[i].value)
+			(void)strbuf_printf(&sb, "%s%s %llu (%s)", i ? ", " : "", name,
+					    (unsigned long long)limits[i].value, limits[i].how);
+		else
+			(void)strbuf_printf(&sb, "%s%s none", i ? ", " : "", name);
+		if (!x->json)
+			continue;
+		jw_key(x->json, name);
+		if (limits[i].value)
+			jw_uint(x->json, limits[i].value);
+		else
+			jw_null(x->json);
+	}
+	if (x->json)
+		jw_object_end(x->json);
+	explain_line(x, "limits: %s", sb.buf ? sb.buf : "");
+	strbuf_done(&sb);
+}
+
+/*
+ * The protected paths of @policy and how @p's backend holds each, in `policy`'s words and from
+ * the same function (start-up files not there left out, as there).
+ */
+static void explain_protected(const dsb_provider *p, const dsb_exec_policy *policy,
+			      const explain_sink *x)
+{
+	/* The verdict @p confines with, as the report `policy` reads it from. */
+	dsb_probe_report rep = {.selected = -1, .custom_runner = p->runner_command[0] != NULL};
+	if (!rep.custom_runner && p->v.selected >= 0) {
+		rep.selected = 0;
+		rep.n_backends = 1;
+		rep.backends[0].usable = true;
+		rep.backends[0].hardening = p->v.hardening;
+		(void)snprintf(rep.backends[0].name, sizeof(rep.backends[0].name), "%s",
+			       dsb_backend_to_string(p->chain[p->v.selected]));
+	}
+	if (x->json) {
+		jw_key(x->json, "protectedPaths");
+		jw_array_begin(x->json);
+	}
+	for (size_t i = 0; i < policy->n_protected; i++) {
+		const dsb_protected *e = &policy->protected[i];
+		if (e->kind == DSB_PROTECT_STARTUP && e->absent && !e->link)
+			continue;
+		const char *kind = dsb_protect_kind_to_string(e->kind);
+		const char *how = dsb_probe_protect_enforcement(&rep, policy, e);
+		/* A missing one the run makes empty first, so that the command cannot make it. */
+		bool made = !e->exists && strcmp(how, "read-only") == 0;
+		explain_line(x, "protected: %s (%s, %s%s)", e->path, kind, how,
+			     made ? ", made empty before the call" : "");
+		if (!x->json)
+			continue;
+		jw_object_begin(x->json);
+		jw_member_string(x->json, "path", e->path);
+		jw_member_string(x->json, "kind", kind);
+		jw_member_bool(x->json, "exists", e->exists);
+		jw_member_string(x->json, "enforcement", how);
+		jw_object_end(x->json);
+	}
+	if (x->json)
+		jw_array_end(x->json);
+}
+
+void provider_explain(dsb_provider *p, const dsb_exec_policy *policy, const dsb_confined *c,
+		      const explain_sink *x)
+{
+	const confine_plan *plan = confined_plan(c);
+	const char *enforcement = dsb_enforcement_to_string(c->enforcement);
+	explain_line(x, "enforcement: %s", enforcement);
+	if (x->json)
+		jw_member_string(x->json, "enforcement", enforcement);
+	/* What is executed: the runner's whole argv, or the command that restricts itself. */
+	strbuf label = STRBUF_INIT;
+	(void)strbuf_printf(&label, "%s argv", plan && plan->wraps ? c->backend : "command");
+	explain_list(x, label.buf ? label.buf : "argv", "argv", c->argv);
+	strbuf_done(&label);
+	explain_rules(c, plan, x);
+	explain_hardening(p->runner_command[0] ? 0 : p->v.hardening, x);
+	explain_network(p, plan, x);
+	explain_limits(plan, x);
+	explain_protected(p, policy, x);
+}

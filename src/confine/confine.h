@@ -472,6 +472,28 @@ int push_command(char ***io, char *const *argv);
 /* Adds a runner-failure rule to @c: any non-zero exit whose stderr holds one of @fatal. */
 int confined_add_rule(dsb_confined *c, const char *const *fatal);
 
+/*
+ * Where a call's decisions are told, for `explain` and a front end's debug output: each as one
+ * line for a person, and, when @json is set, as members of the explanation's object. The lines
+ * and the members come from the same place, so that neither can tell another story.
+ */
+typedef struct explain_sink {
+	void (*line)(void *userdata, const char *line); /* NULL: no lines */
+	void *userdata;
+	jw *json; /* NULL: no JSON */
+} explain_sink;
+
+/* Tells @x's line callback one line (printf's @fmt; no newline). Nothing without one. */
+void explain_line(const explain_sink *x, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Member @key of @x's JSON (none: nothing), an object of two strings: {@k1: @v1, @k2: @v2}. */
+void explain_pair(const explain_sink *x, const char *key, const char *k1, const char *v1,
+		  const char *k2, const char *v2);
+
+/* Appends @words to @sb as a shell would read them back: each quoted where it needs it. */
+void explain_words(strbuf *sb, char *const *words);
+
 /* --- protect.c: protected paths as mounts ------------------------------------------------------
  */
 
@@ -1178,6 +1200,7 @@ struct dsb_provider {
 		bool from_cache;
 	} v;
 	dsb_probe_report last; /* what the last probe found, for `probe` */
+	bool dry;	       /* explain: confine() plans and makes nothing on the host */
 };
 
 /*
@@ -1250,6 +1273,26 @@ int provider_confine(dsb_provider *p, const dsb_exec_policy *policy, char *const
 
 /* The line @c's runner starts with when it could not execute the command, or NULL. */
 const char *confined_exec_prefix(const dsb_confined *c);
+
+/*
+ * Makes @p's confinements plans only, for `explain`: a missing protected path the run would
+ * make empty beforehand is left missing (the plan is the same; nothing on the host changes).
+ */
+void provider_set_dry(dsb_provider *p);
+
+/*
+ * The backend @p confines with ("bwrap", "landlock", "runner"; NULL: none is usable), probing
+ * the chain on first use as confine() would, and why, for a person, appended to @why.
+ */
+const char *provider_choice(dsb_provider *p, strbuf *why);
+
+/*
+ * Tells @x how @c (made by @p's confine() under @policy) confines its command: the enforcement,
+ * the argv that is executed (bwrap's, or the command itself with its Landlock rules), the
+ * hardening, the network, the limits and the protected paths.
+ */
+void provider_explain(dsb_provider *p, const dsb_exec_policy *policy, const dsb_confined *c,
+		      const explain_sink *x);
 
 /* With @text (@len bytes) as the whole stderr of @c's runner and @exit_code its status: the
  * errno the command's exec failed with when it is the runner's own line saying so, else 0. */

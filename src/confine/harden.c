@@ -169,3 +169,34 @@ bool harden_can_mount(void)
 		return false;
 	return data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
 }
+
+const char *dsb_hardening_to_string(dsb_hardening bit)
+{
+	/* One table for `probe` and `explain`: the names are what people grep their output for. */
+	static const struct {
+		dsb_hardening bit;
+		const char *name;
+	} names[] = {
+		{DSB_HARDEN_CAPABILITIES, "capabilities"},
+		{DSB_HARDEN_BOUNDING_SET, "bounding-set"},
+		{DSB_HARDEN_NO_NEW_PRIVS, "no-new-privs"},
+		{DSB_HARDEN_SECCOMP, "seccomp"},
+		{DSB_HARDEN_STDIO_ONLY, "stdio-only"},
+		{DSB_HARDEN_REAPED, "reaped"},
+		{DSB_HARDEN_PID_NAMESPACE, "pid-namespace"},
+		{DSB_HARDEN_MOUNT_NAMESPACE, "mount-namespace"},
+		{DSB_HARDEN_USER_NAMESPACE, "user-namespace"},
+		{DSB_HARDEN_IPC_NAMESPACE, "ipc-namespace"},
+		{DSB_HARDEN_UTS_NAMESPACE, "uts-namespace"},
+		{DSB_HARDEN_IPC_FILTERED, "ipc-filtered"},
+		{DSB_HARDEN_SIGNAL_SCOPE, "signal-scope"},
+		{DSB_HARDEN_ABSTRACT_UNIX_SCOPE, "abstract-unix-scope"},
+		{DSB_HARDEN_METADATA_SUPERVISED, "metadata-supervised"},
+		{DSB_HARDEN_METADATA_REFUSED, "metadata-refused"},
+		{DSB_HARDEN_NET_NAMESPACE, "network-namespace"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (names[i].bit == bit)
+			return names[i].name;
+	return NULL;
+}

@@ -6,6 +6,8 @@
  * travels to a monitor (spawner.c) and is freed by the same walk over its fields.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,4 +146,62 @@ void dsb_confined_done(dsb_confined *c)
 		free(c->plan);
 	}
 	*c = (dsb_confined){0};
+}
+
+void explain_line(const explain_sink *x, const char *fmt, ...)
+{
+	if (!x || !x->line)
+		return;
+	char *line = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	/* Out of memory: the line is lost, never the call (it is only being told). */
+	if (n < 0)
+		return;
+	x->line(x->userdata, line);
+	free(line);
+}
+
+void explain_pair(const explain_sink *x, const char *key, const char *k1, const char *v1,
+		  const char *k2, const char *v2)
+{
+	if (!x || !x->json)
+		return;
+	jw_key(x->json, key);
+	jw_object_begin(x->json);
+	jw_member_string(x->json, k1, v1);
+	jw_member_string(x->json, k2, v2);
+	jw_object_end(x->json);
+}
+
+/* Whether @s reads back from a shell as itself, unquoted. */
+static bool shell_plain(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			    "@%+=:,./-_",
+			    *s))
+			return false;
+	return true;
+}
+
+void explain_words(strbuf *sb, char *const *words)
+{
+	for (size_t i = 0; words && words[i]; i++) {
+		if (i > 0)
+			(void)strbuf_puts(sb, " ");
+		if (shell_plain(words[i])) {
+			(void)strbuf_puts(sb, words[i]);
+			continue;
+		}
+		/* Single quotes hold anything but a single quote: that one is '\''. */
+		(void)strbuf_puts(sb, "'");
+		for (const char *s = words[i]; *s; s++)
+			(void)(*s == '\'' ? strbuf_puts(sb, "'\\''") : strbuf_append(sb, s, 1));
+		(void)strbuf_puts(sb, "'");
+	}
 }

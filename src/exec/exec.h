@@ -130,6 +130,13 @@ typedef struct exec_opts {
 	 */
 	void (*on_spawn)(void *userdata, int r, const dsb_error *err);
 	void *userdata; /* given to @on_output and @on_spawn */
+	/*
+	 * NULL: nobody. Told the confinement once it is made, before anything is spawned, with the
+	 * policy it was made for (the call's, its spill directory protected): what a front end's
+	 * debug output shows of the run, from the run's own plan.
+	 */
+	void (*on_confined)(void *userdata, const dsb_exec_policy *policy, const dsb_confined *c);
+	void *confined_userdata;
 
 	bool aborted;	    /* out, with @live */
 	bool runner_failed; /* out, with @live */

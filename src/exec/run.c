@@ -390,6 +390,8 @@ static int run_prepare(run *x, dsb_provider *provider, const dsb_config *cfg,
 			report_spawn(opts, r, reterr);
 		if (r < 0)
 			return r;
+		if (opts && opts->on_confined)
+			opts->on_confined(opts->confined_userdata, &local, &x->confined);
 	}
 
 	uint64_t out_cap = req->stdout_max_bytes ? req->stdout_max_bytes : cfg->max_output_bytes;

@@ -295,7 +295,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 	sc->call = NULL;
 	bool cancelled = sc->cancelled;
 	(void)pthread_mutex_unlock(&srv->lock);
-	/* Why nobody decided a refused escalation: for the operator, the model reads DSH's words. */
+	/* Why nobody decided a refused escalation, for the operator: the model reads DSH's. */
 	const char *note = dsb_call_approval_note(call);
 	if (note)
 		server_call_log(sc, LEVEL_WARNING, "approval: %s", note);

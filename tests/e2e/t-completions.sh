@@ -52,7 +52,8 @@ expect_offers() {
 test_bash_commands_and_values() {
 	expect_offers 'dsh-sandbox pol' policy
 	expect_offers 'dsh-sandbox --config c.yaml p' policy permission probe
-	expect_offers 'dsh-sandbox --v' --version
+	expect_offers 'dsh-sandbox --v' '--verbose
+--version'
 	# Not `completions`: it is no command of the help's.
 	assert_not_contains "$(offers 'dsh-sandbox ')" completions
 	expect_offers 'dsh-sandbox policy --mo' --mode
@@ -82,6 +83,28 @@ test_bash_paths_and_programs() {
 	expect_offers 'dsh-sandbox exec -- cat d' dfile dir1
 }
 
+# --session and a session operand offer the ids of the store the line names (session list,
+# quietly), then paths (a log's path is a session too).
+test_bash_sessions() {
+	mkdir bin st other empty
+	ln -s "$DSB" bin/dsh-sandbox
+	local id
+	id=$("$DSB" --store st session new)
+	export PATH="$PWD/bin:$PATH" DSH_SANDBOX_STORE="$PWD/other"
+	cd empty
+	expect_offers "dsh-sandbox --store ../st exec --session " "$id"
+	expect_offers "dsh-sandbox --store ../st exec --session ${id:0:4}" "$id"
+	expect_offers "dsh-sandbox --store ../st session show " "$id"
+	# bash splits --store=DIR at "=" (COMP_WORDBREAKS).
+	expect_offers "dsh-sandbox --store = ../st permission --session " "$id"
+	# Without --store: the default store's sessions, here none; a store that is no store: none,
+	# and nothing on the terminal.
+	expect_offers 'dsh-sandbox exec --session ' ''
+	assert_streq "$(offers 'dsh-sandbox --store /nonexistent bash --session ' 2>&1)" ""
+	# Paths still, for a log named by its path.
+	expect_offers "dsh-sandbox --store ../st exec --session ../s" ../st
+}
+
 # Every option a command's --help lists is offered after `--`, and no other.
 test_bash_options_are_the_help() {
 	local cmd listed
@@ -103,6 +126,7 @@ test_zsh_parses() {
 t "the committed scripts are what the tables make" test_scripts_are_the_tables
 t "bash: commands, options and their values" test_bash_commands_and_values
 t "bash: directories, files and programs" test_bash_paths_and_programs
+t "bash: --session offers the sessions of the store on the line" test_bash_sessions
 t "bash: each command's options are those its --help lists" test_bash_options_are_the_help
 # zsh is one of the project's test dependencies (scripts/install-deps.sh): missing, this fails.
 t "zsh parses the zsh script" test_zsh_parses

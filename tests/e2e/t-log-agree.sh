@@ -75,11 +75,12 @@ test_corpora_agree() {
 session_log() {
 	local id
 	id=$("$DSB" session new --cwd "$PWD")
-	"$DSB" session mode "$id" read-only
-	"$DSB" session approval "$id" never
+	# What the switches say of themselves is not the log's path this prints.
+	"$DSB" session mode "$id" read-only >/dev/null
+	"$DSB" session approval "$id" never >/dev/null
 	"$DSB" context --session "$id" --append >/dev/null
-	"$DSB" session mode "$id" workspace-write
-	"$DSB" session mode "$id" danger-full-access
+	"$DSB" session mode "$id" workspace-write >/dev/null
+	"$DSB" session mode "$id" danger-full-access >/dev/null
 	echo "$DSH_SANDBOX_STORE"/*/"$id"/session.jsonl
 }
 

@@ -33,6 +33,12 @@
 #include "src/core/cleanup.h"
 #include "helpers.h"
 
+/* A growing text, for what a hook is told. */
+typedef struct strbuf_like {
+	char *buf;
+	size_t len;
+} strbuf_like;
+
 typedef struct fixture {
 	char *dir, *ws, *store_dir, *config;
 	dsb_call_setup setup;
@@ -809,10 +815,96 @@ static void test_network_override(void **state)
 	assert_string_equal(text, "y");
 }
 
+/* What dsb_call_set_debug() was told: the lines, each ended by a newline. */
+static void collect_line(void *userdata, const char *line)
+{
+	strbuf_like *sb = userdata;
+	size_t n = strlen(line);
+	sb->buf = realloc(sb->buf, sb->len + n + 2);
+	assert_non_null(sb->buf);
+	memcpy(sb->buf + sb->len, line, n);
+	sb->len += n;
+	sb->buf[sb->len++] = '\n';
+	sb->buf[sb->len] = '\0';
+}
+
+/*
+ * dsb_call_explain() tells the decisions of an exec call and runs nothing; it explains exec
+ * calls only, without an escalation, once. The debug hook of a run hears the same policy lines
+ * and leaves the result as it is.
+ */
+static void test_explain_and_debug(void **state)
+{
+	fixture *f = *state;
+	_cleanup_free_ char *target = join(f->ws, "X");
+	char *argv[] = {(char *)"touch", target, NULL};
+	strbuf_like told = {0};
+	dsb_error err = {0};
+	dsb_call *call = NULL;
+	char *json = NULL;
+
+	dsb_call_request req = request(f, DSB_TOOL_EXEC, DSB_MODE_WORKSPACE_WRITE);
+	req.argv = argv;
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	dsb_call_set_debug(call, collect_line, &told);
+	int r = dsb_call_explain(call, &req, &json, &err);
+	/* Where no sandbox works, explain fails as exec would; what it told still stands. */
+	assert_true(r == 0 || err.code == DSB_E_SANDBOX_UNAVAILABLE);
+	assert_int_equal(access(target, F_OK), -1);
+	_cleanup_free_ char *config_line = NULL;
+	assert_true(asprintf(&config_line,
+			     "config: %s (--config)\nmode: workspace-write (--mode)\n",
+			     f->config) > 0);
+	assert_non_null(told.buf);
+	assert_non_null(strstr(told.buf, config_line));
+	if (r == 0) {
+		assert_non_null(
+			strstr(json, "\"mode\":\"workspace-write\",\"modeSource\":\"explicit\""));
+		assert_non_null(strstr(told.buf, "\nenforcement: "));
+	}
+	free(json);
+	json = NULL;
+	/* Once. */
+	assert_int_equal(dsb_call_explain(call, &req, &json, &err), -DSB_E_INVALID_ARGS);
+	assert_null(json);
+	dsb_call_free(call);
+
+	dsb_call_request bash = request(f, DSB_TOOL_BASH, DSB_MODE_READ_ONLY);
+	bash.command = "echo hi";
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	assert_int_equal(dsb_call_explain(call, &bash, &json, &err), -DSB_E_INVALID_ARGS);
+	dsb_call_free(call);
+	req.sandbox_permissions = "danger-full-access";
+	req.justification = "because";
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	assert_int_equal(dsb_call_explain(call, &req, &json, &err), -DSB_E_INVALID_ARGS);
+	assert_string_equal(err.message,
+			    "an escalation is not explained: explain the wider --mode instead");
+	dsb_call_free(call);
+
+	/* A run with the hook: the same policy lines, the same result as without it. */
+	free(told.buf);
+	told = (strbuf_like){0};
+	dsb_call_result plain, debugged;
+	run(f, &bash, NULL, NULL, &plain);
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	dsb_call_set_debug(call, collect_line, &told);
+	assert_int_equal(dsb_call_run(call, &bash, &debugged, NULL), 0);
+	dsb_call_free(call);
+	assert_int_equal(plain.text_len, debugged.text_len);
+	assert_memory_equal(plain.text, debugged.text, plain.text_len);
+	assert_non_null(told.buf);
+	assert_non_null(strstr(told.buf, "\nmode: read-only (--mode)\n"));
+	dsb_call_result_done(&plain);
+	dsb_call_result_done(&debugged);
+	free(told.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tool_names),
+		cmocka_unit_test_setup_teardown(test_explain_and_debug, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fenced_write_edit_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fenced_write_denied_in_read_only, setup,
 						teardown),
