@@ -660,7 +660,11 @@ void provider_explain(dsb_provider *p, const dsb_exec_policy *policy, const dsb_
 	explain_list(x, label.buf ? label.buf : "argv", "argv", c->argv);
 	strbuf_done(&label);
 	explain_rules(c, plan, x);
-	explain_hardening(p->runner_command[0] ? 0 : p->v.hardening, x);
+	/* What the backend holds here, less the network namespace this call goes without. */
+	unsigned hardening = p->runner_command[0] ? 0 : p->v.hardening;
+	if (!plan || !plan_own_network(plan))
+		hardening &= ~(unsigned)DSB_HARDEN_NET_NAMESPACE;
+	explain_hardening(hardening, x);
 	explain_network(p, plan, x);
 	explain_limits(plan, x);
 	explain_protected(p, policy, x);

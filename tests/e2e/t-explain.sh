@@ -155,6 +155,20 @@ writable: $ws /tmp
 	[ -e X ] || fail "a write explain calls writable was refused"
 }
 
+# The hardening a call gets: a network namespace only where its network is restricted.
+test_hardening_is_the_calls() {
+	local b
+	for b in bwrap landlock; do
+		run explain --backend "$b" --mode workspace-write --workspace "$PWD" -- true
+		assert_contains "$out" "hardening: capabilities, "
+		assert_not_contains "$out" "network-namespace"
+		assert_contains "$out" "network: full (unrestricted)"
+		run explain --backend "$b" --network none --mode workspace-write --workspace "$PWD" -- true
+		assert_contains "$out" "network-namespace"
+		assert_contains "$out" "network: none (namespace)"
+	done
+}
+
 test_json() {
 	make_ws
 	cd ws
@@ -260,6 +274,7 @@ t "explain tells each decision, one line each" test_text_lines
 t "explain names where the config, mode and workspace came from" test_sources
 t "explain runs nothing and makes nothing" test_nothing_runs
 t "explain's lines are -v's, and its verdicts hold when run" test_explain_is_what_runs
+t "explain's hardening is the call's: no network namespace under full" test_hardening_is_the_calls
 t "explain --json has the decisions' fields" test_json
 t "explain's usage errors" test_usage_errors
 t "-v and DSH_SANDBOX_DEBUG tell on stderr, stdout unchanged" test_verbose_stderr_only
