@@ -5,9 +5,11 @@
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
 
-# Every test starts from a known environment: no config, no env mode, TMPDIR=/tmp.
-unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP
+# Every test starts from a known environment: no config, no env mode, TMPDIR=/tmp, and a store
+# of its own (a session's private /tmp in the caller's store is a protected path).
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export DSH_SANDBOX_STORE="$TEST_TMP/store"
 export TMPDIR=/tmp
 SRC=${DSB_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 EXAMPLE_CONFIG=$SRC/examples/dsh-sandbox.yaml
