@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `make install` into a temporary DESTDIR, as a packager runs it: the files land where they
-# belong (dsh-sandbox, the static landlock-run program, the versioned library, the headers, the
-# pkg-config file, the bash and zsh completions, the man pages, the example configuration, which
-# loads); a C program built against the installed library through pkg-config runs; the installed
-# landlock-run confines; `make uninstall` removes every file again. Prints what failed.
+# `make install` into a temporary DESTDIR, at its default prefix (/usr/local): the files land
+# where they belong (dsh-sandbox, the static landlock-run program, the versioned library, the
+# headers, the pkg-config file, the bash and zsh completions, the man pages, the example
+# configuration, which loads and which the man pages name where it is); a C program built
+# against the installed library through pkg-config runs; the installed landlock-run confines;
+# `make uninstall` removes every file again. Prints what failed. (tests/package-check.sh
+# installs at /usr, as Debian does.)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -12,14 +14,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 release=$tmp/build
 root=$tmp/root
-prefix=/usr
+prefix=/usr/local
 
 fail() {
 	echo "install-check: $*" >&2
 	exit 1
 }
 
-make --no-print-directory install RELEASE="$release" PREFIX="$prefix" DESTDIR="$root" >"$tmp/log" 2>&1 ||
+make --no-print-directory install RELEASE="$release" DESTDIR="$root" >"$tmp/log" 2>&1 ||
 	fail "make install failed: $(tail -n 20 "$tmp/log")"
 
 libdir=$(meson introspect --buildoptions "$release" |
@@ -55,15 +57,23 @@ if [ "$man_option" != disabled ]; then
 		fi
 	done
 fi
-example=$root$prefix/share/doc/dsh-sandbox/examples/dsh-sandbox.yaml
-[ -f "$example" ] || fail "no example configuration"
+example=$prefix/share/doc/dsh-sandbox/examples/dsh-sandbox.yaml
+[ -f "$root$example" ] || fail "no example configuration"
+if [ "$man_option" != disabled ]; then
+	# scdoc's roff puts \& after each period.
+	for page in man1/dsh-sandbox.1 man5/dsh-sandbox.yaml.5; do
+		sed 's/\\&//g' "$root$prefix/share/man/$page" | grep -qF "$example" ||
+			fail "$page does not name the example where it is installed, $example"
+	done
+fi
+example=$root$example
 "$root$prefix/bin/dsh-sandbox" --config "$example" policy --json >/dev/null ||
 	fail "the installed example configuration does not load"
 soname=$(readelf -d "$root$prefix/$libdir/libdshsandbox.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libdshsandbox.so.0 ] || fail "soname is '$soname'"
 
 # A program of a library user, built the way the README says, against the installed files.
-# The .pc file says prefix=/usr; the files are under the DESTDIR (as a package's, unpacked).
+# The .pc file says prefix=/usr/local; the files are under the DESTDIR (as a package's, unpacked).
 flags=$(PKG_CONFIG_PATH=$root$prefix/$libdir/pkgconfig \
 	pkg-config --define-variable=prefix="$root$prefix" --cflags --libs libdshsandbox) ||
 	fail "pkg-config does not find libdshsandbox"

@@ -5,6 +5,7 @@
  * approves, and a write through the fence. Each result is printed as the model would read it.
  *
  * Build: cc agent.c $(pkg-config --cflags --libs libdshsandbox) -o agent
+ * (from a source tree, not installed: docs/user-guide.md, "The C library").
  * Usage: agent STORE WORKSPACE
  */
 #include <stdio.h>

@@ -43,6 +43,27 @@ $HINT
 	done
 }
 
+# The marker is DSH's guess from stderr (docs/user-guide.md shows both): the backend's words
+# from the command itself are marked, a refused write whose error went nowhere is not.
+test_denial_marker_is_read_from_stderr() {
+	bashtool --backend bwrap --mode workspace-write 'echo "Read-only file system" >&2; exit 1'
+	assert_streq "$out" "[stderr]
+Read-only file system
+[sandbox: file access denied under workspace-write mode]
+$HINT
+[exit code: 1]"
+	# Each backend its own words: Landlock's are EACCES's.
+	bashtool --backend landlock --mode workspace-write 'echo "Read-only file system" >&2; exit 1'
+	assert_not_contains "$out" "[sandbox: file access denied"
+	for b in bwrap landlock; do
+		bashtool --backend "$b" --mode workspace-write --json 'touch /etc/dsb-x 2>/dev/null || true'
+		assert_contains "$out" '"sandbox":{"mode":"workspace-write","denied":false,'
+		bashtool --backend "$b" --mode workspace-write 'touch /etc/dsb-x 2>/dev/null || true'
+		assert_streq "$out" "(no output)"
+		[ ! -e /etc/dsb-x ] || fail "$b: the write to /etc landed"
+	done
+}
+
 test_timeout_markers() {
 	bashtool --mode read-only --timeout 100 'sleep 5'
 	assert_rc 0
@@ -217,6 +238,8 @@ test_output_to_a_terminal_is_visible() {
 
 t "plain outputs render as DSH renders them" test_plain_outputs
 t "denials render the marker and the escalation hint, on both backends" test_denial_markers_both_backends
+t "the denial marker is read from stderr: words marked, a hidden refusal not" \
+	test_denial_marker_is_read_from_stderr
 t "timeout markers" test_timeout_markers
 t "truncation notes, with and without a spill file" test_truncation_note
 t "--json gives the structured result" test_json_result

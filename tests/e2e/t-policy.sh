@@ -5,11 +5,14 @@
 # shellcheck source=tests/e2e/libtest.sh
 . "$(dirname "$0")/libtest.sh"
 
-# Every test starts from a known environment: no config, no env mode, TMPDIR=/tmp.
-unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP
+# Every test starts from a known environment: no config, no env mode, TMPDIR=/tmp, and a store
+# of its own (a session's private /tmp in the caller's store is a protected path).
+unset DSH_PERMISSION_MODE DSH_SANDBOX_CONFIG TMP TEMP XDG_STATE_HOME
 export XDG_CONFIG_HOME="$TEST_TMP/no-xdg-config"
+export DSH_SANDBOX_STORE="$TEST_TMP/store"
 export TMPDIR=/tmp
-EXAMPLE_CONFIG=${DSB_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}/examples/dsh-sandbox.yaml
+SRC=${DSB_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+EXAMPLE_CONFIG=$SRC/examples/dsh-sandbox.yaml
 MODES='(accepted: read-only, workspace-write, danger-full-access)'
 
 test_spec_roots_json() {
@@ -260,6 +263,43 @@ test_example_config_is_the_defaults() {
 	run --config "$example" bash --mode danger-full-access "$script"
 	assert_rc 0
 	assert_streq "$out" "KEPT=1"
+	# workspace-write, where the start-up files (protectDefaults) and the writable roots show:
+	# the same file name both times, as the configuration itself is a protected path.
+	touch .bashrc
+	: >../config.yaml
+	run --config ../config.yaml policy --mode workspace-write --json
+	assert_rc 0
+	want=$out
+	cp "$example" ../config.yaml
+	run --config ../config.yaml policy --mode workspace-write --json
+	assert_rc 0
+	assert_streq "$out" "$want"
+}
+
+# Every key dsh-sandbox.yaml(5) documents is in the example, set or shown commented out.
+test_example_config_has_every_key() {
+	local key keys
+	keys=$(sed -n 's/^\*\([a-zA-Z]*\)\* (.*/\1/p' "$SRC/man/dsh-sandbox.yaml.5.scd")
+	[ "$(wc -l <<<"$keys")" -gt 20 ] || fail "too few keys read from the man page: $keys"
+	for key in $keys processes memoryBytes cpuSeconds tmpBytes fileBytes; do
+		grep -qE "^ *(# )?$key:" "$EXAMPLE_CONFIG" || fail "$key is not in the example"
+	done
+}
+
+# docs/operations.md shows the example as it is (scripts/sync-docs.sh copies it), so the
+# outline a reader copies loads and holds the defaults.
+test_operations_outline_is_the_example() {
+	awk '/^<!-- examples\/dsh-sandbox.yaml, copied by scripts\/sync-docs.sh -->$/ { mark = 1; next }
+		mark && /^```yaml$/ { inside = 1; next }
+		inside && /^```$/ { exit }
+		inside' "$SRC/docs/operations.md" >outline.yaml
+	cmp -s outline.yaml "$EXAMPLE_CONFIG" ||
+		fail "docs/operations.md's outline is not examples/dsh-sandbox.yaml: run scripts/sync-docs.sh"
+	run policy --json
+	local want=$out
+	run --config outline.yaml policy --json
+	assert_rc 0
+	assert_streq "$out" "$want"
 }
 
 t "policy --mode workspace-write --workspace /some/dir --json prints the spec's roots" test_spec_roots_json
@@ -281,4 +321,7 @@ t "usage errors print a reason and the usage, exit 2" test_usage_errors
 t "--help and --version" test_help_and_version
 t "a failed write to stdout is an error" test_write_error_is_reported
 t "the example configuration loads and holds the defaults" test_example_config_is_the_defaults
+t "the example configuration has every key of dsh-sandbox.yaml(5)" test_example_config_has_every_key
+t "docs/operations.md's outline is the example configuration, and loads" \
+	test_operations_outline_is_the_example
 done_testing
