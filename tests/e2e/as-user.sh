@@ -53,13 +53,19 @@ cp -r "$src/tests/data/server" "$stage/src/tests/data/"
 cp -r "$src/completions" "$src/docs" "$src/man" "$src/include" "$stage/src/"
 cp -r "$src/fuzz/corpus" "$stage/src/fuzz/"
 tar -C "$src" --exclude=node_modules -cf - examples | tar -C "$stage/src" -xf -
+# bindings/node's source (t-node.sh builds a copy of it), without what npm and tsc made.
+mkdir -p "$stage/src/bindings"
+tar -C "$src" --exclude=node_modules --exclude=.npm-cache --exclude=dist --exclude='*.tgz' \
+	-cf - bindings/node | tar -C "$stage/src" -xf -
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
 chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/src" "$stage/build"
 
 # node_modules: each one bind-mounted where the script looks for it, when it is there at all
 # (scripts/install-mcp-clients.sh); nobody needs only its own directories' permissions then.
+# bindings/node/.npm-cache is the package cache t-node.sh installs the npm pack tarball from.
 binds=()
-for dir in examples/node/node_modules tests/clients/node_modules; do
+for dir in examples/node/node_modules tests/clients/node_modules bindings/node/node_modules \
+	bindings/node/.npm-cache; do
 	[ -d "$src/$dir" ] || continue
 	mkdir -p "$stage/src/$dir"
 	binds+=("$src/$dir" "$stage/src/$dir")
