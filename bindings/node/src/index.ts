@@ -433,6 +433,25 @@ export class Sandbox {
   }
 }
 
+/** The tools a model is given to work with files and commands (the job tools are left out). */
+export const MODEL_TOOLS = ['bash', 'read', 'write', 'edit'] as const;
+export type ModelToolName = (typeof MODEL_TOOLS)[number];
+
+/** What the adapters need of a tool: its name, and the server's description and schema. */
+export function modelTool(sb: Sandbox, name: ModelToolName): { description: string; inputSchema: Record<string, unknown> } {
+  const def = sb.tools.find((t) => t.name === name);
+  if (!def) throw new DshSandboxError('INVALID_ARGS', `the server has no tool ${name}`);
+  return { description: def.description ?? '', inputSchema: def.inputSchema as Record<string, unknown> };
+}
+
+/**
+ * What the model reads of a result: its text blocks, one after the other, a blank line between
+ * (a completion notice or a policy snapshot follows the result's own text, as the server sends).
+ */
+export function modelText(r: ToolResult): string {
+  return r.texts.join('\n\n');
+}
+
 /** Sandbox.openSession's and sb.session()'s value: the same class. */
 export type Session = Sandbox;
 
