@@ -79,6 +79,17 @@ test_pack_install() {
 		npm install --offline --no-audit --no-fund --cache "$TEST_TMP/pack-cache" "$tarball" >../install.log 2>&1) ||
 		fail "$(cat install.log)"
 	[ -f app/node_modules/dsh-sandbox/dist/index.d.ts ] || fail "no typings in the tarball"
+	# Its typings serve a strict TypeScript consumer, with the library checks on.
+	cat >app/check.mts <<'END'
+import { Sandbox, type CodeName, type RunResult } from "dsh-sandbox";
+const sb: Sandbox = await Sandbox.open({ mode: "read-only", network: "none" });
+const r: RunResult = await sb.run(["true"], { timeout: 1000, signal: AbortSignal.timeout(5000) });
+const code: CodeName = "FS_SANDBOX_DENIED";
+console.log(r.exitCode, code);
+END
+	node "$tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 \
+		--typeRoots "$pkg/node_modules/@types" --types node app/check.mts >tsc.log 2>&1 ||
+		fail "$(cat tsc.log)"
 	[ ! -e app/node_modules/dsh-sandbox/src ] || fail "the tarball ships src/"
 	# shellcheck disable=SC2016 # backquotes of Markdown, not of the shell
 	sed -n '/^```js example$/,/^```$/p' "$src/bindings/node/README.md" | sed '1d;$d' >app/example.mjs

@@ -427,10 +427,6 @@ export class Sandbox {
     this.closed = true;
     await this.client.close();
   }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
-  }
 }
 
 /** The tools a model is given to work with files and commands (the job tools are left out). */
