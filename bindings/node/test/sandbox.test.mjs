@@ -121,6 +121,18 @@ describe('a read-only sandbox', () => {
     await assert.rejects(sb.edit('w.txt', 'absent', 'x', yes), (err) => err.code === 'FS_EDIT_NOT_FOUND');
   });
 
+  test('concurrent escalations each reach their own call\'s approver', async () => {
+    const wider = { sandboxPermissions: 'workspace-write', justification: 'j' };
+    const [t, w] = await Promise.all([
+      sb.bash('touch routed-bash', { ...wider, approve: () => true }),
+      sb.write('routed-write', 'x', { ...wider, approve: () => false }).catch((e) => e),
+    ]);
+    assert.equal(t.isError, false, t.text);
+    assert.equal(w.code, 'ESCALATION_REFUSED');
+    assert.ok(existsSync(join(s.ws, 'routed-bash')));
+    assert.ok(!existsSync(join(s.ws, 'routed-write')));
+  });
+
   test('a timeout kills the command', async () => {
     const started = Date.now();
     const r = await sb.run(['sleep', '20'], { timeout: 300 });
@@ -178,6 +190,21 @@ describe('the program', () => {
       readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z', 5000));
     await assert.rejects(sb.run(['true']), (e) => e.code === 'INVALID_ARGS');
     s.remove();
+  });
+
+  test('the Sandbox\'s approver answers calls that give none', async () => {
+    const s = scratch();
+    const asked = [];
+    const sb = await Sandbox.open({ mode: 'read-only', workspace: s.ws, approve: (req) => { asked.push(req); return 'allow'; } });
+    try {
+      const r = await sb.run(['touch', 'by-default'], { sandboxPermissions: 'workspace-write', justification: 'j' });
+      assert.equal(r.exitCode, 0);
+      assert.equal(asked.length, 1);
+      assert.ok(existsSync(join(s.ws, 'by-default')));
+    } finally {
+      await sb.close();
+      s.remove();
+    }
   });
 
   test('a missing program is a clear error', async () => {
