@@ -12,8 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 for dir in tests/clients examples/node bindings/node; do
-	# npm ci leaves node_modules/.package-lock.json; newer than the lock file: up to date.
-	if [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+	# npm ci leaves node_modules/.package-lock.json; newer than the lock file: up to date
+	# (bindings/node: its cache too, stamped once filled below).
+	stamp=$dir/node_modules/.package-lock.json
+	[ "$dir" != bindings/node ] || stamp=$dir/.npm-cache/filled
+	if [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] &&
+		[ "$stamp" -nt "$dir/package-lock.json" ]; then
 		continue
 	fi
 	echo "npm ci in $dir"
@@ -38,5 +42,6 @@ for dir in tests/clients examples/node bindings/node; do
 		npm install --prefix "$scratch" --cache "$dir/.npm-cache" --no-audit --no-fund \
 			--loglevel=error "${deps[@]}" >/dev/null
 		rm -rf "$scratch"
+		touch "$stamp"
 	fi
 done
