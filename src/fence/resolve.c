@@ -217,13 +217,15 @@ int dsb_fs_is_under(const char *path, const char *root, dsb_error *reterr)
 	return fence_match_root(path, root, &m, reterr);
 }
 
-/* Whether /tmp/... @lexical is the sandbox's /tmp rather than a writable root inside it. */
+/*
+ * Whether /tmp/... @lexical is the sandbox's /tmp rather than a root shown inside it: the
+ * workspace, in every mode (read-only shows it too, call/prepare.c), or an extra writable root.
+ */
 static bool in_private_tmp(const dsb_exec_policy *p, const char *lexical)
 {
 	if (!path_is_under(lexical, "/tmp"))
 		return false;
-	if (p->mode == DSB_MODE_WORKSPACE_WRITE && path_is_under(lexical, p->workspace_root) &&
-	    strcmp(p->workspace_root, "/tmp") != 0)
+	if (path_is_under(lexical, p->workspace_root) && strcmp(p->workspace_root, "/tmp") != 0)
 		return false;
 	for (char **e = p->extra_roots; e && *e; e++)
 		if (path_is_under(lexical, *e))

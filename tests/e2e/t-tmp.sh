@@ -99,6 +99,13 @@ kept
 refused"
 	in_session "$b" "$ID" "cat /tmp/note"
 	assert_streq "$out" kept
+	# DSH's read tool sees what the command sees: the workspace's file, and the session's /tmp.
+	run --store "$PWD/store" fs read --session "$ID" "$PWD/ws/file"
+	assert_rc 0
+	assert_streq "$out" mine
+	run --store "$PWD/store" fs read --session "$ID" /tmp/note
+	assert_rc 0
+	assert_streq "$out" kept
 }
 
 # A store and a workspace outside /tmp, as in a home directory: the session's /tmp is bound from
