@@ -140,8 +140,8 @@ demo() {
 	[ ! -e /etc/dsh-sandbox-demo ] || fail "/etc/dsh-sandbox-demo was written"
 }
 
-# python_binding PYTHONPATH: the Python binding imported from there and run through whatever library
-# the loader finds: a command's output captured, a write outside the workspace denied.
+# python_binding PYTHONPATH: the Python binding imported from there and run through whatever
+# library the loader finds: a command's output captured, a write outside the workspace denied.
 python_binding() {
 	local out
 	out=$(cd "$tmp" && PYTHONPATH=$1 /usr/bin/python3 -c '
