@@ -30,6 +30,7 @@ cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
 [ -z "${DSB_LANDLOCK_RUN:-}" ] || cp "$DSB_LANDLOCK_RUN" "$stage/bin/landlock-run"
 [ -z "${DSB_PY_LAYOUT:-}" ] || cp "$DSB_PY_LAYOUT" "$stage/bin/py-layout"
+[ -z "${DSB_PY_LIBRARY:-}" ] || cp "$DSB_PY_LIBRARY" "$stage/build/tests/"
 cp "$(dirname "$script")"/*.sh "$(dirname "$script")"/*.py "$stage/e2e/"
 
 # The shared library where the C example finds it (its RUNPATH is $ORIGIN/..), the generated
@@ -78,6 +79,8 @@ staged=(DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" TMPDIR="$stage/tmp"
 [ -z "${DSB_LANDLOCK_RUN:-}" ] || staged+=(DSB_LANDLOCK_RUN="$stage/bin/landlock-run")
 [ -z "${DSB_EXAMPLE_AGENT:-}" ] || staged+=(DSB_EXAMPLE_AGENT="$stage/build/tests/example-agent")
 [ -z "${DSB_PY_LAYOUT:-}" ] || staged+=(DSB_PY_LAYOUT="$stage/bin/py-layout")
+[ -z "${DSB_PY_LIBRARY:-}" ] ||
+	staged+=(DSB_PY_LIBRARY="$stage/build/tests/$(basename "$DSB_PY_LIBRARY")")
 run=(env "${staged[@]}"
 	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all
 	--bounding-set=-all --no-new-privs

@@ -52,3 +52,27 @@ def processes_with(needle: bytes) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def descendants() -> str:
+    """This process's descendants, one "PID STATE COMMAND" line each: what a stuck call left."""
+    parent: dict[int, int] = {}
+    lines: dict[int, str] = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        lines[int(pid)] = f"{pid} {fields[0]} {cmd}"
+    found, todo = [], [os.getpid()]
+    while todo:
+        p = todo.pop()
+        for child, ppid in parent.items():
+            if ppid == p:
+                found.append(lines[child])
+                todo.append(child)
+    return "\n".join(found)

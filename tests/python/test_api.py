@@ -10,7 +10,7 @@ import threading
 import time
 import unittest
 
-from helpers import CLI, Scratch, processes_with
+from helpers import CLI, Scratch, descendants, processes_with
 import dsh_sandbox
 from dsh_sandbox import (ApprovalRequest, EscalationRefused, FsNotFound, FsSandboxDenied,
                          InvalidArgs, Sandbox, SessionNotFound)
@@ -216,17 +216,23 @@ class Threads(Scratch):
         def worker(i: int) -> None:
             try:
                 barrier.wait()
-                r = self.sb.run(["sh", "-c", 'echo "$0"; echo "$0" > "f$0"', str(i)])
-                t = self.sb.bash(f"cat f{i}") if i % 2 else self.sb.read(f"f{i}")
+                r = self.sb.run(["sh", "-c", 'echo "$0"; echo "$0" > "f$0"', str(i)],
+                                timeout=60)
+                t = self.sb.bash(f"cat f{i}", timeout=60) if i % 2 else self.sb.read(f"f{i}")
                 results[i] = (r.exit_code, r.stdout, t.text)
             except BaseException as e:  # reported below, with the thread's index
                 results[i] = e
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+        # Daemon threads: one that never returns fails this test, not the whole run at exit.
+        threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(n)]
         for t in threads:
             t.start()
+        deadline = time.monotonic() + 180
         for t in threads:
-            t.join(120)
+            t.join(max(0.0, deadline - time.monotonic()))
+        stuck = [i for i, t in enumerate(threads) if t.is_alive()]
+        self.assertEqual(stuck, [], "threads still in their call; the processes then:\n" +
+                         descendants())
         for i in range(n):
             self.assertEqual(results[i], (0, f"{i}\n".encode(), f"{i}\n"), f"thread {i}")
 
