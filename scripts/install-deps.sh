@@ -12,6 +12,7 @@ packages=(
 	musl-tools # the static landlock-run (without it: static glibc)
 	iproute2 procps e2fsprogs git curl # git: t-metadata-workflows; curl: t-network
 	cargo golang-go python3-pip python3-setuptools # t-paths: the toolchains' caches
+	python3-wheel dh-python # tests/python: pip install offline; python3-dsh-sandbox
 	clang clang-format clang-tidy cppcheck shellcheck
 	scdoc man-db zsh
 	debhelper dpkg-dev fakeroot lintian

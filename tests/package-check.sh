@@ -54,6 +54,8 @@ deb() {
 cli_deb=$(deb dsh-sandbox)
 lib_deb=$(deb libdshsandbox0)
 dev_deb=$(deb libdshsandbox-dev)
+py_deb=$tmp/build/python3-dsh-sandbox_${version}_all.deb
+[ -f "$py_deb" ] || fail "no python3-dsh-sandbox package"
 
 # Errors fail the step; warnings and the rest are shown. (Lintian says so when run as root.)
 lintian --fail-on error --display-info "$tmp/build/dsh-sandbox_${version}_$arch.changes" \
@@ -98,6 +100,9 @@ has "$dev_deb" /usr/include/dsb/dsb.h /usr/include/dsb/backends.h \
 	"/usr/lib/$multiarch/libdshsandbox.so" "/usr/lib/$multiarch/pkgconfig/libdshsandbox.pc" \
 	/usr/share/man/man3/libdshsandbox.3.gz
 lacks "$dev_deb" /usr/bin "/usr/lib/$multiarch/libdshsandbox.so."
+pydir=/usr/lib/python3/dist-packages/dsh_sandbox
+has "$py_deb" "$pydir/__init__.py" "$pydir/_lib.py" "$pydir/errors.py" "$pydir/py.typed"
+lacks "$py_deb" /usr/bin "/usr/lib/$multiarch" /usr/include
 
 # demo PREFIX: what `make run` shows, with PREFIX/bin's programs, in a store and
 # configuration of its own: the probe; a write in the workspace lands; one to /etc is denied,
@@ -135,6 +140,26 @@ demo() {
 	[ ! -e /etc/dsh-sandbox-demo ] || fail "/etc/dsh-sandbox-demo was written"
 }
 
+# python_binding PYTHONPATH: the Python binding imported from there and run through whatever
+# library the loader finds: a command's output captured, a write outside the workspace denied.
+python_binding() {
+	local out
+	out=$(cd "$tmp" && PYTHONPATH=$1 /usr/bin/python3 -c '
+import os, sys
+from dsh_sandbox import Sandbox, FsSandboxDenied
+assert sys.argv[1] == os.path.dirname(os.path.dirname(__import__("dsh_sandbox").__file__))
+os.makedirs("pyws", exist_ok=True)
+sb = Sandbox(mode="workspace-write", workspace="pyws")
+print(sb.run(["sh", "-c", "echo landed > in.txt; cat in.txt"]).stdout.decode(), end="")
+try:
+    sb.write("/etc/dsh-sandbox-demo", "x")
+except FsSandboxDenied as e:
+    print(e.code)
+' "$1") || fail "the Python binding failed: $out"
+	[ "$out" = "landed
+FS_SANDBOX_DENIED" ] || fail "the Python binding printed: $out"
+}
+
 # user BIN PKG_CONFIG_ARGS...: a library user's program, built with pkg-config's flags, runs
 # and agrees with BIN/dsh-sandbox on the version.
 user() {
@@ -151,7 +176,7 @@ user() {
 
 # A scratch root: the three packages unpacked, as dpkg would lay them out.
 root=$tmp/root
-for f in "$cli_deb" "$lib_deb" "$dev_deb"; do
+for f in "$cli_deb" "$lib_deb" "$dev_deb" "$py_deb"; do
 	dpkg -x "$f" "$root"
 done
 export LD_LIBRARY_PATH=$root/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -159,21 +184,23 @@ export LD_LIBRARY_PATH=$root/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_P
 # The .pc file says prefix=/usr; its files are in the scratch root.
 (PKG_CONFIG_PATH=$root/usr/lib/$multiarch/pkgconfig user "$root/usr/bin" \
 	--define-variable=prefix="$root/usr")
+(python_binding "$root/usr/lib/python3/dist-packages")
 unset LD_LIBRARY_PATH
-echo "package-check: scratch root: probe, demo, landlock-run, a program built with pkg-config"
+echo "package-check: scratch root: probe, demo, landlock-run, a program built with pkg-config," \
+	"the Python binding"
 
 # On the machine itself, only where it is disposable.
 if [ "$(id -u)" -ne 0 ] || [ "${CI:-}" != true ]; then
 	echo "package-check: not installed on this machine (needs root and CI=true)"
 	exit 0
 fi
-packages=(dsh-sandbox libdshsandbox0 libdshsandbox-dev)
+packages=(dsh-sandbox libdshsandbox0 libdshsandbox-dev python3-dsh-sandbox)
 for p in "${packages[@]}"; do
 	if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$'; then
 		fail "$p is installed already: not touching it"
 	fi
 done
-dpkg -i "$cli_deb" "$lib_deb" "$dev_deb" >"$tmp/dpkg.log" 2>&1 ||
+dpkg -i "$cli_deb" "$lib_deb" "$dev_deb" "$py_deb" >"$tmp/dpkg.log" 2>&1 ||
 	fail "dpkg -i failed: $(cat "$tmp/dpkg.log")"
 trap 'dpkg --purge "${packages[@]}" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 mapfile -t files < <(dpkg -L "${packages[@]}" | sort -u)
@@ -184,6 +211,7 @@ if command -v man >/dev/null && [ -e /usr/share/man/man1/dsh-sandbox.1.gz ]; the
 	man -w dsh-sandbox >/dev/null || fail "man does not find dsh-sandbox(1)"
 fi
 (user /usr/bin)
+(python_binding /usr/lib/python3/dist-packages)
 dpkg --purge "${packages[@]}" >"$tmp/dpkg.log" 2>&1 || fail "dpkg --purge failed: $(cat "$tmp/dpkg.log")"
 trap 'rm -rf "$tmp"' EXIT
 for p in "${packages[@]}"; do

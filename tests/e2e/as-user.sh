@@ -29,6 +29,8 @@ cp "$DSH_SANDBOX" "$stage/bin/dsh-sandbox"
 [ -z "${DSB_NETNS_SHIM:-}" ] || cp "$DSB_NETNS_SHIM" "$stage/bin/netns-shim"
 [ -z "${DSB_PROBE:-}" ] || cp "$DSB_PROBE" "$stage/bin/dsb-probe"
 [ -z "${DSB_LANDLOCK_RUN:-}" ] || cp "$DSB_LANDLOCK_RUN" "$stage/bin/landlock-run"
+[ -z "${DSB_PY_LAYOUT:-}" ] || cp "$DSB_PY_LAYOUT" "$stage/bin/py-layout"
+[ -z "${DSB_PY_LIBRARY:-}" ] || cp "$DSB_PY_LIBRARY" "$stage/build/tests/"
 cp "$(dirname "$script")"/*.sh "$(dirname "$script")"/*.py "$stage/e2e/"
 
 # The shared library where the C example finds it (its RUNPATH is $ORIGIN/..), the generated
@@ -46,17 +48,19 @@ fi
 
 # What the scripts read from the source tree: DSH's session logs, the server's golden files, the
 # committed shell completions, the fuzz corpora (t-log-agree.sh), the documentation, the man
-# pages, the public headers and the examples (t-policy.sh, t-example-c.sh, t-serve-clients.sh).
+# pages, the public headers and the examples (t-policy.sh, t-example-c.sh, t-serve-clients.sh),
+# the bindings (tests/python).
 mkdir -p "$stage/src/tests/fixtures" "$stage/src/tests/data" "$stage/src/fuzz"
 cp -r "$src/tests/fixtures/dsh" "$stage/src/tests/fixtures/"
 cp -r "$src/tests/data/server" "$stage/src/tests/data/"
 cp -r "$src/completions" "$src/docs" "$src/man" "$src/include" "$stage/src/"
 cp -r "$src/fuzz/corpus" "$stage/src/fuzz/"
 tar -C "$src" --exclude=node_modules -cf - examples | tar -C "$stage/src" -xf -
-# bindings/node's source (t-node.sh builds a copy of it), without what npm and tsc made.
-mkdir -p "$stage/src/bindings"
+# The language bindings' sources (t-node.sh builds a copy of bindings/node), without what npm,
+# tsc and setuptools made, and the README whose Python example tests/python runs.
 tar -C "$src" --exclude=node_modules --exclude=.npm-cache --exclude=dist --exclude='*.tgz' \
-	-cf - bindings/node | tar -C "$stage/src" -xf -
+	--exclude=__pycache__ --exclude='*.egg-info' --exclude=build \
+	-cf - bindings README.md | tar -C "$stage/src" -xf -
 chown "$uid:$gid" "$stage/home" "$stage/tmp"
 chmod -R a+rX "$stage/bin" "$stage/e2e" "$stage/src" "$stage/build"
 
@@ -78,6 +82,9 @@ staged=(DSB_E2E_UNPRIVILEGED=1 HOME="$stage/home" TMPDIR="$stage/tmp"
 # Unset stays unset: a script skips what it was not given.
 [ -z "${DSB_LANDLOCK_RUN:-}" ] || staged+=(DSB_LANDLOCK_RUN="$stage/bin/landlock-run")
 [ -z "${DSB_EXAMPLE_AGENT:-}" ] || staged+=(DSB_EXAMPLE_AGENT="$stage/build/tests/example-agent")
+[ -z "${DSB_PY_LAYOUT:-}" ] || staged+=(DSB_PY_LAYOUT="$stage/bin/py-layout")
+[ -z "${DSB_PY_LIBRARY:-}" ] ||
+	staged+=(DSB_PY_LIBRARY="$stage/build/tests/$(basename "$DSB_PY_LIBRARY")")
 run=(env "${staged[@]}"
 	setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all
 	--bounding-set=-all --no-new-privs
