@@ -226,9 +226,11 @@ DSB_API void dsb_call_result_done(dsb_call_result *r);
 /*
  * @r as one JSON object, no newline: for bash {"exitCode", "signal", "timedOut", "timeoutMs",
  * "stdout", "stderr", "sandbox", "text"}; write {"path", "operation"}; edit {"path",
- * "replacements"}; read {"path", "content"}; a failed call {"error": {"name", "code",
+ * "replacements"}; read {"path", "content"}; an exec that captured (dsb_call_set_capture()) as
+ * bash; a failed call {"error": {"name", "code",
  * "message"}}, followed, for a command a cancellation stopped, by the run's members up to
- * "sandbox" with "aborted": true. A successful exec has none (DSB_E_INVALID_ARGS). *@ret_json
+ * "sandbox" with "aborted": true. A successful exec that did not
+ * capture has none (DSB_E_INVALID_ARGS). *@ret_json
  * is a new string; free with free(). Thread-safe.
  */
 DSB_API int dsb_call_render_json(const dsb_call_result *r, char **ret_json, dsb_error *reterr);
@@ -274,6 +276,16 @@ typedef void (*dsb_call_on_run_fn)(void *userdata);
  * dsb_call_run() only.
  */
 DSB_API void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userdata);
+
+/*
+ * Makes @call's exec (DSB_TOOL_EXEC) capture its command's output instead of handing it the
+ * caller's stdin, stdout and stderr (a library calling for a program, not a person at a
+ * terminal): stdin is /dev/null, the output goes to the dsb_call_set_on_output() callback as it
+ * comes and its tails (bash.maxOutputBytes each, no spill file) into the result, and the result
+ * has the bash tool's text and JSON. Its timeout stays exec's: none unless the request gives
+ * one. Before dsb_call_run() only.
+ */
+DSB_API void dsb_call_set_capture(dsb_call *call, bool capture);
 
 /* What dsb_call_set_on_output() installs: @stream is 1 (stdout) or 2 (stderr). */
 typedef void (*dsb_call_on_output_fn)(void *userdata, int stream, const char *buf, size_t n);

@@ -89,6 +89,12 @@ void dsb_call_set_on_run(dsb_call *call, dsb_call_on_run_fn on_run, void *userda
 	call->on_run_userdata = userdata;
 }
 
+void dsb_call_set_capture(dsb_call *call, bool capture)
+{
+	if (call)
+		call->capture = capture;
+}
+
 void dsb_call_set_on_output(dsb_call *call, dsb_call_on_output_fn on_output, void *userdata)
 {
 	if (!call)
@@ -168,13 +174,17 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *ctx,
 		    dsb_call_result *res, dsb_error *reterr)
 {
-	/* A person's command starts where they are, unless told; it has no default timeout. */
+	/*
+	 * A person's command starts where they are, unless told; it has no default timeout. A
+	 * program's (capture) is the bash tool's run of an argv: its output collected, not passed
+	 * through, and rendered as the bash tool renders it.
+	 */
 	dsb_run_request run = {
 		.argv = req->argv,
 		.workdir = req->workdir ? ctx->workdir : NULL,
 		.timeout_ms = req->timeout_ms ? req->timeout_ms : UINT64_MAX,
 		.dsh_env = ctx->dsh_env,
-		.passthrough = true,
+		.passthrough = !call->capture,
 		.no_spill = true,
 	};
 	ctx->cfg->max_timeout_ms = UINT64_MAX;
@@ -182,7 +192,11 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 	call_explain_run told = {call, ctx->provider};
 	run_options(call, &told, &opts);
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
-	return r >= 0 && res->run.aborted ? fail_aborted(reterr) : r;
+	if (r >= 0 && res->run.aborted)
+		return fail_aborted(reterr);
+	return r < 0 || !call->capture
+		       ? r
+		       : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
 
 /*

@@ -50,6 +50,7 @@ struct dsb_call {
 	int cancel_fd;
 	atomic_bool cancelled;
 	bool ran;	     /* dsb_call_run() was called: a call runs once */
+	bool capture;	     /* exec: the output captured, not the caller's stdio */
 	char *approval_note; /* why nobody decided its escalation (dsb_call_approval_note()) */
 };
 

@@ -180,6 +180,7 @@ static bool has_json(const dsb_call_result *res)
 	case DSB_TOOL_READ:
 		return true;
 	case DSB_TOOL_EXEC:
+		return res->text != NULL; /* captured: the bash tool's result of an argv */
 	case _DSB_TOOL_MAX:
 	case _DSB_TOOL_INVALID:
 	default:
@@ -204,7 +205,7 @@ int dsb_call_render_json(const dsb_call_result *res, char **ret_json, dsb_error 
 		/* A command a cancellation stopped: what it did until then, beside the error. */
 		if (res->run.aborted)
 			render_outcome(&w, &res->run);
-	} else if (res->tool == DSB_TOOL_BASH)
+	} else if (res->tool == DSB_TOOL_BASH || res->tool == DSB_TOOL_EXEC)
 		render_run(&w, res);
 	else {
 		/* "path":DISPLAY, then what the tool did. */

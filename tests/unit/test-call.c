@@ -829,6 +829,59 @@ static void collect_line(void *userdata, const char *line)
 }
 
 /*
+ * An exec that captures (a library's program, not a person's terminal): the argv runs as it is,
+ * confined on every backend, its output comes through the hook and into the result, and the
+ * result is the bash tool's, denial and all; without capture an exec has no JSON result.
+ */
+static void test_exec_capture(void **state)
+{
+	fixture *f = *state;
+	char *argv[] = {(char *)"sh", (char *)"-c",
+			(char *)"echo out; echo err >&2; touch /etc/dsb-capture; exit 3", NULL};
+	for (dsb_backend b = 0; b < _DSB_BACKEND_MAX; b++) {
+		dsb_call_request req = request(f, DSB_TOOL_EXEC, DSB_MODE_READ_ONLY);
+		req.backend = b;
+		req.argv = argv;
+		seen_output seen = {0};
+		dsb_call *call = NULL;
+		assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+		dsb_call_set_capture(call, true);
+		dsb_call_set_on_output(call, collect_output, &seen);
+		dsb_call_result res = {0};
+		assert_int_equal(dsb_call_run(call, &req, &res, NULL), 0);
+		dsb_call_free(call);
+		assert_false(res.is_error);
+		assert_non_null(strstr(seen.buf, "out\n"));
+		assert_non_null(strstr(seen.buf, "err\n"));
+		assert_int_equal(seen.streams, 3);
+		assert_int_equal(res.run.exit_code, 3);
+		assert_true(res.run.denied);
+		assert_string_equal(res.run.out.text, "out\n");
+		assert_int_equal(access("/etc/dsb-capture", F_OK), -1);
+		assert_non_null(
+			strstr(res.text, "[sandbox: file access denied under read-only mode]"));
+		assert_non_null(strstr(res.text, "[exit code: 3]"));
+		_cleanup_free_ char *json = json_of(&res);
+		assert_non_null(
+			strstr(json, "{\"exitCode\":3,\"signal\":null,\"timedOut\":false,"));
+		dsb_call_result_done(&res);
+	}
+	/* Not found: the command's failure, in env(1)'s terms, as without capture. */
+	char *missing[] = {(char *)"dsb-no-such-command", NULL};
+	dsb_call_request req = request(f, DSB_TOOL_EXEC, DSB_MODE_READ_ONLY);
+	req.argv = missing;
+	dsb_call *call = NULL;
+	assert_int_equal(dsb_call_new(&f->setup, &call, NULL), 0);
+	dsb_call_set_capture(call, true);
+	dsb_call_result res = {0};
+	assert_int_equal(dsb_call_run(call, &req, &res, NULL), 0);
+	dsb_call_free(call);
+	assert_true(res.is_error);
+	assert_int_equal(res.error.code, DSB_E_EXEC_FAILED);
+	dsb_call_result_done(&res);
+}
+
+/*
  * dsb_call_explain() tells the decisions of an exec call and runs nothing; it explains exec
  * calls only, without an escalation, once. The debug hook of a run hears the same policy lines
  * and leaves the result as it is.
@@ -924,6 +977,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resolve_as_a_call_does, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_observation_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_network_override, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,6 @@ import asyncio
 import ctypes
 import json
 import os
-import shlex
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Union
@@ -154,6 +153,8 @@ class _Call:
         self._output = _lib.ON_OUTPUT(self._on_output) if capture else None
         if self._output:
             self.lib.dsb_call_set_on_output(handle, self._output, None)
+            # An exec call's output is ours to collect, not this process's stdio to share.
+            self.lib.dsb_call_set_capture(handle, True)
 
     def _on_approval(self, creq: Any, userdata: Any, ret: Any) -> int:
         if self.approve is None:
@@ -293,13 +294,14 @@ class Sandbox:
                   approve: Optional[Approver]) -> _Call:
         if isinstance(argv, (str, bytes)) or not argv:
             raise BY_CODE["INVALID_ARGS"]("argv must be a non-empty list of strings")
-        # The bash tool of a quoted argv, not the exec tool: exec hands the command the
-        # process's own stdin, stdout and stderr (it is for a person at a terminal), and a
-        # library must capture. `exec` makes bash replace itself with the command, so the
-        # command is what the sandbox runs; the output comes whole through the on-output
-        # callback, not as the bash tool's bounded tails.
-        req = self._request("bash", timeout, cwd, sandbox_permissions, justification, None)
-        req.command = ("exec " + shlex.join(argv)).encode()
+        # The exec tool, capturing (dsb_call_set_capture()): the argv itself is what the
+        # sandbox runs, with no shell started first, and its output comes whole through the
+        # on-output callback, not as the bounded tails of the result.
+        # exec starts where the process is unless told: ".", the workspace, as bash starts.
+        req = self._request("exec", timeout, cwd if cwd is not None else ".",
+                            sandbox_permissions, justification, None)
+        words = [a.encode() for a in argv]
+        req.argv = (ctypes.c_char_p * (len(words) + 1))(*words, None)
         return self._call(req, approve, capture=True)
 
     def run(self, argv: Sequence[str], *, timeout: Optional[float] = None,
@@ -307,7 +309,7 @@ class Sandbox:
             justification: Optional[str] = None,
             approve: Optional[Approver] = None) -> RunResult:
         """Runs argv (argv[0] looked up in PATH) confined, stdin /dev/null, its whole output
-        captured. timeout in seconds (None: bash.timeoutMs; capped at bash.maxTimeoutMs);
+        captured. timeout in seconds (None: none, as subprocess.run);
         cwd absolute or relative to the workspace (None: the workspace)."""
         return self._run_call(argv, timeout, cwd, sandbox_permissions, justification,
                               approve).finish(self._run_result)

@@ -157,6 +157,7 @@ _PROTOTYPES = {
     "dsb_call_free": (_P, [_P]),
     "dsb_call_set_answerer": (None, [_P, ANSWERER, _P]),
     "dsb_call_set_on_output": (None, [_P, ON_OUTPUT, _P]),
+    "dsb_call_set_capture": (None, [_P, ctypes.c_bool]),
     "dsb_call_run": (ctypes.c_int, [_P, ctypes.POINTER(Request), ctypes.POINTER(Result), _ERR]),
     "dsb_call_cancel": (None, [_P]),
     "dsb_call_result_done": (None, [ctypes.POINTER(Result)]),
