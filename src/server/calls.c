@@ -68,8 +68,12 @@ static void on_output(void *userdata, int stream, const char *buf, size_t n)
 	(void)pthread_mutex_unlock(&sc->srv->lock);
 }
 
-/* {"content":[{"type":"text","text":TEXT}, SNAPSHOT?],"structuredContent"?,"isError"}. */
-static json_t *tool_result(server *srv, const char *text, size_t len, bool is_error,
+/*
+ * {"content":[{"type":"text","text":TEXT}, SNAPSHOT?],"structuredContent"?,"isError"}; an error
+ * adds "_meta":{"dsh-sandbox/code":NAME}, the stable name of @code, so that a client need not
+ * read the code back from DSH's text (which is the model's, and says it for a person).
+ */
+static json_t *tool_result(server *srv, const char *text, size_t len, bool is_error, dsb_code code,
 			   json_t *structured)
 {
 	json_t *content = json_array();
@@ -94,15 +98,21 @@ static json_t *tool_result(server *srv, const char *text, size_t len, bool is_er
 		json_decref(structured);
 	if (result)
 		(void)json_object_set_new(result, "isError", json_boolean(is_error));
+	/* An error must name a failure: one without its code (none should be) is IO. */
+	const char *name = code != DSB_OK ? dsb_code_name(code) : NULL;
+	if (result && is_error)
+		(void)json_object_set_new(
+			result, "_meta",
+			json_pack("{s:s}", "dsh-sandbox/code", name ? name : "IO"));
 	return result;
 }
 
 /* A tool error the call never ran for: "Error: MESSAGE", as DSH's toolErrorResult(). */
-static json_t *error_result(server *srv, const char *message)
+static json_t *error_result(server *srv, dsb_code code, const char *message)
 {
 	_cleanup_free_ char *text = NULL;
 	int n = asprintf(&text, "Error: %s", message);
-	return n < 0 ? NULL : tool_result(srv, text, (size_t)n, true, NULL);
+	return n < 0 ? NULL : tool_result(srv, text, (size_t)n, true, code, NULL);
 }
 
 /* The request's id as the audit pair's callId: a string as it is, a number in decimal. */
@@ -175,7 +185,8 @@ static json_t *run_job_tool(server_call *sc, const tool_plan *plan, dsb_error *r
 	/* What the model reads now reports the job: a notice still queued for it is stale. */
 	if (plan->job_id && !reply.is_error)
 		drop_notices_of(srv, plan->job_id);
-	json_t *result = tool_result(srv, reply.text, reply.text_len, reply.is_error, NULL);
+	json_t *result = tool_result(srv, reply.text, reply.text_len, reply.is_error,
+				     reply.error.code, NULL);
 	dsb_job_reply_done(&reply);
 	if (!result)
 		dsb_fail(ret_err, DSB_E_NO_MEMORY, "out of memory");
@@ -258,7 +269,7 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 		return NULL;
 	}
 	if (r > 0)
-		return error_result(srv, message);
+		return error_result(srv, DSB_E_INVALID_ARGS, message);
 	if (plan.req.tool == _DSB_TOOL_INVALID)
 		return run_job_tool(sc, &plan, ret_err);
 
@@ -321,19 +332,19 @@ static json_t *run(server_call *sc, dsb_error *ret_err)
 				&view) < 0)
 			result = NULL;
 		else if (view.error)
-			result = error_result(srv, view.error);
+			result = error_result(srv, DSB_E_INVALID_ARGS, view.error);
 		else
-			result = tool_result(srv, view.text, strlen(view.text), false,
+			result = tool_result(srv, view.text, strlen(view.text), false, DSB_OK,
 					     json_incref(view.value));
 		read_view_done(&view);
 	} else if (plan.background && !res.is_error) {
 		/* DSH's background value. */
-		result = tool_result(srv, res.text, res.text_len, false,
+		result = tool_result(srv, res.text, res.text_len, false, DSB_OK,
 				     json_pack("{s:s, s:s}", "kind", "background", "jobId",
 					       started_job_id(&res)));
 	} else {
 		result = tool_result(srv, res.text ? res.text : "", res.text_len, res.is_error,
-				     structured_of(&res));
+				     res.error.code, structured_of(&res));
 	}
 	dsb_call_result_done(&res);
 	if (!result)

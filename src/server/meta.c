@@ -100,11 +100,18 @@ json_t *meta_result(json_t *result)
 {
 	if (!result)
 		return NULL;
-	if ((!json_object_get(result, "resultType") &&
-	     json_object_set_new(result, "resultType", json_string("complete")) < 0) ||
-	    json_object_set_new(result, "_meta",
-				json_pack("{s:{s:s, s:s}}", META_SERVER_INFO, "name", "dsh-sandbox",
-					  "version", dsb_version())) < 0) {
+	if (!json_object_get(result, "resultType") &&
+	    json_object_set_new(result, "resultType", json_string("complete")) < 0) {
+		json_decref(result);
+		return NULL;
+	}
+	/* Beside what the result's _meta already holds (a tool error's code). */
+	json_t *meta = json_object_get(result, "_meta");
+	if (!meta && json_object_set_new(result, "_meta", meta = json_object()) < 0)
+		meta = NULL;
+	if (!meta || json_object_set_new(meta, META_SERVER_INFO,
+					 json_pack("{s:s, s:s}", "name", "dsh-sandbox", "version",
+						   dsb_version())) < 0) {
 		json_decref(result);
 		return NULL;
 	}

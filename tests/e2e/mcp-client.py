@@ -114,8 +114,11 @@ class Server:
                   "a result without its resultType: %r" % raw)
             info = result.get("_meta", {}).get("io.modelcontextprotocol/serverInfo", {})
             check(info.get("name") == "dsh-sandbox", "a result without serverInfo: %r" % raw)
-            # Checked: the scenarios then compare results as in the 2025 era.
-            del result["_meta"]
+            # Checked: the scenarios then compare results as in the 2025 era (which have the
+            # rest of _meta, a tool error's code, as 2025 results do).
+            del result["_meta"]["io.modelcontextprotocol/serverInfo"]
+            if not result["_meta"]:
+                del result["_meta"]
             if result["resultType"] == "complete":
                 del result["resultType"]
         elif isinstance(result, dict):
@@ -571,7 +574,8 @@ def cmd_instructions(argv):
 
 def cmd_call(argv):
     """call WS CONFIG TOOL ARGS_JSON [SESSION]: prints isError, then the text, raw. ARGS_JSON
-    may be @FILE, for arguments longer than a command line holds."""
+    may be @FILE, for arguments longer than a command line holds. With MCP_CALL_CODE set, the
+    first line is the result's _meta code instead ("code=NAME", "code=" for none)."""
     ws, cfg, tool, args = argv[0], argv[1] or None, argv[2], argv[3]
     if args.startswith("@"):
         with open(args[1:]) as f:
@@ -581,6 +585,8 @@ def cmd_call(argv):
     s.initialize()
     r = s.call(tool, args)
     res = r["result"]
+    if os.environ.get("MCP_CALL_CODE"):
+        sys.stdout.write("code=%s\n" % res.get("_meta", {}).get("dsh-sandbox/code", ""))
     sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
                                          res["content"][0]["text"]))
     s.close()

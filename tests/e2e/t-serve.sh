@@ -231,6 +231,35 @@ decided() {
 	events "$1" | grep '"approval/decided"' | tail -n 1 | sed 's/.*"outcome":"\([a-z-]*\)".*/\1/'
 }
 
+# Every error result names its stable code in _meta, beside DSH's text; a success names none.
+test_error_codes() {
+	setup
+	export MCP_CALL_CODE=1
+	local id
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	call bash '{}'
+	assert_streq "$(head -n 2 <<<"$out")" 'code=INVALID_ARGS
+isError=true'
+	call write '{"file_path":"'"$OUT"'/f","content":"x"}' "" "$id"
+	assert_streq "$(head -n 2 <<<"$out")" 'code=FS_SANDBOX_DENIED
+isError=true'
+	call read '{"file_path":"'"$PWD"'/ws/missing"}' "" "$id"
+	assert_streq "$(head -n 2 <<<"$out")" 'code=FS_NOT_FOUND
+isError=true'
+	call job_output '{"job_id":"job_nope"}' "" "$id"
+	assert_streq "$(head -n 2 <<<"$out")" 'code=JOB_NOT_FOUND
+isError=true'
+	answerer 'echo rejected'
+	call bash "$(escalate_args)" "$PWD/cfg.yaml" "$id"
+	assert_streq "$out" 'code=ESCALATION_REFUSED
+isError=true
+Error: the user rejected escalating this command to "danger-full-access"'
+	call bash '{"command":"exit 3","description":"Fail"}' "" "$id"
+	assert_streq "$(head -n 2 <<<"$out")" 'code=
+isError=false'
+	unset MCP_CALL_CODE
+}
+
 test_elicitation_outcomes() {
 	setup
 	local id
@@ -436,6 +465,7 @@ both "a read-only bash denial reads as the CLI's, marker and hint" test_bash_den
 both "a server's own session takes its /tmp away with it; a named one keeps it" test_own_session_tmp
 both "an escalation approved by the answerer runs wider, with the audit pair" test_escalation_allowed
 both "a rejected or unavailable escalation runs nothing, DSH's texts" test_escalation_rejected_and_unavailable
+both "an error result names its stable code in _meta, a success none" test_error_codes
 both "elicitation: allow, deny, decline, cancel, an error, no answer in time; each logged" test_elicitation_outcomes
 both "elicitation: allow-session (approval.sessionGrants) allows later escalations, logged" test_elicitation_session_grant
 both "elicitation: a configured answerer program is asked instead" test_answerer_program_wins

@@ -95,7 +95,7 @@ export interface ToolResult {
   /** Every text block: the result, then any completion notice and policy snapshot. */
   texts: string[];
   isError: boolean;
-  /** For an error, the stable code it stands for (see classify()). */
+  /** For an error, its stable code, as the server's result names it. */
   code?: CodeName;
   structured?: Record<string, unknown>;
 }
@@ -121,34 +121,13 @@ export class BinaryNotFoundError extends DshSandboxError {
   }
 }
 
-/**
- * The server's tool errors carry DSH's text and no code (MCP's isError result has no field for
- * one), so the code is read back from the text, by the library's own message shapes (src/fence,
- * src/approval, src/call). First match wins; a text none matches is IO.
- */
-const ERROR_SHAPES: ReadonlyArray<[RegExp, CodeName]> = [
-  [/^Error: invalid arguments: /, 'INVALID_ARGS'],
-  [/^Error: (sandbox escalation|the user rejected escalating|approval for escalating|sandbox_permissions|justification)/, 'ESCALATION_REFUSED'],
-  [/outside the (writable roots|workspace)|sandbox (denied|policy)|under (read-only|workspace-write) mode/, 'FS_SANDBOX_DENIED'],
-  [/without reading it first|requires reading .* first/, 'FS_NOT_OBSERVED'],
-  [/changed since it was read/, 'FS_STALE_VERSION'],
-  [/old_string was not found|old_string must/, 'FS_EDIT_NOT_FOUND'],
-  [/old_string (occurs|appears|matches) .*(times|more than once)|replace_all/, 'FS_AMBIGUOUS_EDIT'],
-  [/: not found|file_path must be a non-empty string|not a directory/, 'FS_NOT_FOUND'],
-  [/not a regular file/, 'FS_NOT_REGULAR_FILE'],
-  [/not (UTF-8|valid UTF-8|text)|binary/, 'FS_NOT_TEXT'],
-  [/too large/, 'FS_TOO_LARGE'],
-  [/[Pp]ermission denied/, 'FS_PERMISSION_DENIED'],
-  [/no sandbox backend|sandbox is unavailable|SANDBOX_UNAVAILABLE/, 'SANDBOX_UNAVAILABLE'],
-  [/openat2/, 'FENCE_UNAVAILABLE'],
-  [/[Nn]o (such )?job|unknown job/, 'JOB_NOT_FOUND'],
-  [/jobs? (limit|running at once)|too many (background )?jobs/, 'JOB_LIMIT'],
-];
+/** The key of a tool error's stable code in the server's result _meta. */
+const CODE_KEY = 'dsh-sandbox/code';
 
-/** The stable code a tool error's text stands for. */
-export function classify(text: string): CodeName {
-  for (const [re, code] of ERROR_SHAPES) if (re.test(text)) return code;
-  return 'IO';
+/** The stable code a tool error result names in its _meta (IO for a name this package lacks). */
+function codeOf(result: CallToolResult): CodeName {
+  const name = result._meta?.[CODE_KEY];
+  return typeof name === 'string' && Object.hasOwn(CODES, name) ? (name as CodeName) : 'IO';
 }
 
 /** The program: the option, else $DSH_SANDBOX, else `dsh-sandbox` on PATH. */
@@ -339,7 +318,7 @@ export class Sandbox {
       text,
       texts,
       isError,
-      code: isError ? classify(text) : undefined,
+      code: isError ? codeOf(result) : undefined,
       structured: result.structuredContent as Record<string, unknown> | undefined,
     };
   }
