@@ -2,6 +2,8 @@
 """Every method of dsh_sandbox through the library: run, the four tools, sessions, approvals,
 errors, timeouts, asyncio and its cancellation, threads, a missing library."""
 import asyncio
+import glob
+import json
 import os
 import random
 import subprocess
@@ -63,6 +65,36 @@ class Run(Scratch):
             self.sb.run("make")  # a string, not an argv
         with self.assertRaises(InvalidArgs):
             self.sb.run(["true"], timeout=0)
+
+
+class ProbeCache(Scratch):
+    def test_the_verdict_is_kept_in_the_store_and_read_back(self) -> None:
+        # setUp's call probed the backend once and kept the verdict where the CLI keeps it.
+        cache = os.path.join(self.store, "cache")
+        self.assertEqual(self.sb.cache_dir, cache)
+        verdicts = glob.glob(os.path.join(cache, f"probe-{os.geteuid()}-*.json"))
+        self.assertEqual(len(verdicts), 1, os.listdir(self.store))
+        before = os.stat(verdicts[0])
+        # Another Sandbox on the store, and a session's calls, read it and probe nothing: a
+        # probe writes the verdict again (a new file renamed over it).
+        other = Sandbox(mode="workspace-write", workspace=self.ws, store=self.store)
+        self.assertEqual(other.run(["true"]).exit_code, 0)
+        s = self.sb.session()
+        self.assertEqual(s.cache_dir, cache)
+        self.assertEqual(s.bash("true").exit_code, 0)
+        after = os.stat(verdicts[0])
+        self.assertEqual((after.st_ino, after.st_mtime_ns), (before.st_ino, before.st_mtime_ns))
+        if CLI:  # the CLI reads the same verdict
+            probe = subprocess.run([CLI, "--store", self.store, "probe", "--json"],
+                                   capture_output=True, check=True)
+            self.assertIs(json.loads(probe.stdout)["cached"], True)
+
+    def test_an_explicit_cache_dir_and_none_without_a_store(self) -> None:
+        mine = os.path.join(self.top, "mine")
+        sb = Sandbox(mode="workspace-write", workspace=self.ws, store=self.store, cache_dir=mine)
+        self.assertEqual(sb.run(["true"]).exit_code, 0)
+        self.assertEqual(len(glob.glob(os.path.join(mine, "probe-*.json"))), 1)
+        self.assertIsNone(Sandbox(store="").cache_dir)  # a store that cannot be opened
 
 
 class Tools(Scratch):

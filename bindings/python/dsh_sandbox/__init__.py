@@ -233,12 +233,28 @@ class _Call:
             self.free()
 
 
+def _store_cache_dir(store: Optional[str]) -> Optional[str]:
+    """Where the CLI keeps the probe verdict for store (cmd-probe.c, cli_cache_dir()): the
+    store root's cache directory, or None (no disk cache) when the store cannot be opened."""
+    lib = _lib.load()
+    handle = ctypes.c_void_p()
+    if lib.dsb_store_open(_b(store), ctypes.byref(handle), None) < 0:
+        return None
+    try:
+        return os.path.join(lib.dsb_store_root(handle).decode(), "cache")
+    finally:
+        lib.dsb_store_free(handle)
+
+
 class Sandbox:
     """Calls under one policy: mode ("read-only", "workspace-write", "danger-full-access"; None:
     the configured one), workspace (None: the configured root, else the current directory),
     network ("full", "none", "allowlist"; None: configured), backend ("bwrap", "landlock";
-    None: the chain). store, config and cache_dir are the CLI's --store, --config and the probe
-    verdict's cache (None: as the CLI finds them). approve is asked of escalations."""
+    None: the chain). store and config are the CLI's --store and --config (None: as the CLI
+    finds them). cache_dir is where the backend's probe verdict is kept between calls and
+    processes (None: as the CLI keeps it, in the store's cache directory; no disk cache when
+    there is no store); without one every call probes the backend again first. approve is
+    asked of escalations."""
 
     def __init__(self, mode: Optional[str] = None, workspace: Optional[str] = None,
                  network: Optional[str] = None, *, backend: Optional[str] = None,
@@ -251,7 +267,8 @@ class Sandbox:
         self.backend = backend
         self.store = store
         self.config = config
-        self.cache_dir = cache_dir
+        # Resolved once: a Session is given its parent's, so every call of both shares it.
+        self.cache_dir = cache_dir if cache_dir is not None else _store_cache_dir(store)
         self.approve = approve
         self.session_id: Optional[str] = None
         # Checked once here so that a typo fails at construction, not at the first call.
