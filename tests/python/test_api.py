@@ -15,7 +15,7 @@ import unittest
 from helpers import CLI, Scratch, descendants, processes_with
 import dsh_sandbox
 from dsh_sandbox import (ApprovalRequest, EscalationRefused, FsNotFound, FsSandboxDenied,
-                         InvalidArgs, Sandbox, SessionNotFound)
+                         InvalidArgs, Sandbox, Session, SessionNotFound)
 
 
 class Run(Scratch):
@@ -143,6 +143,27 @@ class Sessions(Scratch):
         self.assertEqual(again.run(["true"]).exit_code, 0)
         with self.assertRaises(SessionNotFound):
             self.sb.open_session("00000000-0000-4000-8000-000000000000")
+
+    def test_open_session_on_the_class(self) -> None:
+        def approve(req: ApprovalRequest) -> bool:
+            return False
+
+        s = self.sb.session()
+        again = Sandbox.open_session(s.id, store=self.store, workspace=self.ws,
+                                     network="none", approve=approve)
+        self.assertIsInstance(again, Session)
+        self.assertEqual((again.id, again.store, again.workspace, again.network, again.approve),
+                         (s.id, self.store, self.ws, "none", approve))
+        self.assertEqual(again.bash("pwd").text.strip(), self.ws)
+        self.assertEqual(Session.open_session(s.id, store=self.store).id, s.id)
+        with self.assertRaises(SessionNotFound):
+            Sandbox.open_session("00000000-0000-4000-8000-000000000000", store=self.store)
+        with self.assertRaises(SessionNotFound):  # the store given is the one looked in
+            Sandbox.open_session(s.id, store=os.path.join(self.top, "other"))
+        with self.assertRaises(InvalidArgs):  # the options are Sandbox()'s, checked as there
+            Sandbox.open_session(s.id, store=self.store, backend="none-such")
+        with self.assertRaises(TypeError):  # and keywords only
+            Sandbox.open_session(s.id, "workspace-write")  # type: ignore[call-arg]
 
     def test_approved_escalation_runs_wider(self) -> None:
         s = self.sb.session()

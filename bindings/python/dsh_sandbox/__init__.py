@@ -17,7 +17,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Protocol, Sequence, Union, overload
 
 from . import _lib
 from ._lib import LibraryNotFound
@@ -246,6 +246,41 @@ def _store_cache_dir(store: Optional[str]) -> Optional[str]:
         lib.dsb_store_free(handle)
 
 
+class _OnClass(Protocol):  # Sandbox.open_session
+    def __call__(self, session_id: str, **options: Any) -> "Session": ...
+
+
+_OnInstance = Callable[[str], "Session"]  # sb.open_session
+
+
+class _OpenSession:
+    """The session session_id (an id in the store, or a DSH log's path; SessionNotFound when
+    there is none). On an instance, sb.open_session(id) opens it in sb's store; on the class,
+    Sandbox.open_session(id, store=..., workspace=..., backend=...) makes the Sandbox of those
+    keyword options (Sandbox()'s) first. A descriptor, since a plain method is one or the
+    other."""
+
+    @overload
+    def __get__(self, sb: None, owner: type["Sandbox"]) -> _OnClass: ...
+
+    @overload
+    def __get__(self, sb: "Sandbox", owner: Optional[type] = None) -> _OnInstance: ...
+
+    def __get__(self, sb: Optional["Sandbox"],
+                owner: Optional[type] = None) -> Union[_OnClass, _OnInstance]:
+        if sb is not None:
+            return sb._open_session
+        # Session's constructor takes its parent: from Session itself the parent is a Sandbox.
+        make = Sandbox if owner is None or issubclass(owner, Session) else owner
+
+        def open_session(session_id: str, **options: Any) -> Session:
+            return make(**options)._open_session(session_id)
+
+        open_session.__doc__ = self.__doc__
+        open_session.__qualname__ = f"{make.__qualname__}.open_session"
+        return open_session
+
+
 class Sandbox:
     """Calls under one policy: mode ("read-only", "workspace-write", "danger-full-access"; None:
     the configured one), workspace (None: the configured root, else the current directory),
@@ -401,11 +436,13 @@ class Sandbox:
         root = os.path.abspath(cwd or self.workspace or os.getcwd())
         return Session(self, self._session("dsb_session_create", root))
 
-    def open_session(self, session_id: str) -> "Session":
+    def _open_session(self, session_id: str) -> "Session":
         """The session session_id (an id in the store, or a DSH log's path): SessionNotFound
         when there is none."""
         self._session("dsb_session_open", session_id)
         return Session(self, session_id)
+
+    open_session = _OpenSession()
 
     def _session(self, fn: str, arg: str) -> str:
         """The id of the session that dsb_session_create() or dsb_session_open() gives for
