@@ -260,6 +260,139 @@ class Async(Scratch):
         self.assertEqual(processes_with(needle), [])
 
 
+ESCALATE = {"sandbox_permissions": "danger-full-access",
+            "justification": "write outside for the test"}
+
+
+class AsyncApprovals(Scratch):
+    """An approve= that is an async def: awaited on the loop of the arun()/abash() that asked,
+    or in a loop of its own for a sync call."""
+
+    def test_allowed_on_the_callers_loop(self) -> None:
+        s = self.sb.session()
+        victims = [os.path.join(self.outside, n) for n in ("by-abash", "by-arun")]
+        loops: list[asyncio.AbstractEventLoop] = []
+
+        async def approve(req: ApprovalRequest) -> bool:
+            loops.append(asyncio.get_running_loop())
+            await asyncio.sleep(0.01)
+            return True
+
+        async def main() -> tuple:
+            loops.append(asyncio.get_running_loop())
+            return (await s.abash(f"touch {victims[0]}", approve=approve, **ESCALATE),
+                    await s.arun(["touch", victims[1]], approve=approve, **ESCALATE))
+
+        t, r = asyncio.run(main())
+        self.assertEqual((t.exit_code, r.exit_code), (0, 0), t.text)
+        self.assertTrue(all(map(os.path.exists, victims)))
+        self.assertEqual(len(loops), 3)
+        self.assertTrue(loops[0] is loops[1] is loops[2], "not awaited on the caller's loop")
+
+    def test_rejected(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "rejected")
+        for answer in (False, "rejected"):
+            async def approve(req: ApprovalRequest, answer: object = answer) -> object:
+                await asyncio.sleep(0.01)
+                return answer
+
+            with self.assertRaises(EscalationRefused) as cm:
+                asyncio.run(s.abash(f"touch {victim}", approve=approve, **ESCALATE))
+            self.assertIn("rejected", cm.exception.message)
+        self.assertFalse(os.path.exists(victim))
+
+    def test_from_sync_calls(self) -> None:
+        s = self.sb.session()
+
+        async def allow(req: ApprovalRequest) -> str:
+            await asyncio.sleep(0.01)
+            return "allowed-once"
+
+        victim = os.path.join(self.outside, "by-bash")
+        self.assertEqual(s.bash(f"touch {victim}", approve=allow, **ESCALATE).exit_code, 0)
+        self.assertTrue(os.path.exists(victim))
+        written = os.path.join(self.outside, "by-write")
+        s.write(written, "x", approve=allow, **ESCALATE)
+        self.assertTrue(os.path.exists(written))
+
+        # A sync call inside a running loop cannot await the answer: unavailable, refused.
+        victim = os.path.join(self.outside, "in-a-loop")
+
+        async def main() -> None:
+            s.bash(f"touch {victim}", approve=allow, **ESCALATE)
+
+        with self.assertRaises(EscalationRefused) as cm:
+            asyncio.run(main())
+        self.assertIn("no approval channel is available", cm.exception.message)
+        self.assertFalse(os.path.exists(victim))
+
+    def test_an_answer_later_than_the_timeout_is_cancelled(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "late")
+        given_up: list[float] = []
+
+        async def never(req: ApprovalRequest) -> bool:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                given_up.append(req.timeout)
+                raise
+            return True
+
+        start = time.monotonic()
+        with self.assertRaises(EscalationRefused) as cm:
+            asyncio.run(s.abash(f"touch {victim}", timeout=0.5, approve=never, **ESCALATE))
+        self.assertIn("was cancelled", cm.exception.message)
+        with self.assertRaises(EscalationRefused) as cm:
+            s.bash(f"touch {victim}", timeout=0.5, approve=never, **ESCALATE)
+        self.assertIn("was cancelled", cm.exception.message)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(given_up, [0.5, 0.5])
+        self.assertFalse(os.path.exists(victim))
+
+    def test_cancelling_the_task_while_the_answer_is_awaited(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "cancelled")
+        asked: list[ApprovalRequest] = []
+        given_up: list[bool] = []
+
+        async def never(req: ApprovalRequest) -> bool:
+            asked.append(req)
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                given_up.append(True)
+                raise
+            return True
+
+        async def main() -> None:
+            task = asyncio.create_task(s.abash(f"touch {victim}", approve=never, **ESCALATE))
+            for _ in range(600):
+                if asked:
+                    break
+                await asyncio.sleep(0.05)
+            self.assertTrue(asked, "never asked")
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+
+        start = time.monotonic()
+        asyncio.run(main())
+        # Promptly: not after the answer's own timeout (the call's, bash.timeout's 120 s).
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertGreater(asked[0].timeout, 20)
+        self.assertEqual(given_up, [True])
+        self.assertFalse(os.path.exists(victim))
+        # The call's thread was not left waiting for the answer.
+        for _ in range(100):
+            if not [t for t in threading.enumerate() if t.name == "dsh-sandbox-call"]:
+                break
+            time.sleep(0.05)
+        self.assertEqual([t.name for t in threading.enumerate()
+                          if t.name == "dsh-sandbox-call"], [])
+
+
 class Threads(Scratch):
     def test_sixteen_threads_at_once(self) -> None:
         n = 16
