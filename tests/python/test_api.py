@@ -2,6 +2,8 @@
 """Every method of dsh_sandbox through the library: run, the four tools, sessions, approvals,
 errors, timeouts, asyncio and its cancellation, threads, a missing library."""
 import asyncio
+import glob
+import json
 import os
 import random
 import subprocess
@@ -13,7 +15,7 @@ import unittest
 from helpers import CLI, Scratch, descendants, processes_with
 import dsh_sandbox
 from dsh_sandbox import (ApprovalRequest, EscalationRefused, FsNotFound, FsSandboxDenied,
-                         InvalidArgs, Sandbox, SessionNotFound)
+                         InvalidArgs, Sandbox, Session, SessionNotFound)
 
 
 class Run(Scratch):
@@ -65,6 +67,36 @@ class Run(Scratch):
             self.sb.run(["true"], timeout=0)
 
 
+class ProbeCache(Scratch):
+    def test_the_verdict_is_kept_in_the_store_and_read_back(self) -> None:
+        # setUp's call probed the backend once and kept the verdict where the CLI keeps it.
+        cache = os.path.join(self.store, "cache")
+        self.assertEqual(self.sb.cache_dir, cache)
+        verdicts = glob.glob(os.path.join(cache, f"probe-{os.geteuid()}-*.json"))
+        self.assertEqual(len(verdicts), 1, os.listdir(self.store))
+        before = os.stat(verdicts[0])
+        # Another Sandbox on the store, and a session's calls, read it and probe nothing: a
+        # probe writes the verdict again (a new file renamed over it).
+        other = Sandbox(mode="workspace-write", workspace=self.ws, store=self.store)
+        self.assertEqual(other.run(["true"]).exit_code, 0)
+        s = self.sb.session()
+        self.assertEqual(s.cache_dir, cache)
+        self.assertEqual(s.bash("true").exit_code, 0)
+        after = os.stat(verdicts[0])
+        self.assertEqual((after.st_ino, after.st_mtime_ns), (before.st_ino, before.st_mtime_ns))
+        if CLI:  # the CLI reads the same verdict
+            probe = subprocess.run([CLI, "--store", self.store, "probe", "--json"],
+                                   capture_output=True, check=True)
+            self.assertIs(json.loads(probe.stdout)["cached"], True)
+
+    def test_an_explicit_cache_dir_and_none_without_a_store(self) -> None:
+        mine = os.path.join(self.top, "mine")
+        sb = Sandbox(mode="workspace-write", workspace=self.ws, store=self.store, cache_dir=mine)
+        self.assertEqual(sb.run(["true"]).exit_code, 0)
+        self.assertEqual(len(glob.glob(os.path.join(mine, "probe-*.json"))), 1)
+        self.assertIsNone(Sandbox(store="").cache_dir)  # a store that cannot be opened
+
+
 class Tools(Scratch):
     def test_bash_text_is_the_clis(self) -> None:
         victim = os.path.join(self.outside, "y")
@@ -111,6 +143,27 @@ class Sessions(Scratch):
         self.assertEqual(again.run(["true"]).exit_code, 0)
         with self.assertRaises(SessionNotFound):
             self.sb.open_session("00000000-0000-4000-8000-000000000000")
+
+    def test_open_session_on_the_class(self) -> None:
+        def approve(req: ApprovalRequest) -> bool:
+            return False
+
+        s = self.sb.session()
+        again = Sandbox.open_session(s.id, store=self.store, workspace=self.ws,
+                                     network="none", approve=approve)
+        self.assertIsInstance(again, Session)
+        self.assertEqual((again.id, again.store, again.workspace, again.network, again.approve),
+                         (s.id, self.store, self.ws, "none", approve))
+        self.assertEqual(again.bash("pwd").text.strip(), self.ws)
+        self.assertEqual(Session.open_session(s.id, store=self.store).id, s.id)
+        with self.assertRaises(SessionNotFound):
+            Sandbox.open_session("00000000-0000-4000-8000-000000000000", store=self.store)
+        with self.assertRaises(SessionNotFound):  # the store given is the one looked in
+            Sandbox.open_session(s.id, store=os.path.join(self.top, "other"))
+        with self.assertRaises(InvalidArgs):  # the options are Sandbox()'s, checked as there
+            Sandbox.open_session(s.id, store=self.store, backend="none-such")
+        with self.assertRaises(TypeError):  # and keywords only
+            Sandbox.open_session(s.id, "workspace-write")  # type: ignore[call-arg]
 
     def test_approved_escalation_runs_wider(self) -> None:
         s = self.sb.session()
@@ -205,6 +258,139 @@ class Async(Scratch):
 
         asyncio.run(main())
         self.assertEqual(processes_with(needle), [])
+
+
+ESCALATE = {"sandbox_permissions": "danger-full-access",
+            "justification": "write outside for the test"}
+
+
+class AsyncApprovals(Scratch):
+    """An approve= that is an async def: awaited on the loop of the arun()/abash() that asked,
+    or in a loop of its own for a sync call."""
+
+    def test_allowed_on_the_callers_loop(self) -> None:
+        s = self.sb.session()
+        victims = [os.path.join(self.outside, n) for n in ("by-abash", "by-arun")]
+        loops: list[asyncio.AbstractEventLoop] = []
+
+        async def approve(req: ApprovalRequest) -> bool:
+            loops.append(asyncio.get_running_loop())
+            await asyncio.sleep(0.01)
+            return True
+
+        async def main() -> tuple:
+            loops.append(asyncio.get_running_loop())
+            return (await s.abash(f"touch {victims[0]}", approve=approve, **ESCALATE),
+                    await s.arun(["touch", victims[1]], approve=approve, **ESCALATE))
+
+        t, r = asyncio.run(main())
+        self.assertEqual((t.exit_code, r.exit_code), (0, 0), t.text)
+        self.assertTrue(all(map(os.path.exists, victims)))
+        self.assertEqual(len(loops), 3)
+        self.assertTrue(loops[0] is loops[1] is loops[2], "not awaited on the caller's loop")
+
+    def test_rejected(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "rejected")
+        for answer in (False, "rejected"):
+            async def approve(req: ApprovalRequest, answer: object = answer) -> object:
+                await asyncio.sleep(0.01)
+                return answer
+
+            with self.assertRaises(EscalationRefused) as cm:
+                asyncio.run(s.abash(f"touch {victim}", approve=approve, **ESCALATE))
+            self.assertIn("rejected", cm.exception.message)
+        self.assertFalse(os.path.exists(victim))
+
+    def test_from_sync_calls(self) -> None:
+        s = self.sb.session()
+
+        async def allow(req: ApprovalRequest) -> str:
+            await asyncio.sleep(0.01)
+            return "allowed-once"
+
+        victim = os.path.join(self.outside, "by-bash")
+        self.assertEqual(s.bash(f"touch {victim}", approve=allow, **ESCALATE).exit_code, 0)
+        self.assertTrue(os.path.exists(victim))
+        written = os.path.join(self.outside, "by-write")
+        s.write(written, "x", approve=allow, **ESCALATE)
+        self.assertTrue(os.path.exists(written))
+
+        # A sync call inside a running loop cannot await the answer: unavailable, refused.
+        victim = os.path.join(self.outside, "in-a-loop")
+
+        async def main() -> None:
+            s.bash(f"touch {victim}", approve=allow, **ESCALATE)
+
+        with self.assertRaises(EscalationRefused) as cm:
+            asyncio.run(main())
+        self.assertIn("no approval channel is available", cm.exception.message)
+        self.assertFalse(os.path.exists(victim))
+
+    def test_an_answer_later_than_the_timeout_is_cancelled(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "late")
+        given_up: list[float] = []
+
+        async def never(req: ApprovalRequest) -> bool:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                given_up.append(req.timeout)
+                raise
+            return True
+
+        start = time.monotonic()
+        with self.assertRaises(EscalationRefused) as cm:
+            asyncio.run(s.abash(f"touch {victim}", timeout=0.5, approve=never, **ESCALATE))
+        self.assertIn("was cancelled", cm.exception.message)
+        with self.assertRaises(EscalationRefused) as cm:
+            s.bash(f"touch {victim}", timeout=0.5, approve=never, **ESCALATE)
+        self.assertIn("was cancelled", cm.exception.message)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertEqual(given_up, [0.5, 0.5])
+        self.assertFalse(os.path.exists(victim))
+
+    def test_cancelling_the_task_while_the_answer_is_awaited(self) -> None:
+        s = self.sb.session()
+        victim = os.path.join(self.outside, "cancelled")
+        asked: list[ApprovalRequest] = []
+        given_up: list[bool] = []
+
+        async def never(req: ApprovalRequest) -> bool:
+            asked.append(req)
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                given_up.append(True)
+                raise
+            return True
+
+        async def main() -> None:
+            task = asyncio.create_task(s.abash(f"touch {victim}", approve=never, **ESCALATE))
+            for _ in range(600):
+                if asked:
+                    break
+                await asyncio.sleep(0.05)
+            self.assertTrue(asked, "never asked")
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+
+        start = time.monotonic()
+        asyncio.run(main())
+        # Promptly: not after the answer's own timeout (the call's, bash.timeout's 120 s).
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertGreater(asked[0].timeout, 20)
+        self.assertEqual(given_up, [True])
+        self.assertFalse(os.path.exists(victim))
+        # The call's thread was not left waiting for the answer.
+        for _ in range(100):
+            if not [t for t in threading.enumerate() if t.name == "dsh-sandbox-call"]:
+                break
+            time.sleep(0.05)
+        self.assertEqual([t.name for t in threading.enumerate()
+                          if t.name == "dsh-sandbox-call"], [])
 
 
 class Threads(Scratch):

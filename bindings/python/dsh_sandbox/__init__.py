@@ -12,12 +12,15 @@ fails raises the SandboxError subclass of its stable code (errors.py); a command
 fails (non-zero exit, a sandbox denial, a timeout) is a result, as in DSH.
 """
 import asyncio
+import concurrent.futures
 import ctypes
+import inspect
 import json
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import (Any, Awaitable, Callable, Optional, Protocol, Sequence, Union,
+                    overload)
 
 from . import _lib
 from ._lib import LibraryNotFound
@@ -42,12 +45,15 @@ class ApprovalRequest:
     id: Optional[str] = None      # the audit id in the session log
     session_id: Optional[str] = None
     call_id: Optional[str] = None
-    timeout: float = 0.0          # seconds the answer may take; later it counts as cancelled
+    timeout: float = 0.0          # seconds an async answer may take; later it is cancelled
 
 
+Answer = Union[bool, str]
 # True: allowed once; False: rejected; or an outcome word ("allowed-once", "rejected",
-# "cancelled", "unavailable"). A callback that raises counts as unavailable (refused).
-Approver = Callable[[ApprovalRequest], Union[bool, str]]
+# "cancelled", "unavailable"); or an awaitable of one (an async def), awaited on the event loop
+# of an arun()/abash(), else in a loop of its own. A callback that raises counts as unavailable
+# (refused).
+Approver = Callable[[ApprovalRequest], Union[Answer, Awaitable[Answer]]]
 
 
 @dataclass
@@ -139,6 +145,14 @@ class _Call:
         self.approve = approve
         self.out: list[bytes] = []
         self.err: list[bytes] = []
+        # The event loop of the task awaiting an async call, set before its thread starts: an
+        # awaitable answer is awaited there. None: a sync call.
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        # The answer being awaited on that loop, which cancel() cancels too: the thread that
+        # waits for it is the call's, and must not wait for a task nobody awaits any more.
+        self._lock = threading.Lock()
+        self._pending: Optional[concurrent.futures.Future[Any]] = None
+        self._cancelled = False
         setup = _lib.Setup(config_path=_b(sb.config), store_path=_b(sb.store),
                            cache_dir=_b(sb.cache_dir))
         err = _lib.Error()
@@ -171,7 +185,10 @@ class _Call:
                                   timeout=r.timeout_ms / 1000)
         try:
             answer = self.approve(request)
-        except Exception:  # a throwing answerer: the approval service records unavailable
+            if inspect.isawaitable(answer):
+                answer = self._await(answer, request.timeout)
+        except BaseException:  # a throwing answerer: the approval service records unavailable
+            # (nothing may cross into C: ctypes would print it and return 0, a success)
             return -1
         if answer is True:
             answer = "allowed-once"
@@ -184,6 +201,42 @@ class _Call:
             return -1
         ret[0] = outcome
         return 0
+
+    def _await(self, answer: Awaitable[Answer], timeout: float) -> Optional[Answer]:
+        """The answer an awaitable gives within timeout seconds (0: no limit), else
+        "cancelled"; None (unavailable) when it cannot be awaited here."""
+        limit = timeout if timeout > 0 else None
+        if self.loop is None:
+            # A sync call: a loop of its own in this thread, unless one runs here already,
+            # which this thread, blocked in the call, could never let the answer finish on.
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                pass
+            else:
+                _discard(answer)
+                return None
+            try:
+                return asyncio.run(_within(answer, limit))
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                return "cancelled"
+        # An async call: on the caller's loop, the limit kept here in the call's thread, so
+        # that a loop too busy to run the answer cannot hold the call past it either.
+        with self._lock:
+            if self._cancelled:  # the awaiting task is gone already
+                _discard(answer)
+                return "cancelled"
+            pending: concurrent.futures.Future[Answer] = asyncio.run_coroutine_threadsafe(
+                _within(answer, None), self.loop)
+            self._pending = pending
+        try:
+            return pending.result(limit)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+            pending.cancel()  # the answer is too late, or the awaiting task was cancelled
+            return "cancelled"
+        finally:
+            with self._lock:
+                self._pending = None
 
     def _on_output(self, userdata: Any, stream: int, buf: Any, n: int) -> None:
         (self.out if stream == 1 else self.err).append(ctypes.string_at(buf, n))
@@ -218,7 +271,13 @@ class _Call:
             self.lib.dsb_call_result_done(ctypes.byref(res))
 
     def cancel(self) -> None:
+        """Cancels the call, from any thread, and the answer it awaits on the loop if any."""
         self.lib.dsb_call_cancel(self.handle)
+        with self._lock:
+            self._cancelled = True
+            pending = self._pending
+        if pending is not None:
+            pending.cancel()
 
     def free(self) -> None:
         if self.handle:
@@ -233,12 +292,63 @@ class _Call:
             self.free()
 
 
+def _store_cache_dir(store: Optional[str]) -> Optional[str]:
+    """Where the CLI keeps the probe verdict for store (cmd-probe.c, cli_cache_dir()): the
+    store root's cache directory, or None (no disk cache) when the store cannot be opened."""
+    lib = _lib.load()
+    handle = ctypes.c_void_p()
+    if lib.dsb_store_open(_b(store), ctypes.byref(handle), None) < 0:
+        return None
+    try:
+        return os.path.join(lib.dsb_store_root(handle).decode(), "cache")
+    finally:
+        lib.dsb_store_free(handle)
+
+
+class _OnClass(Protocol):  # Sandbox.open_session
+    def __call__(self, session_id: str, **options: Any) -> "Session": ...
+
+
+_OnInstance = Callable[[str], "Session"]  # sb.open_session
+
+
+class _OpenSession:
+    """The session session_id (an id in the store, or a DSH log's path; SessionNotFound when
+    there is none). On an instance, sb.open_session(id) opens it in sb's store; on the class,
+    Sandbox.open_session(id, store=..., workspace=..., backend=...) makes the Sandbox of those
+    keyword options (Sandbox()'s) first. A descriptor, since a plain method is one or the
+    other."""
+
+    @overload
+    def __get__(self, sb: None, owner: type["Sandbox"]) -> _OnClass: ...
+
+    @overload
+    def __get__(self, sb: "Sandbox", owner: Optional[type] = None) -> _OnInstance: ...
+
+    def __get__(self, sb: Optional["Sandbox"],
+                owner: Optional[type] = None) -> Union[_OnClass, _OnInstance]:
+        if sb is not None:
+            return sb._open_session
+        # Session's constructor takes its parent: from Session itself the parent is a Sandbox.
+        make = Sandbox if owner is None or issubclass(owner, Session) else owner
+
+        def open_session(session_id: str, **options: Any) -> Session:
+            return make(**options)._open_session(session_id)
+
+        open_session.__doc__ = self.__doc__
+        open_session.__qualname__ = f"{make.__qualname__}.open_session"
+        return open_session
+
+
 class Sandbox:
     """Calls under one policy: mode ("read-only", "workspace-write", "danger-full-access"; None:
     the configured one), workspace (None: the configured root, else the current directory),
     network ("full", "none", "allowlist"; None: configured), backend ("bwrap", "landlock";
-    None: the chain). store, config and cache_dir are the CLI's --store, --config and the probe
-    verdict's cache (None: as the CLI finds them). approve is asked of escalations."""
+    None: the chain). store and config are the CLI's --store and --config (None: as the CLI
+    finds them). cache_dir is where the backend's probe verdict is kept between calls and
+    processes (None: as the CLI keeps it, in the store's cache directory; no disk cache when
+    there is no store); without one every call probes the backend again first. approve is
+    asked of escalations (an Approver: a function or an async def)."""
 
     def __init__(self, mode: Optional[str] = None, workspace: Optional[str] = None,
                  network: Optional[str] = None, *, backend: Optional[str] = None,
@@ -251,7 +361,8 @@ class Sandbox:
         self.backend = backend
         self.store = store
         self.config = config
-        self.cache_dir = cache_dir
+        # Resolved once: a Session is given its parent's, so every call of both shares it.
+        self.cache_dir = cache_dir if cache_dir is not None else _store_cache_dir(store)
         self.approve = approve
         self.session_id: Optional[str] = None
         # Checked once here so that a typo fails at construction, not at the first call.
@@ -318,7 +429,8 @@ class Sandbox:
                    cwd: Optional[str] = None, sandbox_permissions: Optional[str] = None,
                    justification: Optional[str] = None,
                    approve: Optional[Approver] = None) -> RunResult:
-        """run() for asyncio: cancelling the task kills the command and its whole tree."""
+        """run() for asyncio: cancelling the task kills the command and its whole tree, or
+        cancels the answer of an async approve still awaited."""
         call = self._run_call(argv, timeout, cwd, sandbox_permissions, justification, approve)
         return await _in_thread(call, self._run_result)
 
@@ -343,7 +455,8 @@ class Sandbox:
                     cwd: Optional[str] = None, sandbox_permissions: Optional[str] = None,
                     justification: Optional[str] = None, approve: Optional[Approver] = None,
                     call_id: Optional[str] = None) -> ToolResult:
-        """bash() for asyncio: cancelling the task kills the command and its whole tree."""
+        """bash() for asyncio: cancelling the task kills the command and its whole tree, or
+        cancels the answer of an async approve still awaited."""
         call = self._bash_call(command, timeout, cwd, sandbox_permissions, justification,
                                approve, call_id)
         return await _in_thread(call, self._tool("bash"))
@@ -384,11 +497,13 @@ class Sandbox:
         root = os.path.abspath(cwd or self.workspace or os.getcwd())
         return Session(self, self._session("dsb_session_create", root))
 
-    def open_session(self, session_id: str) -> "Session":
+    def _open_session(self, session_id: str) -> "Session":
         """The session session_id (an id in the store, or a DSH log's path): SessionNotFound
         when there is none."""
         self._session("dsb_session_open", session_id)
         return Session(self, session_id)
+
+    open_session = _OpenSession()
 
     def _session(self, fn: str, arg: str) -> str:
         """The id of the session that dsb_session_create() or dsb_session_open() gives for
@@ -426,11 +541,25 @@ class Session(Sandbox):
         return self.session_id
 
 
+async def _within(answer: Awaitable[Answer], timeout: Optional[float]) -> Answer:
+    """answer awaited, for at most timeout seconds (None: no limit). A coroutine, which is what
+    asyncio.run() and run_coroutine_threadsafe() take, whatever the awaitable."""
+    return await asyncio.wait_for(answer, timeout)
+
+
+def _discard(answer: Awaitable[Answer]) -> None:
+    """An awaitable that will not be awaited: a coroutine is closed, which spares the
+    "never awaited" warning."""
+    if inspect.iscoroutine(answer):
+        answer.close()
+
+
 async def _in_thread(call: _Call, make: Callable[[_Call], Any]) -> Any:
     """make(call), which runs the call, in a thread of its own. A cancellation of the awaiting
     task cancels the call, waits until its command is dead, then propagates. The call is freed
     here, once its run has returned, so that a dsb_call_cancel() never races dsb_call_free()."""
     loop = asyncio.get_running_loop()
+    call.loop = loop  # where the call's awaitable answers are awaited
     done: asyncio.Future[Any] = loop.create_future()
 
     def settle(ok: bool, value: Any) -> None:

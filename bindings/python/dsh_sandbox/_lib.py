@@ -165,6 +165,7 @@ _PROTOTYPES = {
     "dsb_call_approval_note": (ctypes.c_char_p, [_P]),
     "dsb_store_open": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(_P), _ERR]),
     "dsb_store_free": (_P, [_P]),
+    "dsb_store_root": (ctypes.c_char_p, [_P]),
     "dsb_session_create": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P), _ERR]),
     "dsb_session_open": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P), _ERR]),
     "dsb_session_free": (_P, [_P]),
