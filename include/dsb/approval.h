@@ -54,6 +54,13 @@ typedef struct dsb_approval_request {
 	uint64_t timeout_ms;
 	const char *mode; /* the mode asked for: "workspace-write" or "danger-full-access" */
 	const char *justification; /* the model's, as given (also inside @reason) */
+	/*
+	 * What the sandbox refused in the call this one retries (the session's last call of the
+	 * same tool and command, from its evidence), as the model read it: one "[sandbox: ...]"
+	 * line each, newline-separated; NULL when nothing is known. The paths are the command's
+	 * and may be hostile: a front end escapes them as it does @subject.
+	 */
+	const char *refused;
 } dsb_approval_request;
 
 /*

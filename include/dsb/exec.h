@@ -27,6 +27,22 @@ typedef struct dsb_output {
 	char *spill_path; /* the full output, or NULL (never spilled, or over maxSpillBytes) */
 } dsb_output;
 
+/* How many refused paths a result names (dsb_run_result.refused); the rest are counted. */
+#define DSB_REFUSED_NAMED 16
+
+/* One file operation the sandbox refused, from its evidence (docs/design/evidence.md). */
+typedef struct dsb_refusal {
+	/* "write", "create", "truncate", "mkdir", "remove", "rmdir", "rename", "link",
+	 * "symlink", "read", "chmod", "chown", "utimes", "xattr", "setflags" */
+	char *op;
+	char *path;    /* resolved, absolute, as the command's view has it */
+	char *named;   /* as the command named it (maybe relative) */
+	int sys_errno; /* what the command got: EACCES, EROFS, EPERM */
+	/* "outside" the writable roots (all of them in read-only mode), a "protected" path, a
+	 * "hidden" one (sandbox-policy.denyRead) */
+	char *why;
+} dsb_refusal;
+
 /* ShellRunResult, plus the sandbox facts (ShellSandboxInfo). Caller-owned: init with {0}. */
 typedef struct dsb_run_result {
 	int exit_code; /* -1 when the command died of a signal */
@@ -75,6 +91,21 @@ typedef struct dsb_run_result {
 	 * then. Set only where the call's error is DSB_E_ABORTED (dsb_call_result).
 	 */
 	bool aborted;
+	/*
+	 * Beyond DSH, where the sandbox watched the command's file operations (@evidence;
+	 * docs/design/evidence.md): @denied then follows what was refused, not the stderr
+	 * wording. @n_refused counts every refused operation, @refused names the first
+	 * DSB_REFUSED_NAMED distinct paths (@n_refused_named), and @refusal_note has their lines,
+	 * "[sandbox: write to PATH denied (outside the writable roots)]", "[sandbox: PATH is
+	 * protected: REASON]", then "[sandbox: N file operations refused in all]" when there
+	 * were more than the lines, else NULL. Rendered after DSH's markers, in place of
+	 * @protected_note.
+	 */
+	bool evidence;
+	unsigned n_refused;
+	dsb_refusal *refused;
+	size_t n_refused_named;
+	char *refusal_note;
 } dsb_run_result;
 
 /* Releases what @r holds and zeroes it. NULL is fine. */

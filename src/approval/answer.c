@@ -50,6 +50,8 @@ static int request_line(const dsb_approval_request *req, strbuf *line)
 		r = put_member(line, "reason", req->reason);
 	if (r >= 0)
 		r = put_member(line, "subject", req->subject);
+	if (r >= 0 && req->refused)
+		r = put_member(line, "refused", req->refused);
 	if (r >= 0)
 		r = strbuf_puts(line, "}\n");
 	return r;

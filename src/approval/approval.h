@@ -56,6 +56,7 @@ typedef struct dsb_escalation {
 	const char *call_id;	    /* NULL when none */
 	const char *subject_text;   /* the command or path, for the person asked */
 	uint64_t answer_timeout_ms; /* how long the answerer may take */
+	const char *refused;	    /* what the retried call was refused, or NULL */
 } dsb_escalation;
 
 /*

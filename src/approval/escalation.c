@@ -84,6 +84,7 @@ static int request_of(const dsb_escalation *e, char **ret_reason, dsb_approval_r
 		.timeout_ms = e->answer_timeout_ms,
 		.mode = want,
 		.justification = e->justification,
+		.refused = e->refused,
 	};
 	return 0;
 }

@@ -167,6 +167,10 @@ static int run_bash(dsb_call *call, const dsb_call_request *req, call_context *c
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	if (r >= 0 && res->run.aborted)
 		return fail_aborted(reterr);
+	/* After the run, the record is the log's: failing to append it must not lose the
+	 * result the model is owed (the lines are in its text either way). */
+	if (r >= 0)
+		(void)call_log_refusals(ctx->session, req, req->command, &res->run, NULL);
 	/* Ours is a confining executor: the escalation hint follows a denial (dsh-compat §6.8). */
 	return r < 0 ? r : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);
 }
@@ -194,6 +198,11 @@ static int run_exec(dsb_call *call, const dsb_call_request *req, call_context *c
 	int r = exec_run(ctx->provider, ctx->cfg, &ctx->policy, &run, &opts, &res->run, reterr);
 	if (r >= 0 && res->run.aborted)
 		return fail_aborted(reterr);
+	if (r >= 0 && ctx->session && res->run.n_refused > 0) {
+		_cleanup_free_ char *shown = call_shown_argv(req->argv);
+		if (shown) /* as for bash: the result first */
+			(void)call_log_refusals(ctx->session, req, shown, &res->run, NULL);
+	}
 	return r < 0 || !call->capture
 		       ? r
 		       : dsb_render_result(&res->run, true, &res->text, &res->text_len, reterr);

@@ -11,6 +11,8 @@
  *   call.c     the dsb_call object, its cancellation, and each tool's run
  *   result.c   the result as the model sees it: texts, fs error mapping, JSON (§6.8, §7.4)
  *   observe.c  DSH's read-before-write observation rule for a front end's session
+ *   refusals.c a session's record of what the sandbox refused a call, read back for the
+ *              escalation that retries it
  */
 #ifndef DSB_CALL_CALL_H
 #define DSB_CALL_CALL_H
@@ -113,6 +115,27 @@ void call_context_end_turn(call_context *ctx);
 
 /* Closes the turn call_prepare() opened (turn/end, reason completed) and releases @ctx. */
 void call_context_done(call_context *ctx);
+
+/* What the person approving sees of an exec: the whole command, as typed. New string. */
+char *call_shown_argv(char *const *argv);
+
+/* --- refusals.c ----------------------------------------------------------------------------- */
+
+/*
+ * Appends the sandbox/refusals event of @run, the run of @req whose command reads @subject
+ * (the command, or an exec's call_shown_argv()), to @session when it has one and the run's
+ * evidence refused something; else does nothing.
+ */
+int call_log_refusals(dsb_session *session, const dsb_call_request *req, const char *subject,
+		      const dsb_run_result *run, dsb_error *reterr);
+
+/*
+ * What the call an escalation of @tool on @subject retries was refused: 1 with its lines in
+ * *@ret_note (a new string) when the session's last sandbox/refusals event is of the same tool
+ * and subject, else 0.
+ */
+int call_refused_before(dsb_session *session, const char *tool, const char *subject,
+			char **ret_note, dsb_error *reterr);
 
 /* --- observe.c ------------------------------------------------------------------------------ */
 

@@ -221,8 +221,7 @@ static void note_refusal(answer_route *route, const dsb_escalation *e, dsb_sessi
 				   "without asking anyone");
 }
 
-/* What the person approving sees of an exec: the whole command, as typed. New string. */
-static char *shown_argv(char *const *argv)
+char *call_shown_argv(char *const *argv)
 {
 	strbuf shown = STRBUF_INIT;
 	for (size_t i = 0; argv[i]; i++)
@@ -238,7 +237,7 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 		    dsb_error *reterr)
 {
 	bool fs = req->tool != DSB_TOOL_BASH && req->tool != DSB_TOOL_EXEC;
-	_cleanup_free_ char *shown = req->tool == DSB_TOOL_EXEC ? shown_argv(req->argv) : NULL;
+	_cleanup_free_ char *shown = req->tool == DSB_TOOL_EXEC ? call_shown_argv(req->argv) : NULL;
 	if (req->tool == DSB_TOOL_EXEC && !shown)
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
 	dsb_escalation e = {
@@ -253,6 +252,13 @@ static int escalate(dsb_call *call, const dsb_call_request *req, call_context *c
 					: req->command,
 		.answer_timeout_ms = req->timeout_ms ? req->timeout_ms : ctx->cfg->timeout_ms,
 	};
+	/* What the call this one retries was refused, for the person asked (not for fs tools:
+	 * the fence names its refusal in the model's text). */
+	_cleanup_free_ char *refused = NULL;
+	if (!fs &&
+	    call_refused_before(ctx->session, e.tool_name, e.subject_text, &refused, NULL) < 0)
+		refused = NULL;
+	e.refused = refused;
 	bool open = true;
 	int64_t last = 0;
 	int r = 0;

@@ -143,6 +143,25 @@ static void render_outcome(jw *w, const dsb_run_result *run)
 				jw_string(w, dsb_limit_to_string((dsb_limit)l));
 		jw_array_end(w);
 	}
+	/* Beyond DSH, where the sandbox watched the file operations: what it refused (an
+	 * empty list says nothing was), and how many in all. */
+	if (run->evidence) {
+		jw_key(w, "refusals");
+		jw_array_begin(w);
+		for (size_t i = 0; i < run->n_refused_named; i++) {
+			const dsb_refusal *f = &run->refused[i];
+			const char *name = strerrorname_np(f->sys_errno);
+			jw_object_begin(w);
+			jw_member_string(w, "op", f->op);
+			jw_member_string(w, "path", f->path);
+			jw_member_string(w, "named", f->named);
+			jw_member_string(w, "errno", name ? name : "");
+			jw_member_string(w, "reason", f->why);
+			jw_object_end(w);
+		}
+		jw_array_end(w);
+		jw_member_uint(w, "refusalCount", run->n_refused);
+	}
 	jw_object_end(w);
 }
 

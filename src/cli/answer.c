@@ -59,6 +59,13 @@ static char *question(const dsb_approval_request *req)
 			r = put_field(&sb, "justification:", req->justification);
 	} else if (r >= 0)
 		r = put_field(&sb, "reason:", req->reason);
+	/* What the retried call was refused: what the wider mode is for. */
+	for (const char *p = req->refused; r >= 0 && p && *p;) {
+		size_t n = strcspn(p, "\n");
+		_cleanup_free_ char *line = strndup(p, n);
+		r = line ? put_field(&sb, "refused:", line) : -ENOMEM;
+		p += n + (p[n] == '\n');
+	}
 	if (r >= 0)
 		r = strbuf_puts(&sb, "Allow once? [y/N] ");
 	if (r < 0) {

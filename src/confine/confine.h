@@ -699,7 +699,16 @@ typedef struct sup_call {
 	X(U32, limits_hit) /* LIMIT_HIT_*: the limits the call's tree reached (its cgroup) */ \
 	/* What the network refusals named, each once: the hosts the proxy refused, then the  \
 	 * addresses and paths the supervisor refused (NULL: none). */                        \
-	X(STRV, named)
+	X(STRV, named)                                                                        \
+	/* 1: this run's file operations were supervised (the evidence is complete); 0: none  \
+	 * could be had */                                                                    \
+	X(U32, evidence)                                                                      \
+	/* file operations refused, all of them (writes outside the roots or on protected     \
+	 * paths, reads of hidden paths, metadata changes) */                                 \
+	X(U32, files)                                                                         \
+	/* the first 16 distinct refused paths (distinct by resolved path), in order, each    \
+	 * "OP\tERRNO\tPATH\tNAMED\tWHY" */                                                   \
+	X(STRV, files_named)
 
 typedef struct confine_refusals {
 	RECORD_MEMBERS(CONFINE_REFUSALS_FIELDS)

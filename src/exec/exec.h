@@ -279,6 +279,26 @@ int classify_protected(const char *stderr_text, size_t stderr_len, const dsb_exe
 int network_note(bool allowlist, bool failed, unsigned refused, char *const *named,
 		 char **ret_note);
 
+/* Releases what @f holds and zeroes it. NULL is fine. */
+void refusal_done(dsb_refusal *f);
+
+/*
+ * The refusals of a run's evidence (confine_refusals.files_named: "OP\tERRNO\tPATH\tNAMED\tWHY"
+ * entries, at most DSB_REFUSED_NAMED taken) into a new *@ret of *@ret_n; a malformed entry is
+ * left out. -ENOMEM.
+ */
+int refusals_parse(char *const *named, dsb_refusal **ret, size_t *ret_n);
+
+/*
+ * What the model is told of them (dsb_run_result.refusal_note): a line for each of @v (@n),
+ * a protected or hidden one as the fence says it ("[sandbox: PATH is protected: REASON]", the
+ * reason of @p's protected path that holds it), the rest "[sandbox: write to PATH denied
+ * (outside the writable roots)]" ("(read-only mode)" when @p's mode is); then how many there
+ * were in all when @total is more. *@ret_note is NULL when there is nothing to say. -ENOMEM.
+ */
+int refusal_note(const dsb_refusal *v, size_t n, unsigned total, const dsb_exec_policy *p,
+		 char **ret_note);
+
 /*
  * What the model is told of the limits a run reached (dsb_run_result.limits_hit, @hits, the values
  * from

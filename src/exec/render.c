@@ -148,8 +148,11 @@ static int render_markers(const dsb_run_result *r, bool confines, strbuf *marker
 		k = add_marker(markers, format_timeout_marker(r->timeout_ms));
 	if (k >= 0 && (r->signal != 0 || r->exit_code != 0))
 		k = add_marker(markers, format_exit_marker(r));
-	/* Beyond DSH, after all of its markers: which protected path the denial was about. */
-	if (k >= 0 && r->sandboxed && r->denied && r->protected_note)
+	/* Beyond DSH, after all of its markers: what the sandbox refused, from its evidence,
+	 * else which protected path the denial was about, from the command's words. */
+	if (k >= 0 && r->sandboxed && r->refusal_note)
+		k = add_marker(markers, strdup(r->refusal_note));
+	else if (k >= 0 && r->sandboxed && r->denied && r->protected_note)
 		k = add_marker(markers, strdup(r->protected_note));
 	/* Then what the network policy refused (docs/design/network.md). */
 	if (k >= 0 && r->sandboxed && r->network_note)

@@ -37,6 +37,10 @@ void dsb_run_result_done(dsb_run_result *r)
 	free(r->network_note);
 	free(r->limit_note);
 	free(r->undone_note);
+	for (size_t i = 0; i < r->n_refused_named; i++)
+		refusal_done(&r->refused[i]);
+	free(r->refused);
+	free(r->refusal_note);
 	*r = (dsb_run_result){0};
 }
 
@@ -573,18 +577,34 @@ static int run_classify(run *x, const dsb_exec_policy *policy, const dsb_run_req
 	/* A background run's runner failure is a fact of its result (§6.5 start()). */
 	if (detail)
 		opts->runner_failed = true;
+	else if (x->refused.evidence)
+		/*
+		 * The supervisor saw the command's file operations: a denial is what it refused,
+		 * exit status and stderr aside (our one departure from DSH's bytes: a command that
+		 * silences a refusal is still told, one that prints DSH's words is not).
+		 */
+		res->denied = x->refused.files > 0;
 	else
 		/*
-		 * A metadata change the supervisor refused outside the roots is a denial as
-		 * bwrap's read-only mounts make it one ("Read-only file system"), whatever the
-		 * command printed of it.
+		 * DSH's rule. A metadata change the supervisor refused outside the roots is a
+		 * denial as bwrap's read-only mounts make it one ("Read-only file system"),
+		 * whatever the command printed of it.
 		 */
 		res->denied = classify_denial(res->exit_code, res->err.text, res->err.len,
 					      x->confined.denial_signatures) ||
 			      (res->exit_code > 0 && x->refused.metadata > 0);
-	if (res->denied && classify_protected(res->err.text, res->err.len, policy, req->workdir,
-					      &res->protected_note) < 0)
+	if (x->refused.evidence && !detail) {
+		res->evidence = true;
+		res->n_refused = x->refused.files;
+		if (refusals_parse(x->refused.files_named, &res->refused, &res->n_refused_named) <
+			    0 ||
+		    refusal_note(res->refused, res->n_refused_named, res->n_refused, policy,
+				 &res->refusal_note) < 0)
+			return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	} else if (res->denied && classify_protected(res->err.text, res->err.len, policy,
+						     req->workdir, &res->protected_note) < 0) {
 		return dsb_fail(reterr, DSB_E_NO_MEMORY, "out of memory");
+	}
 	res->has_enforcement = true;
 	res->enforcement = x->confined.enforcement;
 	const confine_plan *plan = confined_plan(&x->confined);

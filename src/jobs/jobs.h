@@ -43,7 +43,8 @@ typedef struct job_facts {
 	dsb_mode mode;
 	bool runner_failed;
 	bool denied;
-	const char *protected_note; /* beyond DSH, after the denial's markers; or NULL */
+	const char *protected_note; /* beyond DSH, after the denial's markers: the evidence's
+				     * refusals, else the protected path stderr named; or NULL */
 	const char *network_note;   /* beyond DSH: the network refusals; or NULL */
 	const char *limit_note;	    /* beyond DSH: the limits the job reached; or NULL */
 	const char *undone_note;    /* beyond DSH, last: what the sandbox undid after it; or NULL */

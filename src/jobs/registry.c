@@ -292,7 +292,9 @@ static void settle(job *j, int r, dsb_run_result *res, const exec_opts *o, const
 	if (r >= 0) {
 		j->facts.runner_failed = o->runner_failed;
 		j->facts.denied = !o->runner_failed && res->denied;
-		j->protected_note = TAKE_PTR(res->protected_note);
+		/* The evidence's lines stand where the stderr's protected path would. */
+		j->protected_note = res->refusal_note ? TAKE_PTR(res->refusal_note)
+						      : TAKE_PTR(res->protected_note);
 		j->facts.protected_note = j->protected_note;
 		j->network_note = TAKE_PTR(res->network_note);
 		j->facts.network_note = j->network_note;

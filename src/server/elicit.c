@@ -86,6 +86,13 @@ static char *question(const dsb_approval_request *req)
 		r = put_line(&sb, "mode", req->mode);
 	if (r >= 0)
 		r = put_line(&sb, "justification", req->justification);
+	/* What the retried call was refused: what the wider mode is for. */
+	for (const char *p = req->refused; r >= 0 && p && *p;) {
+		size_t n = strcspn(p, "\n");
+		_cleanup_free_ char *line = strndup(p, n);
+		r = line ? put_line(&sb, "refused", line) : -ENOMEM;
+		p += n + (p[n] == '\n');
+	}
 	if (r < 0) {
 		strbuf_done(&sb);
 		return NULL;

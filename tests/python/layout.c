@@ -73,6 +73,11 @@ static const struct member members[] = {
 	M(dsb_run_result, limit_note),
 	M(dsb_run_result, undone_note),
 	M(dsb_run_result, aborted),
+	M(dsb_run_result, evidence),
+	M(dsb_run_result, n_refused),
+	M(dsb_run_result, refused),
+	M(dsb_run_result, n_refused_named),
+	M(dsb_run_result, refusal_note),
 	M(dsb_call_result, tool),
 	M(dsb_call_result, is_error),
 	M(dsb_call_result, error),
@@ -93,6 +98,7 @@ static const struct member members[] = {
 	M(dsb_approval_request, timeout_ms),
 	M(dsb_approval_request, mode),
 	M(dsb_approval_request, justification),
+	M(dsb_approval_request, refused),
 };
 
 int main(void)

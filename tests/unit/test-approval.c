@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "src/approval/approval.h"
+#include "src/call/call.h"
 #include "src/exec/exec.h"
 #include "src/session/session.h"
 #include "helpers.h"
@@ -339,6 +340,106 @@ static void test_live_switch_once_with_notice(void **state)
 	free(ev);
 }
 
+/* --- what the retried call was refused (issue 34) ------------------------------------------ */
+
+static char refused_seen[512];
+
+static int answer_keeps_refused(const dsb_approval_request *req, void *userdata,
+				dsb_approval_outcome *ret)
+{
+	(void)snprintf(refused_seen, sizeof(refused_seen), "%s",
+		       req->refused ? req->refused : "(none)");
+	*ret = DSB_OUTCOME_REJECTED;
+	return 0;
+}
+
+/* The escalation's refused lines reach whoever is asked, as they are. */
+static void test_refused_reaches_the_answerer(void **state)
+{
+	fixture *f = *state;
+	open_turn(f);
+	dsb_escalation e = escalation(DSB_MODE_READ_ONLY, DSB_MODE_WORKSPACE_WRITE);
+	e.refused = "[sandbox: write to /p/x denied (read-only mode)]";
+	dsb_mode granted;
+	assert_int_equal(
+		approval_escalate(f->s, f->cfg, &e, answer_keeps_refused, NULL, &granted, NULL),
+		-DSB_E_ESCALATION_REFUSED);
+	assert_string_equal(refused_seen, e.refused);
+	e.refused = NULL;
+	assert_int_equal(
+		approval_escalate(f->s, f->cfg, &e, answer_keeps_refused, NULL, &granted, NULL),
+		-DSB_E_ESCALATION_REFUSED);
+	assert_string_equal(refused_seen, "(none)");
+}
+
+/* A run that was refused something, as call_log_refusals() takes it. */
+static dsb_run_result refused_run(void)
+{
+	static char op[] = "write", path[] = "/etc/nope", named[] = "../etc/nope",
+		    why[] = "outside";
+	static char note[] = "[sandbox: write to /etc/nope denied (outside the writable roots)]\n"
+			     "[sandbox: 3 file operations refused in all]";
+	static dsb_refusal one = {
+		.op = op, .path = path, .named = named, .sys_errno = EACCES, .why = why};
+	return (dsb_run_result){
+		.evidence = true,
+		.n_refused = 3,
+		.refused = &one,
+		.n_refused_named = 1,
+		.refusal_note = note,
+	};
+}
+
+/* The session records a refused call (ignorable, for DSH's readers), and an escalation of the
+ * same command finds it; another command's, or a later call's record, does not. */
+static void test_refusals_logged_and_found_for_the_retry(void **state)
+{
+	fixture *f = *state;
+	dsb_run_result run = refused_run();
+	dsb_call_request req = {
+		.tool = DSB_TOOL_BASH, .command = "echo x > ../etc/nope", .call_id = "c1"};
+	assert_int_equal(call_log_refusals(f->s, &req, req.command, &run, NULL), 0);
+	char *ev = events(f);
+	assert_string_equal(
+		ev,
+		"sandbox/refusals {\"tool\":\"bash\",\"callId\":\"c1\",\"subject\":\"echo x > "
+		"../etc/nope\",\"count\":3,\"refusals\":[{\"op\":\"write\",\"path\":\"/etc/"
+		"nope\",\"named\":\"../etc/nope\",\"errno\":\"EACCES\",\"reason\":\"outside\"}],"
+		"\"note\":\"[sandbox: write to /etc/nope denied (outside the writable roots)]\\n"
+		"[sandbox: 3 file operations refused in all]\"}\n");
+	free(ev);
+	char *log = dsb_test_read_file(dsb_session_path(f->s), NULL);
+	assert_non_null(strstr(log, "\"ignorable\":true}\n"));
+	free(log);
+
+	char *note = NULL;
+	assert_int_equal(call_refused_before(f->s, "bash", req.command, &note, NULL), 1);
+	assert_string_equal(note, run.refusal_note);
+	free(note);
+	assert_int_equal(call_refused_before(f->s, "bash", "echo y", &note, NULL), 0);
+	assert_null(note);
+	assert_int_equal(call_refused_before(f->s, "exec", req.command, &note, NULL), 0);
+
+	/* Nothing refused, or no evidence: nothing logged. */
+	dsb_run_result clean = {.evidence = true};
+	assert_int_equal(call_log_refusals(f->s, &req, req.command, &clean, NULL), 0);
+	dsb_run_result guessed = {.denied = true, .n_refused = 0};
+	assert_int_equal(call_log_refusals(f->s, &req, req.command, &guessed, NULL), 0);
+	ev = events(f);
+	assert_null(strstr(strchr(ev, '\n') + 1, "sandbox/refusals"));
+	free(ev);
+
+	/* Another command refused since: the retry of the first finds nothing. */
+	dsb_call_request other = {.tool = DSB_TOOL_BASH, .command = "touch /etc/y"};
+	assert_int_equal(call_log_refusals(f->s, &other, other.command, &run, NULL), 0);
+	assert_int_equal(call_refused_before(f->s, "bash", req.command, &note, NULL), 0);
+	assert_int_equal(call_refused_before(f->s, "bash", other.command, &note, NULL), 1);
+	free(note);
+	/* No session: nothing to record, nothing found. */
+	assert_int_equal(call_log_refusals(NULL, &req, req.command, &run, NULL), 0);
+	assert_int_equal(call_refused_before(NULL, "bash", req.command, &note, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +460,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fresh_id_per_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_switch_once_with_notice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_reaches_the_answerer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals_logged_and_found_for_the_retry, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

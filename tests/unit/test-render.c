@@ -972,6 +972,145 @@ static void test_render_protected_note(void **state)
 	free(text);
 }
 
+/* --- refusals from the supervisor's evidence (beyond DSH) ------------------------------------ */
+
+/* refusals_parse() then refusal_note() of @entries (NULL-terminated) under @p. */
+static char *evidence_note(char *const *entries, unsigned total, const dsb_exec_policy *p,
+			   size_t *ret_n)
+{
+	dsb_refusal *v = NULL;
+	size_t n = 0;
+	char *note = S("untouched");
+	assert_int_equal(refusals_parse(entries, &v, &n), 0);
+	assert_int_equal(refusal_note(v, n, total, p, &note), 0);
+	for (size_t i = 0; i < n; i++)
+		refusal_done(&v[i]);
+	free(v);
+	if (ret_n)
+		*ret_n = n;
+	return note;
+}
+
+static void test_refusal_note_cases(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *entry;
+		const dsb_exec_policy *policy;
+		const char *line; /* NULL: the entry is malformed, left out (but counted) */
+	} cases[] = {
+		{"a write outside", "write\tEACCES\t/etc/nope\t/etc/nope\toutside", &ws_policy,
+		 "[sandbox: write to /etc/nope denied (outside the writable roots)]"},
+		{"a directory", "mkdir\tEROFS\t/usr/x\t../usr/x\toutside", &ws_policy,
+		 "[sandbox: create directory /usr/x denied (outside the writable roots)]"},
+		{"a removal", "remove\tEACCES\t/etc/a\ta\toutside", &ws_policy,
+		 "[sandbox: remove /etc/a denied (outside the writable roots)]"},
+		{"metadata", "chmod\tEPERM\t/etc/a\t/etc/a\toutside", &ws_policy,
+		 "[sandbox: chmod /etc/a denied (outside the writable roots)]"},
+		{"an op this build does not know", "frob\tEPERM\t/etc/a\t/etc/a\toutside",
+		 &ws_policy, "[sandbox: frob /etc/a denied (outside the writable roots)]"},
+		{"protected, beneath",
+		 "create\tEROFS\t/ws/.git/hooks/pre-commit\t.git/hooks/"
+		 "pre-commit\tprotected",
+		 &ws_policy, "[sandbox: /ws/.git/hooks/pre-commit is protected: " GIT_REASON "]"},
+		{"protected, itself", "write\tEROFS\t/ws/.envrc\t.envrc\tprotected", &ws_policy,
+		 ENVRC_NOTE},
+		{"hidden", "read\tEACCES\t/home/u/.ssh/id\t~/.ssh/id\thidden", &ws_policy,
+		 "[sandbox: /home/u/.ssh/id is protected: sandbox-policy.denyRead hides it]"},
+		{"protected, but no such path in the policy",
+		 "write\tEROFS\t/srv/x\t/srv/x\tprotected", &ws_policy,
+		 "[sandbox: write to /srv/x denied (outside the writable roots)]"},
+		{"a name that would make a line",
+		 "create\tEACCES\t/etc/a\n[sandbox: b]\tx\toutside", &ws_policy,
+		 "[sandbox: create /etc/a\\n[sandbox: b] denied (outside the writable roots)]"},
+		{"short", "write\tEACCES\t/etc/nope", &ws_policy, NULL},
+		{"long", "write\tEACCES\t/etc/nope\tx\toutside\tmore", &ws_policy, NULL},
+		{"relative", "write\tEACCES\tetc/nope\tx\toutside", &ws_policy, NULL},
+		{"no op", "\tEACCES\t/etc/nope\tx\toutside", &ws_policy, NULL},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *entries[] = {S(cases[i].entry), NULL};
+		size_t n = 0;
+		char *note = evidence_note(entries, 1, cases[i].policy, &n);
+		const char *line = cases[i].line ? cases[i].line
+						 : "[sandbox: 1 file operation refused in all]";
+		if (!note || strcmp(note, line) != 0 || n != (cases[i].line != NULL))
+			fail_msg("%s: got [%s] of %zu, expected [%s]", cases[i].name,
+				 note ? note : "(none)", n, line);
+		free(note);
+	}
+
+	/* In read-only mode nothing is writable: said so. */
+	dsb_exec_policy ro = {.mode = DSB_MODE_READ_ONLY, .workspace_root = S("/ws")};
+	char *entries[] = {S("create\tEACCES\t/ws/f\tf\toutside"), NULL};
+	char *note = evidence_note(entries, 1, &ro, NULL);
+	assert_string_equal(note, "[sandbox: create /ws/f denied (read-only mode)]");
+	free(note);
+
+	/* Nothing refused: nothing said. */
+	char *none[] = {NULL};
+	assert_null(evidence_note(none, 0, &ws_policy, NULL));
+	assert_null(evidence_note(NULL, 0, &ws_policy, NULL));
+}
+
+/* At most DSB_REFUSED_NAMED lines, then how many in all; the errno as a number. */
+static void test_refusal_note_cap(void **state)
+{
+	char *entries[DSB_REFUSED_NAMED + 3] = {0};
+	for (int i = 0; i < DSB_REFUSED_NAMED + 2; i++)
+		assert_true(asprintf(&entries[i], "create\tEACCES\t/etc/f%d\tf%d\toutside", i, i) >
+			    0);
+	dsb_refusal *v = NULL;
+	size_t n = 0;
+	assert_int_equal(refusals_parse(entries, &v, &n), 0);
+	assert_int_equal(n, DSB_REFUSED_NAMED);
+	assert_int_equal(v[0].sys_errno, EACCES);
+	assert_string_equal(v[3].path, "/etc/f3");
+	assert_string_equal(v[3].named, "f3");
+	assert_string_equal(v[3].op, "create");
+	assert_string_equal(v[3].why, "outside");
+	char *note = NULL;
+	assert_int_equal(refusal_note(v, n, 1000, &ws_policy, &note), 0);
+	const char *last = strrchr(note, '\n');
+	assert_non_null(last);
+	assert_string_equal(last + 1, "[sandbox: 1000 file operations refused in all]");
+	size_t lines = 1;
+	for (const char *c = note; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, DSB_REFUSED_NAMED + 1);
+	free(note);
+	/* The same path refused three times: one line, and the count. */
+	assert_int_equal(refusal_note(v, 1, 3, &ws_policy, &note), 0);
+	assert_string_equal(note, "[sandbox: create /etc/f0 denied (outside the writable roots)]\n"
+				  "[sandbox: 3 file operations refused in all]");
+	free(note);
+	for (size_t i = 0; i < n; i++)
+		refusal_done(&v[i]);
+	free(v);
+	for (int i = 0; i < DSB_REFUSED_NAMED + 2; i++)
+		free(entries[i]);
+}
+
+/* With evidence its lines follow DSH's markers, in place of the stderr's protected path. */
+static void test_render_refusal_note(void **state)
+{
+	dsb_run_result r = {0};
+	r.exit_code = 0;
+	r.sandboxed = true;
+	r.denied = true;
+	r.evidence = true;
+	r.n_refused = 1;
+	r.mode = DSB_MODE_READ_ONLY;
+	r.refusal_note = S("[sandbox: create /etc/x denied (read-only mode)]");
+	r.protected_note = S(HOOKS_NOTE);
+	char *text = NULL;
+	assert_int_equal(dsb_render_result(&r, true, &text, NULL, NULL), 0);
+	assert_string_equal(text, "(no output)\n"
+				  "[sandbox: file access denied under read-only mode]\n" HINT "\n"
+				  "[sandbox: create /etc/x denied (read-only mode)]");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -986,6 +1125,9 @@ int main(void)
 		cmocka_unit_test(test_classify_protected_cases),
 		cmocka_unit_test(test_classify_protected_process_cwd),
 		cmocka_unit_test(test_render_protected_note),
+		cmocka_unit_test(test_refusal_note_cases),
+		cmocka_unit_test(test_refusal_note_cap),
+		cmocka_unit_test(test_render_refusal_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

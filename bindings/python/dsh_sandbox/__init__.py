@@ -46,6 +46,9 @@ class ApprovalRequest:
     session_id: Optional[str] = None
     call_id: Optional[str] = None
     timeout: float = 0.0          # seconds an async answer may take; later it is cancelled
+    # What the sandbox refused the call this one retries, one "[sandbox: ...]" line each, as
+    # the model read them (paths are the command's: escape them before showing them); None.
+    refused: Optional[str] = None
 
 
 Answer = Union[bool, str]
@@ -71,6 +74,12 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
+
+    @property
+    def refusals(self) -> Optional[list[dict[str, Any]]]:
+        """What the sandbox refused, from its evidence: {"op", "path", "named", "errno",
+        "reason"} each (the first 16 paths); None where it could not watch."""
+        return self.result.get("sandbox", {}).get("refusals")
 
 
 @dataclass
@@ -99,6 +108,11 @@ class ToolResult:
     @property
     def path(self) -> Optional[str]:
         return self.result.get("path")
+
+    @property
+    def refusals(self) -> Optional[list[dict[str, Any]]]:
+        """As RunResult.refusals."""
+        return self.result.get("sandbox", {}).get("refusals")
 
 
 def library_version() -> str:
@@ -182,6 +196,7 @@ class _Call:
                                   mode=s(r.mode) or "", justification=s(r.justification) or "",
                                   reason=s(r.reason) or "", id=s(r.id),
                                   session_id=s(r.session_id), call_id=s(r.call_id),
+                                  refused=s(r.refused),
                                   timeout=r.timeout_ms / 1000)
         try:
             answer = self.approve(request)

@@ -94,6 +94,11 @@ class RunResult(ctypes.Structure):  # dsb_run_result
         ("limit_note", ctypes.c_char_p),
         ("undone_note", ctypes.c_char_p),
         ("aborted", ctypes.c_bool),
+        ("evidence", ctypes.c_bool),
+        ("n_refused", ctypes.c_uint),
+        ("refused", ctypes.c_void_p),  # dsb_refusal[n_refused_named]: read from the JSON
+        ("n_refused_named", ctypes.c_size_t),
+        ("refusal_note", ctypes.c_char_p),
     ]
 
 
@@ -124,6 +129,7 @@ class ApprovalRequest(ctypes.Structure):  # dsb_approval_request
         ("timeout_ms", ctypes.c_uint64),
         ("mode", ctypes.c_char_p),
         ("justification", ctypes.c_char_p),
+        ("refused", ctypes.c_char_p),
     ]
 
 
