@@ -80,12 +80,32 @@ export interface RunResult {
   signal: string | null;
   stdout: string;
   stderr: string;
-  /** DSH's denial marker was set: the command failed and its stderr reads like a refusal. */
+  /**
+   * The denial marker was set: where the sandbox watched the command's file operations, it
+   * refused one (see refusals); elsewhere DSH's guess, that the command failed and its stderr
+   * reads like a refusal.
+   */
   denied: boolean;
   timedOut: boolean;
   mode: Mode;
+  /** What the sandbox refused, from its evidence (the first 16 paths); undefined where it could not watch. */
+  refusals?: Refusal[];
   /** What the model would read for this call. */
   text: string;
+}
+
+/** One file operation the sandbox refused. */
+export interface Refusal {
+  /** "write", "create", "mkdir", "remove", "rename", "read", "chmod", ... */
+  op: string;
+  /** Resolved, as the command's view has it. */
+  path: string;
+  /** As the command named it. */
+  named: string;
+  /** What the command got: "EACCES", "EROFS", "EPERM". */
+  errno: string;
+  /** "outside" the writable roots, a "protected" path, a "hidden" one (denyRead). */
+  reason: string;
 }
 
 /** A tool result as the model reads it. */
@@ -348,7 +368,7 @@ export class Sandbox {
     const s = r.structured as undefined | {
       exitCode: number | null; signal: string | null; timedOut: boolean;
       stdout: { text: string }; stderr: { text: string };
-      sandbox: { mode: Mode; denied: boolean };
+      sandbox: { mode: Mode; denied: boolean; refusals?: Refusal[] };
     };
     if (r.isError || !s) throw new DshSandboxError(r.code ?? 'IO', r.text.replace(/^Error: /, ''), { text: r.text });
     return {
@@ -359,6 +379,7 @@ export class Sandbox {
       denied: s.sandbox.denied,
       timedOut: s.timedOut,
       mode: s.sandbox.mode,
+      refusals: s.sandbox.refusals,
       text: r.text,
     };
   }
