@@ -105,6 +105,7 @@ dsb_config *dsb_config_new(void)
 	cfg->deny_read = calloc(1, sizeof(char *));
 	cfg->writable_roots = calloc(1, sizeof(char *));
 	cfg->protect_git = true;
+	cfg->evidence = true;
 	cfg->protect_defaults = true;
 	/* DSH's behaviour: the network is not restricted. */
 	cfg->network_access = DSB_NETWORK_FULL;
