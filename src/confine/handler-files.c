@@ -288,7 +288,8 @@ typedef struct place {
 	bool inside;
 	bool exists; /* the name is there (any type, a symlink not followed) */
 	mode_t type;
-	char path[4096]; /* the name's path: the parent's, resolved, then the name */
+	char last[256];	 /* the name (NAME_MAX) */
+	char path[4096]; /* place_path(): the parent's path, resolved, then the name */
 } place;
 
 static void place_done(place *p)
@@ -329,17 +330,11 @@ static int find_place(const supervisor *s, pid_t tid, int dirfd, const char *nam
 	}
 	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0 || strlen(last) > 255)
 		return -1;
+	memcpy(ret->last, last, strlen(last) + 1); /* 255 at most, checked above */
 	ret->dir = sup_resolve(s, tid, dirfd, parent, true, &ret->inside);
 	if (ret->dir < 0)
 		return -1;
-	char dir[4096];
 	struct stat st;
-	if (sup_fd_path(ret->dir, dir, sizeof(dir)) < 0 || strstr(dir, " (deleted)") ||
-	    (size_t)snprintf(ret->path, sizeof(ret->path), "%s/%s", strcmp(dir, "/") ? dir : "",
-			     last) >= sizeof(ret->path)) {
-		place_done(ret);
-		return -1;
-	}
 	if (fstatat(ret->dir, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		ret->exists = true;
 		ret->type = st.st_mode & S_IFMT;
@@ -350,21 +345,30 @@ static int find_place(const supervisor *s, pid_t tid, int dirfd, const char *nam
 	return 0;
 }
 
+/* Fills p->path, for a record (only then: it costs a readlink); 0, or -1 without one. */
+static int place_path(place *p)
+{
+	char dir[4096];
+	if (sup_fd_path(p->dir, dir, sizeof(dir)) < 0 || strstr(dir, " (deleted)"))
+		return -1;
+	size_t n = (size_t)snprintf(p->path, sizeof(p->path), "%s/%s", strcmp(dir, "/") ? dir : "",
+				    p->last);
+	return n < sizeof(p->path) ? 0 : -1;
+}
+
 /*
  * Making a name at @p (mkdir, mknod, symlink, O_CREAT of a missing file): the kernel answers
  * EEXIST and the walk's errors first, then a read-only mount (EROFS), then Landlock (EACCES,
  * outside the roots), all before the permission bits of the directory.
  */
-static int make_refusal(const files_state *f, const place *p, verdict *v)
+static int make_refusal(const files_state *f, place *p, verdict *v)
 {
 	bool ro;
-	if (p->exists || !mount_readonly(p->dir, &ro))
+	if (p->exists || !mount_readonly(p->dir, &ro) || (p->inside && !ro) || place_path(p) < 0)
 		return 0;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p->path);
 	if (ro)
 		return readonly_refusal(f, p->inside, p->path, &v->why);
-	if (p->inside)
-		return 0;
 	v->why = "outside";
 	return EACCES;
 }
@@ -373,16 +377,14 @@ static int make_refusal(const files_state *f, const place *p, verdict *v)
  * Removing the name at @p (unlink, rmdir): a read-only mount refuses before the name is looked
  * up (EROFS even for a missing one); then a missing name is ENOENT; then Landlock (EACCES).
  */
-static int remove_refusal(const files_state *f, const place *p, verdict *v)
+static int remove_refusal(const files_state *f, place *p, verdict *v)
 {
 	bool ro;
-	if (!mount_readonly(p->dir, &ro))
+	if (!mount_readonly(p->dir, &ro) || (!ro && (!p->exists || p->inside)) || place_path(p) < 0)
 		return 0;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p->path);
 	if (ro)
 		return readonly_refusal(f, p->inside, p->path, &v->why);
-	if (!p->exists || p->inside)
-		return 0;
 	v->why = "outside";
 	return EACCES;
 }
@@ -398,13 +400,12 @@ static int write_refusal(const files_state *f, pid_t tid, int obj, bool inside, 
 			 bool mount_first, bool truncate_only, verdict *v)
 {
 	bool ro;
-	if (!plain_file(obj) || !mount_readonly(obj, &ro) ||
+	/* The common case first, in one call: a file beneath a root on a writable mount. */
+	if (!mount_readonly(obj, &ro) || (inside && !ro) || !plain_file(obj) ||
 	    sup_fd_path(obj, v->path, sizeof(v->path)) < 0)
 		return 0;
 	if (ro && mount_first)
 		return readonly_refusal(f, inside, v->path, &v->why);
-	if (inside && !ro)
-		return 0;
 	/* The permission bits come first: only a caller whose check is ours can be answered. */
 	if (!caller_is_us(tid))
 		return 0;
@@ -425,9 +426,8 @@ static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 	if (c->how) {
 		/* openat2: its flags from memory; resolve flags change the walk: not ours. */
 		struct open_how how;
-		if (c->how_size < sizeof(how) || c->how_size > 4096 ||
-		    sup_peek(tid, c->how, &how, sizeof(how)) < 0 || how.resolve ||
-		    (how.mode && !(how.flags & O_CREAT)) || (how.flags >> 32))
+		if (c->how_size != sizeof(how) || sup_peek(tid, c->how, &how, sizeof(how)) < 0 ||
+		    how.resolve || (how.mode && !(how.flags & O_CREAT)) || (how.flags >> 32))
 			return 0;
 		flags = how.flags;
 	}
@@ -436,26 +436,25 @@ static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 	if ((acc == O_RDONLY && !creat && !trunc) || acc == O_ACCMODE ||
 	    (flags & (O_PATH | O_DIRECTORY | O_NOATIME | __O_TMPFILE)))
 		return 0;
-	bool excl = creat && (flags & O_EXCL);
-	bool follow = !(flags & O_NOFOLLOW) && !excl;
-	bool inside;
-	_cleanup_close_ int obj = sup_resolve(s, tid, c->dirfd, named, follow, &inside);
-	if (obj >= 0) {
-		if (excl)
-			return 0; /* EEXIST */
-		v->op = trunc ? "truncate" : "write";
-		int mask = (acc != O_WRONLY ? R_OK : 0) | W_OK;
-		return write_refusal(f, tid, obj, inside, mask, trunc, acc == O_RDONLY, v);
+	if (creat) {
+		/* A new name is made in its directory: one walk, to the directory. */
+		place p;
+		if (find_place(s, tid, c->dirfd, named, false, &p) < 0)
+			return 0;
+		int err = p.exists ? 0 : make_refusal(f, &p, v);
+		place_done(&p);
+		v->op = "create";
+		if (err || !p.exists || (flags & O_EXCL))
+			return err; /* made (or refused), or EEXIST */
 	}
-	if (obj != -ENOENT || !creat)
-		return 0;
-	place p;
-	if (find_place(s, tid, c->dirfd, named, false, &p) < 0)
-		return 0;
-	int err = p.exists ? 0 : make_refusal(f, &p, v); /* exists: a dangling symlink, unsure */
-	place_done(&p);
-	v->op = "create";
-	return err;
+	bool inside;
+	_cleanup_close_ int obj =
+		sup_resolve(s, tid, c->dirfd, named, !(flags & O_NOFOLLOW), &inside);
+	if (obj < 0)
+		return 0; /* the kernel's own error, or a dangling symlink: unsure */
+	v->op = trunc ? "truncate" : "write";
+	int mask = (acc != O_WRONLY ? R_OK : 0) | W_OK;
+	return write_refusal(f, tid, obj, inside, mask, trunc, acc == O_RDONLY, v);
 }
 
 static int mknod_refusal(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
@@ -487,8 +486,10 @@ static int rename_refusal(const files_state *f, const supervisor *s, pid_t tid, 
 	int err = 0;
 	uint64_t ma, mb;
 	bool ro;
-	if (find_place(s, tid, c->dirfd2, to, false, &b) < 0) {
+	if (find_place(s, tid, c->dirfd2, to, false, &b) < 0 || place_path(&a) < 0 ||
+	    place_path(&b) < 0) {
 		place_done(&a);
+		place_done(&b);
 		return 0;
 	}
 	/* Another mount is EXDEV; a name inside the other (a directory into itself) EINVAL or
@@ -546,7 +547,7 @@ static int link_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 	bool ro;
 	struct stat st;
 	uint64_t mo, mp;
-	if (p.exists || !mount_readonly(p.dir, &ro))
+	if (p.exists || !mount_readonly(p.dir, &ro) || place_path(&p) < 0)
 		goto out;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p.path);
 	v->second = true;
@@ -607,7 +608,7 @@ static int refusal(const files_state *f, const supervisor *s, pid_t tid, const f
 		_cleanup_close_ int obj = sup_resolve(s, tid, c->dirfd, named, true, &inside);
 		if (obj < 0)
 			return 0;
-		return write_refusal(f, tid, obj, inside, W_OK, true, false, v);
+		return write_refusal(f, tid, obj, inside, W_OK, true, true, v);
 	}
 	}
 	return 0;
