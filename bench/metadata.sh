@@ -78,13 +78,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 fi
 
 # --- evidence of file refusals (docs/design/evidence.md) --------------------------------------
-# What sandbox-local.evidence costs: the same workloads under Landlock with the evidence on (the
-# default) and off, paired in one run (interleaved rounds, medians, the ratio on/off; target
+# What sandbox-local.evidence costs: the same workloads under Landlock with the evidence on and
+# off (the default), paired in one run (interleaved rounds, medians, the ratio on/off; target
 # <= 1.10x): tar x of the 5,000 files, git checkout between two branches of 5,000 files each,
 # and an offline npm install of a packed local package. bwrap hands no file call over (the
 # evidence is Landlock's), so its two rows are the same run and are left out.
 printf 'sandbox-local:\n  evidence: false\n' >"$scratch/evidence-off.yaml"
-on="$D exec --backend landlock --mode workspace-write --workspace $ws --"
+printf 'sandbox-local:\n  evidence: true\n' >"$scratch/evidence-on.yaml"
+on="$D --config $scratch/evidence-on.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
 off="$D --config $scratch/evidence-off.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
 echo "evidence: tar x of 5,000 files under Landlock, on against off, ${ROUNDS:-21} rounds, medians:"
 build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/x.sh" "on=$on sh $scratch/x.sh"

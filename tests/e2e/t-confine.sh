@@ -287,13 +287,13 @@ test_probe_caches_and_reports() {
 	assert_contains "$out" '"cached":false'
 	# What each backend gives a command here, and what it leaves alone (the truth, per host).
 	assert_contains "$out" '"hardening":["capabilities","bounding-set","no-new-privs","seccomp","stdio-only","reaped","pid-namespace","mount-namespace","user-namespace","ipc-namespace","uts-namespace","signal-scope","network-namespace"],"notGoverned":["network","abstract-unix-socket"],"network":{"none":"namespace","allowlist":"namespace"}}'
-	assert_contains "$out" '"metadata-supervised","network-namespace","file-evidence"],"notGoverned":["network"],"network":{"none":"namespace","allowlist":"namespace"}}'
+	assert_contains "$out" '"metadata-supervised","network-namespace"],"notGoverned":["network"],"network":{"none":"namespace","allowlist":"namespace"}}'
 	assert_contains "$out" '"scoped":["signal","abstract-unix-socket"]'
 	assert_contains "$out" '"seccomp","stdio-only","reaped",'
 	assert_contains "$out" '"ipc-namespace","uts-namespace","signal-scope","abstract-unix-scope",'
 	run probe --fresh
 	assert_contains "$out" "  hardening: capabilities, bounding-set, no-new-privs, seccomp, stdio-only, reaped"
-	assert_contains "$out" "abstract-unix-scope, metadata-supervised, network-namespace, file-evidence
+	assert_contains "$out" "abstract-unix-scope, metadata-supervised, network-namespace
   not governed: network
   network none: namespace; allowlist: namespace"
 }
@@ -333,24 +333,25 @@ for b in bwrap landlock; do
 	t "$b: escape attempts fail (symlink, .., links, renames, /proc magic links, /dev/shm, fifo, socket, truncate)" test_escapes_fail "$b"
 	t "$b: a confined command cannot signal outside" test_signals_stay_inside "$b"
 done
-# Evidence of file refusals (docs/design/evidence.md): probe says where it is in force, and
-# sandbox-local.evidence: false turns it off, the refusals themselves unchanged.
+# Evidence of file refusals (docs/design/evidence.md): probe says where it is in force
+# (sandbox-local.evidence: true; off by default), the refusals themselves unchanged.
 test_probe_file_evidence() {
 	export DSH_SANDBOX_STORE=$PWD/own-store
-	run probe --fresh
+	printf 'sandbox-local:\n  evidence: true\n' >on.yaml
+	run --config on.yaml probe --fresh
 	assert_contains "$out" "metadata-supervised, network-namespace, file-evidence"
-	printf 'sandbox-local:\n  evidence: false\n' >off.yaml
-	run --config off.yaml probe --fresh --json
+	run --config on.yaml probe --fresh --json
+	assert_contains "$out" '"metadata-supervised","network-namespace","file-evidence"],'
+	run probe --fresh --json
 	assert_not_contains "$out" "file-evidence"
-	assert_contains "$out" '"metadata-supervised","network-namespace"],'
 	mkdir ws
-	run --config off.yaml exec --backend landlock --mode workspace-write --workspace "$PWD/ws" --workdir "$PWD/ws" -- \
+	run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" --workdir "$PWD/ws" -- \
 		bash -c 'echo x > /etc/dsb-nope; touch in'
 	assert_rc 0
 	assert_contains "$err" "/etc/dsb-nope: Permission denied"
 	[ -e ws/in ] || fail "the write inside did not land"
-	run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" --workdir "$PWD/ws" -- \
-		bash -c 'echo x > /etc/dsb-nope; mkdir -p /etc ws2; touch in2'
+	run --config on.yaml exec --backend landlock --mode workspace-write --workspace "$PWD/ws" \
+		--workdir "$PWD/ws" -- bash -c 'echo x > /etc/dsb-nope; mkdir -p /etc ws2; touch in2'
 	assert_rc 0
 	assert_contains "$err" "/etc/dsb-nope: Permission denied"
 	[ -e ws/in2 ] || fail "the write inside did not land"
@@ -361,6 +362,6 @@ t "danger-full-access runs unconfined" test_danger_full_access_is_not_confined
 t "fail-closed matrix: no bwrap, no namespaces, no Landlock, stale cache" test_fail_closed_matrix
 t "an older Landlock ABI is partial and prints DSH's notice" test_older_abi_is_partial_with_notice
 t "probe reports, caches and refreshes its verdict" test_probe_caches_and_reports
-t "probe reports file evidence; sandbox-local.evidence turns it off" test_probe_file_evidence
+t "probe reports file evidence; sandbox-local.evidence turns it on" test_probe_file_evidence
 t "a configured runner wraps the bwrap profile without probing" test_custom_runner
 done_testing

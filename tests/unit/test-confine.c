@@ -107,22 +107,24 @@ static void test_bwrap_dialect(void **state)
 	dsb_provider_free(p);
 }
 
-/* sandbox-local.evidence: false: the file calls are not handed to the supervisor. */
-static void test_landlock_evidence_off(void **state)
+/* sandbox-local.evidence: true hands the file calls to the supervisor; false (the default)
+ * does not. */
+static void test_landlock_evidence(void **state)
 {
 	(void)state;
 	dsb_config *cfg = dsb_config_new();
 	cfg->backends[0] = DSB_BACKEND_LANDLOCK;
 	cfg->n_backends = 1;
-	cfg->evidence = false;
+	assert_false(cfg->evidence);
+	cfg->evidence = true;
 	dsb_provider *p = NULL;
 	assert_int_equal(dsb_provider_new(cfg, NULL, &p, NULL), 0);
 	dsb_config_free(cfg);
 	dsb_exec_policy ww = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = (char *)"/ws"};
 	dsb_confined c = {0};
 	assert_int_equal(dsb_provider_confine(p, &ww, command, &c, NULL), 0);
-	assert_int_equal(confined_plan(&c)->filter_flags & SECCOMP_FILES_NOTIFY, 0);
-	assert_true(confined_plan(&c)->filter_flags & SECCOMP_METADATA_NOTIFY);
+	assert_int_equal(confined_plan(&c)->filter_flags,
+			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY);
 	dsb_confined_done(&c);
 	dsb_provider_free(p);
 }
@@ -139,10 +141,9 @@ static void test_landlock_grants_per_mode(void **state)
 	assert_true(c.landlock);
 	const landlock_plan *plan = &confined_plan(&c)->landlock;
 	assert_int_equal(confined_plan(&c)->steps & STEPS_SELF, STEPS_SELF);
-	/* Metadata calls go to the supervisor, which has no root in read-only; so do the file
-	 * calls whose refusals are evidence (sandbox-local.evidence, on by default). */
+	/* Metadata calls go to the supervisor, which has no root in read-only. */
 	assert_int_equal(confined_plan(&c)->filter_flags,
-			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY);
+			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY);
 	assert_null(confined_plan(&c)->meta_roots);
 	assert_false(confined_plan(&c)->contained);
 	assert_strv(plan->ro, "/");
@@ -995,7 +996,7 @@ int main(void)
 		cmocka_unit_test(test_bwrap_is_found_only_where_it_can_be_trusted),
 		cmocka_unit_test(test_bwrap_in_the_workspace_is_refused),
 		cmocka_unit_test(test_landlock_grants_per_mode),
-		cmocka_unit_test(test_landlock_evidence_off),
+		cmocka_unit_test(test_landlock_evidence),
 		cmocka_unit_test(test_custom_runner_skips_the_chain),
 		cmocka_unit_test(test_custom_runner_must_be_trusted),
 		cmocka_unit_test(test_full_access_is_never_confined),
