@@ -342,6 +342,11 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	}
 	if (r >= 0)
 		r = landlock_protect(p, policy, plan, why);
+	/* With hidden paths, reads too, so that a read of one is recorded (evidence.md). */
+	for (size_t i = 0; r >= 0 && p->evidence && i < plan->mounts.n; i++)
+		if (plan->mounts.v[i].op == PROTECT_HIDE_DIR ||
+		    plan->mounts.v[i].op == PROTECT_HIDE_FILE)
+			plan->filter_flags |= SECCOMP_FILES_READ_NOTIFY;
 	/* A protected path refuses with EROFS, as under bwrap: that is a denial here too. */
 	if (r >= 0 && plan->mounts.n > 0)
 		r = strv_push(&c->denial_signatures, "read-only file system");

@@ -865,6 +865,12 @@ int sup_open_fd(const supervisor *s, pid_t tid, int fd);
 int sup_resolve(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow,
 		bool *ret_inside);
 
+/*
+ * The absolute spelling of @path for the caller (thread @tid; relative to its @dirfd, AT_FDCWD:
+ * its working directory), in its view, unresolved, into @full (@size, 4096 at least); -errno.
+ */
+int sup_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size);
+
 /* The path of our descriptor @fd (/proc/self/fd/N): 0, or -errno (-ENOENT: no path). */
 int sup_fd_path(int fd, char *buf, size_t size);
 
@@ -936,8 +942,10 @@ extern const sup_handler handler_network;
 typedef struct files_rules {
 	bool complete; /* the child's filter sends every such call (the evidence) */
 	int abi;       /* Landlock's ABI in force: truncate needs 3, rename and link 2 */
-	char *const
-		*readonly; /* borrowed: the protected read-only paths, as the command sees them */
+	/* Borrowed: the protected read-only paths, as the command sees them, and the hidden ones
+	 * (denyRead), whose reads are recorded (FILES_READ_NOTIFY). */
+	char *const *readonly;
+	char *const *hidden;
 } files_rules;
 
 extern const sup_handler handler_files;

@@ -70,7 +70,8 @@ typedef struct file_call {
 
 typedef struct files_state {
 	files_rules rules;
-	char **readonly; /* owned copy of rules.readonly */
+	char **readonly; /* owned copies of rules.readonly and rules.hidden */
+	char **hidden;
 } files_state;
 
 /* A refusal: what the kernel answers and what is recorded. */
@@ -80,6 +81,7 @@ typedef struct verdict {
 	char path[4096];  /* resolved, in the caller's view */
 	const char *why;  /* "outside", "protected" */
 	bool second;	  /* @path is the call's second name (rename's, link's new one) */
+	int read_err;	  /* a read of a hidden path: the errno it gets, -1 for none */
 	char path2[4096]; /* rename: the new name too, when both were refused ("" if not) */
 	const char *why2;
 } verdict;
@@ -168,12 +170,28 @@ static bool beneath(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-static bool is_protected(const files_state *f, const char *path)
+static bool beneath_any(char *const *dirs, const char *path)
 {
-	for (char **p = f->readonly; p && *p; p++)
+	for (char *const *p = dirs; p && *p; p++)
 		if (beneath(path, *p))
 			return true;
 	return false;
+}
+
+static bool is_protected(const files_state *f, const char *path)
+{
+	return beneath_any(f->readonly, path);
+}
+
+/* Whether the absolute @path has no "." or ".." name: its text is where it leads (symlinks
+ * aside). */
+static bool plain_spelling(const char *path)
+{
+	for (const char *p = path; (p = strchr(p, '/')) != NULL; p++)
+		if (p[1] == '.' &&
+		    (p[2] == '/' || !p[2] || (p[2] == '.' && (p[3] == '/' || !p[3]))))
+			return false;
+	return true;
 }
 
 /*
@@ -418,6 +436,38 @@ static int write_refusal(const files_state *f, pid_t tid, int obj, bool inside, 
 	return EACCES;
 }
 
+/*
+ * A read (an open with no intent to write) of a hidden path (FILES_READ_NOTIFY): never refused
+ * here, the hiding mounts answer it (a hidden directory is an empty tmpfs of mode 000: EACCES
+ * for it and for anything beneath it; a hidden file is /dev/null: it opens, and reads empty).
+ * Recorded when that is sure: true with the errno the caller gets in @ret_err (0: it opens)
+ * and the hidden path read in @v->path.
+ */
+static bool hidden_read(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
+			uint64_t flags, const char *named, verdict *v, int *ret_err)
+{
+	if (!f->hidden || (flags & O_PATH))
+		return false;
+	bool inside;
+	_cleanup_close_ int obj =
+		sup_resolve(s, tid, c->dirfd, named, !(flags & O_NOFOLLOW), &inside);
+	v->op = "read";
+	v->why = "hidden";
+	if (obj >= 0) {
+		if (sup_fd_path(obj, v->path, sizeof(v->path)) < 0 ||
+		    !beneath_any(f->hidden, v->path) || !caller_is_us(tid))
+			return false;
+		*ret_err = -access_as_caller(obj, R_OK);
+		return *ret_err == 0 || *ret_err == EACCES;
+	}
+	/* The walk stopped in a hidden directory (mode 000): its text says where it was going. */
+	if (obj != -EACCES || sup_absolute(tid, c->dirfd, named, v->path, sizeof(v->path)) < 0 ||
+	    !plain_spelling(v->path) || !beneath_any(f->hidden, v->path) || !caller_is_us(tid))
+		return false;
+	*ret_err = EACCES;
+	return true;
+}
+
 /* open, openat, creat, openat2 with an intent to write, create or truncate. */
 static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
 			const char *named, verdict *v)
@@ -433,8 +483,13 @@ static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 	}
 	int acc = (int)(flags & O_ACCMODE);
 	bool creat = flags & O_CREAT, trunc = flags & O_TRUNC;
-	if ((acc == O_RDONLY && !creat && !trunc) || acc == O_ACCMODE ||
-	    (flags & (O_PATH | O_DIRECTORY | O_NOATIME | __O_TMPFILE)))
+	if (acc == O_RDONLY && !creat && !trunc) {
+		int err;
+		if (hidden_read(f, s, tid, c, flags, named, v, &err))
+			v->read_err = err; /* recorded, let through */
+		return 0;
+	}
+	if (acc == O_ACCMODE || (flags & (O_PATH | O_DIRECTORY | O_NOATIME | __O_TMPFILE)))
 		return 0;
 	if (creat) {
 		/* A new name is made in its directory: one walk, to the directory. */
@@ -649,8 +704,14 @@ static int files_answer(void *state, sup_call *c, struct seccomp_notif_resp *res
 	if (sup_peek_string(tid, call.path, named, sizeof(named)) < 0 ||
 	    (call.path2 && sup_peek_string(tid, call.path2, named2, sizeof(named2)) < 0))
 		return SUP_ANSWERED;
-	verdict v = {0};
+	verdict v = {.read_err = -1};
 	int err = refusal(f, c->sup, tid, &call, named, named2, &v);
+	if (v.read_err >= 0) {
+		/* A read of a hidden path: the mount answers it; recorded, let through. */
+		if (sup_call_valid(c))
+			sup_record(c->sup, 1, v.op, v.read_err, v.path, named, v.why);
+		return SUP_ANSWERED;
+	}
 	/* What was read of /proc/TID was the caller's only if it still waits in this call. */
 	if (err == 0 || !sup_call_valid(c))
 		return SUP_ANSWERED;
@@ -675,8 +736,10 @@ static int files_refusals(void *state, confine_refusals *io)
 static void files_free(void *state)
 {
 	files_state *f = state;
-	if (f)
+	if (f) {
 		strv_free(f->readonly);
+		strv_free(f->hidden);
+	}
 	free(f);
 }
 
@@ -691,22 +754,30 @@ int files_handler_new(const files_rules *rules, void **ret_state)
 	if (!f)
 		return -ENOMEM;
 	f->rules = *rules;
-	if (rules->readonly && !(f->readonly = strv_copy(rules->readonly))) {
-		free(f);
+	if ((rules->readonly && !(f->readonly = strv_copy(rules->readonly))) ||
+	    (rules->hidden && !(f->hidden = strv_copy(rules->hidden)))) {
+		files_free(f);
 		return -ENOMEM;
 	}
 	f->rules.readonly = f->readonly;
+	f->rules.hidden = f->hidden;
 	*ret_state = f;
 	return 0;
 }
 
 static int files_new(const confine_plan *plan, spawn_handoff *in, void **ret_state)
 {
-	_cleanup_strv_free_ char **readonly = NULL;
-	for (size_t i = 0; i < plan->mounts.n; i++)
-		if (plan->mounts.v[i].op == PROTECT_READ_ONLY &&
-		    strv_push(&readonly, plan->mounts.v[i].path) < 0)
+	_cleanup_strv_free_ char **readonly = NULL, **hidden = NULL;
+	bool reads = plan->filter_flags & SECCOMP_FILES_READ_NOTIFY;
+	for (size_t i = 0; i < plan->mounts.n; i++) {
+		protect_op op = plan->mounts.v[i].op;
+		char ***to = op == PROTECT_READ_ONLY ? &readonly
+			     : reads && (op == PROTECT_HIDE_DIR || op == PROTECT_HIDE_FILE)
+				     ? &hidden
+				     : NULL;
+		if (to && strv_push(to, plan->mounts.v[i].path) < 0)
 			return -ENOMEM;
+	}
 	int abi = landlock_abi();
 	if (abi > 0 && plan->landlock.abi_max > 0 && abi > plan->landlock.abi_max)
 		abi = plan->landlock.abi_max;
@@ -714,6 +785,7 @@ static int files_new(const confine_plan *plan, spawn_handoff *in, void **ret_sta
 		.complete = in->achieved & HARDEN_FILES_SUPERVISED, /* and we hold its listener */
 		.abi = abi,
 		.readonly = readonly,
+		.hidden = hidden,
 	};
 	return files_handler_new(&rules, ret_state);
 }

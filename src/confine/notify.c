@@ -220,11 +220,7 @@ int sup_open_fd(const supervisor *s, pid_t tid, int fd)
 	return find_beneath(s, path, &want);
 }
 
-/*
- * The absolute spelling of @path (relative to the caller's @dirfd, AT_FDCWD: its working
- * directory), in the caller's view, into @full; -errno.
- */
-static int caller_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size)
+int sup_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size)
 {
 	if (path[0] == '/') {
 		(void)snprintf(full, size, "%s", path);
@@ -297,7 +293,7 @@ int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, b
 		return sup_open_fd(s, tid, fdnum);
 
 	char full[8192];
-	int r = caller_absolute(tid, dirfd, path, full, sizeof(full));
+	int r = sup_absolute(tid, dirfd, path, full, sizeof(full));
 	if (r < 0)
 		return r;
 	int beneath;
@@ -314,7 +310,7 @@ int sup_resolve(const supervisor *s, pid_t tid, int dirfd, const char *path, boo
 	if (!path[0] || proc_fd_of(path, tid) >= 0)
 		return -ELOOP; /* a descriptor, not a path: not this function's */
 	char full[8192];
-	int r = caller_absolute(tid, dirfd, path, full, sizeof(full));
+	int r = sup_absolute(tid, dirfd, path, full, sizeof(full));
 	if (r < 0)
 		return r;
 	int beneath;

@@ -319,7 +319,7 @@ static const char *const file_calls[] = {
  * arches too, where the prefix lets them run first (file_prefix_rules()): the supervisor decodes
  * the native ABI only.
  */
-static int add_file_rules(scmp_filter_ctx ctx)
+static int add_file_rules(scmp_filter_ctx ctx, bool reads)
 {
 	const int act = -(int)SCMP_ACT_NOTIFY;
 	const struct {
@@ -327,7 +327,10 @@ static int add_file_rules(scmp_filter_ctx ctx)
 		unsigned arg;
 	} opens[] = {{"open", 1}, {"openat", 2}};
 	int r = 0;
-	for (size_t i = 0; r >= 0 && i < sizeof(opens) / sizeof(opens[0]); i++) {
+	/* FILES_READ_NOTIFY: every open, reads of hidden paths recorded too. */
+	for (size_t i = 0; reads && r >= 0 && i < sizeof(opens) / sizeof(opens[0]); i++)
+		r = add_rule(ctx, act, opens[i].name, 0, NULL);
+	for (size_t i = 0; !reads && r >= 0 && i < sizeof(opens) / sizeof(opens[0]); i++) {
 		unsigned a = opens[i].arg;
 		struct scmp_arg_cmp wr = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY);
 		struct scmp_arg_cmp rdwr = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR);
@@ -408,7 +411,7 @@ static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 	}
 
 	if (flags & SECCOMP_FILES_NOTIFY) {
-		r = add_file_rules(ctx);
+		r = add_file_rules(ctx, flags & SECCOMP_FILES_READ_NOTIFY);
 		if (r < 0)
 			return r;
 	}
@@ -854,7 +857,7 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 	if (flags & NET_ONLY)
 		fprintf(out, "/* the network rules alone (seccomp_net_only_program()) */\n");
 	else
-		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s%s */\n", flags,
+		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s%s%s */\n", flags,
 			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
 			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
 			flags & SECCOMP_DENY_IPC ? " IPC" : "",
@@ -864,6 +867,7 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 			flags & SECCOMP_NET_NOTIFY ? " NET_NOTIFY" : "",
 			flags & SECCOMP_DENY_SOCKETS ? " SOCKETS" : "",
 			flags & SECCOMP_FILES_NOTIFY ? " FILES_NOTIFY" : "",
+			flags & SECCOMP_FILES_READ_NOTIFY ? " FILES_READ_NOTIFY" : "",
 			flags ? "" : " base rules only");
 	r = write_program(out, ctx, flags, big, prefix, n_prefix);
 	if (r >= 0) {

@@ -64,9 +64,15 @@
  *                     *at forms) and truncate. The other ABIs' forms run unsupervised.
  */
 #define SECCOMP_FILES_NOTIFY (1u << 7)
+/*
+ *   FILES_READ_NOTIFY with FILES_NOTIFY, for a plan with hidden paths (denyRead): every open
+ *                     and openat too, reads included, so that a read of a hidden path is
+ *                     recorded (every open then pays the round trip: only where it can matter)
+ */
+#define SECCOMP_FILES_READ_NOTIFY (1u << 8)
 #define SECCOMP_FLAGS_ALL                                                                          \
 	(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY | SECCOMP_NET_NOTIFY | \
-	 SECCOMP_DENY_SOCKETS | SECCOMP_FILES_NOTIFY)
+	 SECCOMP_DENY_SOCKETS | SECCOMP_FILES_NOTIFY | SECCOMP_FILES_READ_NOTIFY)
 
 /* Programs are indexed by their flags; seccomp_flags_built() says which slots hold one. */
 #define SECCOMP_PROGRAMS (SECCOMP_FLAGS_ALL + 1)
@@ -86,6 +92,8 @@ static inline bool seccomp_flags_built(unsigned flags)
 	if ((flags & ~SECCOMP_FLAGS_ALL) || (flags & both) == both)
 		return false;
 	if ((flags & SECCOMP_FILES_NOTIFY) && !(flags & SECCOMP_METADATA_NOTIFY))
+		return false;
+	if ((flags & SECCOMP_FILES_READ_NOTIFY) && !(flags & SECCOMP_FILES_NOTIFY))
 		return false;
 	return !(flags & (SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS)) ||
 	       (flags & landlock) == landlock;

@@ -249,8 +249,9 @@ static int install_filter(unsigned flags, int meta_sock)
 	/* No supervisor to send to, or no listener here (a kernel before 5.0, a filter stacked
 	 * with its own): refuse them. The file calls evidence watches then run unsupervised:
 	 * Landlock governs them, there is just no evidence (docs/design/evidence.md). */
-	unsigned refuse =
-		(flags & ~(SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY)) | SECCOMP_METADATA_DENY;
+	unsigned refuse = (flags & ~(SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY |
+				     SECCOMP_FILES_READ_NOTIFY)) |
+			  SECCOMP_METADATA_DENY;
 	/*
 	 * Once the filter is in place a supervised call waits for a supervisor. One that cannot be
 	 * told gets nothing (the calls then fail with ENOSYS once the listener is gone: closed

@@ -866,6 +866,93 @@ static void test_fallback_no_listener(void **state)
 	dsb_test_rm_rf(fx.top);
 }
 
+/* --- reads of hidden paths (denyRead) --------------------------------------------------------- */
+
+static char secret_dir[2 * PATH_MAX], secret_file[2 * PATH_MAX];
+
+static int r_hidden_beneath(void)
+{
+	char p[3 * PATH_MAX];
+	(void)snprintf(p, sizeof(p), "%s/x", secret_dir);
+	return open_errno(p, O_RDONLY);
+}
+static int r_hidden_dir(void)
+{
+	return open_errno(secret_dir, O_RDONLY | O_DIRECTORY);
+}
+static int r_hidden_file(void)
+{
+	int fd = open(secret_file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	char c;
+	ssize_t n = read(fd, &c, 1);
+	close(fd);
+	return n == 0 ? 0 : -2; /* it reads as empty */
+}
+static int r_plain(void)
+{
+	return open_errno(out_path("f"), O_RDONLY);
+}
+
+static void reads(run_result *r)
+{
+	r->errnos[0] = r_hidden_beneath();
+	r->errnos[1] = r_hidden_dir();
+	r->errnos[2] = r_hidden_file();
+	r->errnos[3] = r_plain();
+	r->errnos[4] = c_write_out();
+	r->extra = 0;
+}
+
+static void test_hidden_reads(void **state)
+{
+	(void)state;
+	if (!landlock_here())
+		skip();
+	setup_fixture(false);
+	(void)snprintf(secret_dir, sizeof(secret_dir), "%s/secret", fx.top);
+	(void)snprintf(secret_file, sizeof(secret_file), "%s/secret.txt", fx.top);
+	char *roots[] = {fx.ws, NULL};
+	protect_mount m[3];
+	confine_plan plan;
+	run_result off, on;
+	confine_refusals r_off, r_on;
+	for (int pass = 0; pass < 2; pass++) {
+		make_tree();
+		assert_int_equal(mkdir(secret_dir, 0755), 0);
+		put_file(fx.top, "secret.txt");
+		make_plan(&plan, roots, &m[0], pass == 1);
+		m[1] = (protect_mount){.op = PROTECT_HIDE_DIR, .path = secret_dir};
+		m[2] = (protect_mount){.op = PROTECT_HIDE_FILE, .path = secret_file};
+		plan.mounts.n = 3;
+		if (pass == 1)
+			plan.filter_flags |= SECCOMP_FILES_READ_NOTIFY;
+		run_confined(&plan, reads, pass ? &on : &off, pass ? &r_on : &r_off);
+	}
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(off.errnos[i], on.errnos[i]);
+	assert_int_equal(on.errnos[0], EACCES);
+	assert_int_equal(on.errnos[1], EACCES);
+	assert_int_equal(on.errnos[2], 0);
+	assert_int_equal(on.errnos[3], 0);
+	assert_int_equal(on.errnos[4], EACCES);
+	assert_int_equal(r_off.files, 0);
+	/* Three hidden reads and the write outside; the plain read is nothing. */
+	assert_int_equal(r_on.files, 4);
+	char want[6 * PATH_MAX];
+	(void)snprintf(want, sizeof(want), "read\tEACCES\t%s/x\t%s/x\thidden", secret_dir,
+		       secret_dir);
+	expect_record(r_on.files_named, want);
+	(void)snprintf(want, sizeof(want), "read\tEACCES\t%s\t%s\thidden", secret_dir, secret_dir);
+	expect_record(r_on.files_named, want);
+	(void)snprintf(want, sizeof(want), "read\t-\t%s\t%s\thidden", secret_file, secret_file);
+	expect_record(r_on.files_named, want);
+	record_free(&confine_refusals_record, &r_off);
+	record_free(&confine_refusals_record, &r_on);
+	dsb_test_rm_rf(fx.top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -875,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_thousand_refusals),
 		cmocka_unit_test(test_race),
 		cmocka_unit_test(test_fallback_no_listener),
+		cmocka_unit_test(test_hidden_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -180,6 +180,7 @@ static uint32_t bpf_run(const seccomp_program *prog, const struct seccomp_data *
 #define IPC    SECCOMP_DENY_IPC
 #define META   (1u << 30) /* a metadata call: notified, refused or allowed by the metadata flag */
 #define FILES  (1u << 29) /* a write-class file call: notified with FILES_NOTIFY, else allowed */
+#define FREAD  (1u << 28) /* a read-only open: notified with FILES_READ_NOTIFY, else allowed */
 
 #define X32_BIT		 0x40000000u
 #define HIGH		 (1ULL << 32) /* a bit the kernel reads but a 32-bit compare would miss */
@@ -229,7 +230,7 @@ static const filter_case cases[] = {
 	/* ordinary tools: never refused */
 	PASS(NATIVE, SYS_read, 0, 0),
 	PASS(NATIVE, SYS_write, 1, 0),
-	PASS(NATIVE, SYS_openat, AT_FDCWD, 0),
+	CASE(NATIVE, SYS_openat, AT_FDCWD, 0, FREAD, 0),
 	PASS(NATIVE, SYS_execve, 0, 0),
 	PASS(NATIVE, SYS_getpid, 0, 0),
 	PASS(NATIVE, SYS_ptrace, 0, 0),
@@ -407,8 +408,8 @@ static const filter_case cases[] = {
 	CASE(NATIVE, SYS_open, 0, O_RDWR | O_CLOEXEC, FILES, 0),
 	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_CREAT, FILES, 0),
 	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_TRUNC, FILES, 0),
-	PASS(NATIVE, SYS_open, 0, O_RDONLY | O_CLOEXEC | O_DIRECTORY),
-	PASS(NATIVE, SYS_open, 0, O_PATH),
+	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_CLOEXEC | O_DIRECTORY, FREAD, 0),
+	CASE(NATIVE, SYS_open, 0, O_PATH, FREAD, 0),
 	CASE(NATIVE, SYS_creat, 0, 0644, FILES, 0),
 	CASE(NATIVE, SYS_openat2, AT_FDCWD, 0, FILES, 0),
 	CASE(NATIVE, SYS_mkdir, 0, 0755, FILES, 0),
@@ -515,6 +516,9 @@ static uint32_t expected(const filter_case *c, unsigned flags)
 {
 	if (c->denied_by == NEVER)
 		return SECCOMP_RET_ALLOW;
+	if (c->denied_by == FREAD)
+		return flags & SECCOMP_FILES_READ_NOTIFY ? SECCOMP_RET_USER_NOTIF
+							 : SECCOMP_RET_ALLOW;
 	if (c->denied_by == FILES)
 		return flags & SECCOMP_FILES_NOTIFY ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
 	if (c->denied_by == META)
@@ -532,7 +536,8 @@ static bool valid_flags(unsigned flags)
 	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
 	const unsigned net = SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS;
 	return (flags & both) != both && (!(flags & net) || (flags & (NS | PT)) == (NS | PT)) &&
-	       (!(flags & SECCOMP_FILES_NOTIFY) || (flags & SECCOMP_METADATA_NOTIFY));
+	       (!(flags & SECCOMP_FILES_NOTIFY) || (flags & SECCOMP_METADATA_NOTIFY)) &&
+	       (!(flags & SECCOMP_FILES_READ_NOTIFY) || (flags & SECCOMP_FILES_NOTIFY));
 }
 
 static void test_cases(void **state)
