@@ -76,3 +76,57 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		"landlock=$as_nobody $D exec --backend landlock --mode workspace-write --workspace $user/ws -- sh $scratch/x-user.sh" \
 		"bwrap=$as_nobody $D exec --backend bwrap --mode workspace-write --workspace $user/ws -- sh $scratch/x-user.sh"
 fi
+
+# --- evidence of file refusals (docs/design/evidence.md) --------------------------------------
+# What sandbox-local.evidence costs: the same workloads under Landlock with the evidence on and
+# off (the default), paired in one run (interleaved rounds, medians, the ratio on/off; target
+# <= 1.10x): tar x of the 5,000 files, git checkout between two branches of 5,000 files each,
+# and an offline npm install of a packed local package. bwrap hands no file call over (the
+# evidence is Landlock's), so its two rows are the same run and are left out.
+printf 'sandbox-local:\n  evidence: false\n' >"$scratch/evidence-off.yaml"
+printf 'sandbox-local:\n  evidence: true\n' >"$scratch/evidence-on.yaml"
+on="$D --config $scratch/evidence-on.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
+off="$D --config $scratch/evidence-off.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
+echo "evidence: tar x of 5,000 files under Landlock, on against off, ${ROUNDS:-21} rounds, medians:"
+build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/x.sh" "on=$on sh $scratch/x.sh"
+
+# A repository of 5,000 files in 50 directories, two branches that differ in every file.
+repo=$ws/repo
+git init -q -b one "$repo"
+for d in $(seq 50); do
+	mkdir "$repo/d$d"
+	for f in $(seq 100); do
+		echo "one $d $f" >"$repo/d$d/f$f"
+	done
+done
+git -C "$repo" add -A
+git -C "$repo" -c user.name=b -c user.email=b@b commit -qm one
+git -C "$repo" checkout -qb two
+for d in $(seq 50); do
+	for f in $(seq 100); do
+		echo "two $d $f" >"$repo/d$d/f$f"
+	done
+done
+git -C "$repo" -c user.name=b -c user.email=b@b commit -qam two
+printf 'git -C "%s" checkout -q one && git -C "%s" checkout -q two\n' "$repo" "$repo" >"$scratch/co.sh"
+echo "evidence: git checkout of 5,000 files there and back under Landlock, ${ROUNDS:-21} rounds, medians:"
+build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/co.sh" "on=$on sh $scratch/co.sh"
+
+# npm install --offline of a packed local package with a bin (as t-metadata-workflows.sh does),
+# HOME and npm's cache in the workspace, the registry on the discard port: no network.
+if command -v npm >/dev/null; then
+	mkdir -p "$ws/pkg" "$ws/proj"
+	printf '{"name":"dsb-hello","version":"1.0.0","bin":{"dsb-hello":"cli.js"}}\n' >"$ws/pkg/package.json"
+	printf '#!/usr/bin/env node\nconsole.log("hello")\n' >"$ws/pkg/cli.js"
+	(cd "$ws/pkg" && npm pack --silent --pack-destination .. >/dev/null 2>&1)
+	printf '{"name":"proj","version":"1.0.0"}\n' >"$ws/proj/package.json"
+	cat >"$scratch/npm.sh" <<EOS
+export HOME='$ws' npm_config_cache='$ws/.npm' npm_config_registry=http://127.0.0.1:9/
+export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=false
+cd '$ws/proj' && rm -rf node_modules package-lock.json &&
+	npm install --offline --no-audit --no-fund ../dsb-hello-1.0.0.tgz >/dev/null 2>&1
+EOS
+	echo "evidence: npm install --offline under Landlock, ${ROUNDS:-21} rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/npm.sh" \
+		"on=$on sh $scratch/npm.sh"
+fi

@@ -122,6 +122,9 @@ typedef enum dsb_hardening {
 	DSB_HARDEN_METADATA_REFUSED = 1 << 15,
 	/* A network namespace can be made for a restricted network policy (bwrap: always). */
 	DSB_HARDEN_NET_NAMESPACE = 1 << 16,
+	/* The file operations the sandbox refuses are supervised and recorded, each with its path,
+	 * operation and errno (docs/design/evidence.md); absent: a denial is told by its stderr. */
+	DSB_HARDEN_FILE_EVIDENCE = 1 << 17,
 } dsb_hardening;
 
 /*

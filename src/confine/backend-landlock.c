@@ -48,6 +48,8 @@ static unsigned hardening_of(unsigned achieved)
 		h |= DSB_HARDEN_METADATA_REFUSED;
 	if (achieved & HARDEN_NET_NS)
 		h |= DSB_HARDEN_NET_NAMESPACE;
+	if (achieved & HARDEN_FILES_SUPERVISED)
+		h |= DSB_HARDEN_FILE_EVIDENCE;
 	h |= achieved & HARDEN_IPC_NS ? DSB_HARDEN_IPC_NAMESPACE : DSB_HARDEN_IPC_FILTERED;
 	return h;
 }
@@ -95,7 +97,8 @@ static void landlock_probe(dsb_provider *p, dsb_probe_backend *out)
 	confine_plan plan = {
 		.steps = STEPS_SELF,
 		.landlock = {.ro = ro, .rw = rw, .scope = p->scope, .abi_max = p->abi_max},
-		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY,
+		.filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY |
+				(p->evidence ? SECCOMP_FILES_NOTIFY : 0),
 		.filter_fd = -1,
 		.mount_ns = true, /* can protected paths be enforced here? */
 		.net_ns = true,	  /* can a network policy have its own namespace? */
@@ -301,6 +304,9 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	plan->steps = STEPS_SELF;
 	/* Landlock has no rights for metadata: the supervisor takes those calls (handler-*.c). */
 	plan->filter_flags = LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY;
+	/* Evidence of the file calls it refuses (handler-files.c), on the same listener. */
+	if (p->evidence)
+		plan->filter_flags |= SECCOMP_FILES_NOTIFY;
 	ll->scope = p->scope;
 	ll->abi_max = p->abi_max;
 	r = strv_push(&ll->ro, "/");
@@ -336,6 +342,11 @@ static int landlock_confine(const dsb_provider *p, const dsb_exec_policy *policy
 	}
 	if (r >= 0)
 		r = landlock_protect(p, policy, plan, why);
+	/* With hidden paths, reads too, so that a read of one is recorded (evidence.md). */
+	for (size_t i = 0; r >= 0 && p->evidence && i < plan->mounts.n; i++)
+		if (plan->mounts.v[i].op == PROTECT_HIDE_DIR ||
+		    plan->mounts.v[i].op == PROTECT_HIDE_FILE)
+			plan->filter_flags |= SECCOMP_FILES_READ_NOTIFY;
 	/* A protected path refuses with EROFS, as under bwrap: that is a denial here too. */
 	if (r >= 0 && plan->mounts.n > 0)
 		r = strv_push(&c->denial_signatures, "read-only file system");

@@ -64,6 +64,7 @@ int dsb_provider_new(const dsb_config *cfg, const char *cache_dir, dsb_provider 
 			    ? LL_SCOPE_ABSTRACT_UNIX_SOCKET
 			    : 0);
 	p->abi_max = (int)cfg->landlock_abi_max;
+	p->evidence = cfg->evidence;
 	p->runner_command = strv_copy(cfg->runner_command);
 	p->runner_failure_signatures = strv_copy(cfg->runner_failure_signatures);
 	p->cache_dir = cache_dir ? strdup(cache_dir) : NULL;
@@ -153,9 +154,9 @@ static char *cache_key(dsb_provider *p)
 			r = strbuf_puts(&sb, ",");
 	}
 	if (r >= 0)
-		r = strbuf_printf(&sb, "|scope=%llu|abimax=%d|timeout=%llu",
+		r = strbuf_printf(&sb, "|scope=%llu|abimax=%d|timeout=%llu|evidence=%d",
 				  (unsigned long long)p->scope, p->abi_max,
-				  (unsigned long long)p->probe_timeout_ms);
+				  (unsigned long long)p->probe_timeout_ms, p->evidence);
 	if (r < 0) {
 		strbuf_done(&sb);
 		return NULL;

@@ -39,6 +39,7 @@
 #define DSB_CONFINE_CONFINE_H
 
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -240,19 +241,20 @@ int landlock_restrict(const landlock_plan *plan, landlock_status *ret_status, ch
 /* --- harden.c -------------------------------------------------------------------------------- */
 
 /* What a child achieved, reported by harden_*() and the steps (a bit set). */
-#define HARDEN_CAPS	       (1u << 0) /* effective, permitted, inheritable and ambient sets empty */
-#define HARDEN_BOUNDING	       (1u << 1)  /* the bounding set empty too */
-#define HARDEN_FILTER	       (1u << 2)  /* the seccomp filter installed */
-#define HARDEN_IPC_NS	       (1u << 3)  /* a new IPC namespace */
-#define HARDEN_UTS_NS	       (1u << 4)  /* a new UTS namespace */
-#define HARDEN_USER_NS	       (1u << 5)  /* a user namespace (what made the two above possible) */
-#define HARDEN_MNT_NS	       (1u << 6)  /* a mount namespace (for protected paths) */
-#define HARDEN_META_SUPERVISED (1u << 7)  /* metadata calls go to the supervisor */
-#define HARDEN_META_REFUSED    (1u << 8)  /* no supervisor could be had: they fail with EPERM */
-#define HARDEN_NET_NS	       (1u << 9)  /* a network namespace with a loopback alone */
-#define HARDEN_NET_SUPERVISED  (1u << 10) /* connect and the sends go to the supervisor */
-#define HARDEN_PID_NS	       (1u << 11) /* a PID namespace of the command's, with an init of ours */
-#define HARDEN_FAILED	       (1u << 31)
+#define HARDEN_CAPS		(1u << 0) /* effective, permitted, inheritable and ambient sets empty */
+#define HARDEN_BOUNDING		(1u << 1)  /* the bounding set empty too */
+#define HARDEN_FILTER		(1u << 2)  /* the seccomp filter installed */
+#define HARDEN_IPC_NS		(1u << 3)  /* a new IPC namespace */
+#define HARDEN_UTS_NS		(1u << 4)  /* a new UTS namespace */
+#define HARDEN_USER_NS		(1u << 5)  /* a user namespace (what made the two above possible) */
+#define HARDEN_MNT_NS		(1u << 6)  /* a mount namespace (for protected paths) */
+#define HARDEN_META_SUPERVISED	(1u << 7)  /* metadata calls go to the supervisor */
+#define HARDEN_META_REFUSED	(1u << 8)  /* no supervisor could be had: they fail with EPERM */
+#define HARDEN_NET_NS		(1u << 9)  /* a network namespace with a loopback alone */
+#define HARDEN_NET_SUPERVISED	(1u << 10) /* connect and the sends go to the supervisor */
+#define HARDEN_PID_NS		(1u << 11) /* a PID namespace of the command's, with an init of ours */
+#define HARDEN_FILES_SUPERVISED (1u << 12) /* file calls to the supervisor (evidence) */
+#define HARDEN_FAILED		(1u << 31)
 
 /*
  * New IPC and UTS namespaces for the calling thread where the kernel allows them: directly when
@@ -701,13 +703,13 @@ typedef struct sup_call {
 	 * addresses and paths the supervisor refused (NULL: none). */                        \
 	X(STRV, named)                                                                        \
 	/* 1: this run's file operations were supervised (the evidence is complete); 0: none  \
-	 * could be had */                                                                    \
+	 * could be had (docs/design/evidence.md) */                                          \
 	X(U32, evidence)                                                                      \
 	/* file operations refused, all of them (writes outside the roots or on protected     \
 	 * paths, reads of hidden paths, metadata changes) */                                 \
 	X(U32, files)                                                                         \
-	/* the first 16 distinct refused paths (distinct by resolved path), in order, each    \
-	 * "OP\tERRNO\tPATH\tNAMED\tWHY" */                                                   \
+	/* the first FILES_NAMED_MAX distinct refused paths (distinct by resolved path), in   \
+	 * order, each "OP\tERRNO\tPATH\tNAMED\tWHY" (NULL: none) */                          \
 	X(STRV, files_named)
 
 typedef struct confine_refusals {
@@ -763,7 +765,15 @@ struct supervisor {
 	size_t n_slots;
 	sup_route routes[SUP_ROUTES_MAX];
 	size_t n_routes;
+	/* The evidence of file refusals every handler adds to (sup_record()), under its lock. */
+	pthread_mutex_t ev_lock;
+	unsigned ev_files;
+	char **ev_named; /* FILES_NAMED_MAX at most, NULL-terminated (NULL: none yet) */
+	size_t ev_n;
 };
+
+/* The most distinct refused paths a run's evidence names (its count goes on). */
+#define FILES_NAMED_MAX 16
 
 /* Readies @s for a run whose roots are @roots, of which @fixed keep their own directory (both
  * borrowed, NULL-terminated; NULL: none). */
@@ -847,6 +857,33 @@ int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, b
  * -errno (EBADF: no such descriptor). */
 int sup_open_fd(const supervisor *s, pid_t tid, int fd);
 
+/*
+ * The object @path names for the caller, resolved in its view as sup_open_path() resolves it,
+ * whether or not it lies beneath a root: O_PATH, or the walk's -errno (-ELOOP for a descriptor
+ * named through /proc, which is not resolved here). *@ret_inside: it lies beneath a root.
+ */
+int sup_resolve(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow,
+		bool *ret_inside);
+
+/*
+ * The absolute spelling of @path for the caller (thread @tid; relative to its @dirfd, AT_FDCWD:
+ * its working directory), in its view, unresolved, into @full (@size, 4096 at least); -errno.
+ */
+int sup_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size);
+
+/* The path of our descriptor @fd (/proc/self/fd/N): 0, or -errno (-ENOENT: no path). */
+int sup_fd_path(int fd, char *buf, size_t size);
+
+/*
+ * Records a refused file operation in @s's evidence (docs/design/evidence.md): @calls more
+ * refused calls counted (0: another name of a call already counted), and
+ * its "OP\tERRNO\tPATH\tNAMED\tWHY" kept when @path is new and fewer than FILES_NAMED_MAX are.
+ * @err is the errno answered (0: "-", the call succeeded but showed nothing). Control
+ * characters in the paths become '?'. Safe from any thread.
+ */
+void sup_record(supervisor *s, unsigned calls, const char *op, int err, const char *path,
+		const char *named, const char *why);
+
 /* Whether @obj is the very directory of a root that keeps its own metadata. */
 bool sup_is_fixed_root(const supervisor *s, int obj);
 
@@ -895,6 +932,24 @@ typedef struct net_supervision {
 } net_supervision;
 
 extern const sup_handler handler_network;
+
+/*
+ * Write-class file calls (SECCOMP_FILES_NOTIFY; docs/design/evidence.md): let through
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE: Landlock and the read-only mounts still enforce) unless
+ * the kernel would surely refuse them, then refused here with the kernel's errno and recorded
+ * (sup_record()). The rules of a state made outside a run (tests, a caller of its own).
+ */
+typedef struct files_rules {
+	bool complete; /* the child's filter sends every such call (the evidence) */
+	int abi;       /* Landlock's ABI in force: truncate needs 3, rename and link 2 */
+	/* Borrowed: the protected read-only paths, as the command sees them, and the hidden ones
+	 * (denyRead), whose reads are recorded (FILES_READ_NOTIFY). */
+	char *const *readonly;
+	char *const *hidden;
+} files_rules;
+
+extern const sup_handler handler_files;
+int files_handler_new(const files_rules *rules, void **ret_state);
 
 /* A network handler's state for @rules (copied; the roots borrowed), with no proxy. */
 int network_handler_new(const net_supervision *rules, void **ret_state);
@@ -1193,6 +1248,7 @@ struct dsb_provider {
 	char **runner_failure_signatures;
 	uint64_t scope; /* LL_SCOPE_* */
 	int abi_max;	/* 0: the kernel's */
+	bool evidence;	/* sandbox-local.evidence: file refusals supervised (evidence.md) */
 	char *cache_dir;
 	char bwrap[4096]; /* the trusted bwrap found (backend-bwrap.c), "" before */
 	struct {

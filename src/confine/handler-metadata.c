@@ -408,6 +408,65 @@ static const int metadata_calls[] = {
 	-1,
 };
 
+/* The evidence's name of the operation of call @nr (docs/design/evidence.md). */
+static const char *op_name(int nr)
+{
+	switch (nr) {
+	case SYS_chmod:
+	case SYS_fchmod:
+	case SYS_fchmodat:
+	case NR_FCHMODAT2:
+		return "chmod";
+	case SYS_chown:
+	case SYS_fchown:
+	case SYS_lchown:
+	case SYS_fchownat:
+		return "chown";
+	case SYS_utime:
+	case SYS_utimes:
+	case SYS_futimesat:
+	case SYS_utimensat:
+		return "utimes";
+	case SYS_ioctl:
+	case NR_FILE_SETATTR:
+		return "setflags";
+	default:
+		return "xattr";
+	}
+}
+
+/*
+ * Records a refusal in the run's evidence: the object's path as the caller's view resolves it
+ * (a second walk, only for a refusal; a descriptor's by its link), and as the caller named it.
+ */
+static void record_refusal(sup_call *c, const meta_call *call)
+{
+	pid_t tid = (pid_t)c->n->pid;
+	char named[4096] = "", where[4096] = "";
+	int fd = call->fd >= 0 ? call->fd : -1;
+	if (fd < 0 && call->path && sup_peek_string(tid, call->path, named, sizeof(named)) < 0)
+		named[0] = '\0';
+	if (fd < 0 && !named[0])
+		fd = call->dirfd; /* AT_EMPTY_PATH, utimensat(fd, NULL) */
+	if (fd >= 0 || !named[0]) {
+		char link[64];
+		if (fd >= 0)
+			(void)snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
+		else
+			(void)snprintf(link, sizeof(link), "/proc/%d/cwd", (int)tid);
+		ssize_t len = readlink(link, where, sizeof(where) - 1);
+		where[len > 0 ? len : 0] = '\0';
+		(void)snprintf(named, sizeof(named), "%s", where);
+	} else {
+		bool inside;
+		_cleanup_close_ int obj =
+			sup_resolve(c->sup, tid, call->dirfd, named, call->follow, &inside);
+		if (obj < 0 || sup_fd_path(obj, where, sizeof(where)) < 0)
+			(void)snprintf(where, sizeof(where), "%s", named);
+	}
+	sup_record(c->sup, 1, op_name(c->n->data.nr), EPERM, where, named, "outside");
+}
+
 static int metadata_answer(void *state, sup_call *c, struct seccomp_notif_resp *resp)
 {
 	metadata_state *m = state;
@@ -424,6 +483,7 @@ static int metadata_answer(void *state, sup_call *c, struct seccomp_notif_resp *
 	if (obj == SUP_OUTSIDE || (obj >= 0 && sup_is_fixed_root(c->sup, obj))) {
 		/* Counted before the answer, which may end the caller and then the run. */
 		atomic_fetch_add(&m->refused, 1);
+		record_refusal(c, &call);
 		return SUP_REFUSED;
 	}
 	resp->error = obj < 0 ? obj : perform(c->n, obj);

@@ -194,6 +194,7 @@ const char *dsb_hardening_to_string(dsb_hardening bit)
 		{DSB_HARDEN_METADATA_SUPERVISED, "metadata-supervised"},
 		{DSB_HARDEN_METADATA_REFUSED, "metadata-refused"},
 		{DSB_HARDEN_NET_NAMESPACE, "network-namespace"},
+		{DSB_HARDEN_FILE_EVIDENCE, "file-evidence"},
 	};
 	for (size_t i = 0; i < ELEMENTSOF(names); i++)
 		if (names[i].bit == bit)

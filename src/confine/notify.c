@@ -220,26 +220,10 @@ int sup_open_fd(const supervisor *s, pid_t tid, int fd)
 	return find_beneath(s, path, &want);
 }
 
-/*
- * The object is resolved once as the caller would resolve it, in the caller's mount namespace
- * (where the read-only binds of protected paths are), and found beneath a root. The path is
- * made absolute from the caller's working directory or descriptor. Most paths lead to the
- * object beneath the root they start in, which one openat2() from that root proves; a path
- * that leaves it (an absolute symlink, "..") is resolved from the caller's root
- * (RESOLVE_IN_ROOT) and the object it reaches is looked for beneath the roots. A race that
- * renames a directory meanwhile only leads to another object of the caller's view, which is
- * checked as any. Magic links are refused but the caller's own /proc/self/fd/N.
- */
-int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow)
+int sup_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size)
 {
-	int fdnum = path[0] ? proc_fd_of(path, tid) : dirfd;
-	if (fdnum >= 0)
-		return sup_open_fd(s, tid, fdnum);
-
-	/* The absolute spelling, in the caller's view. */
-	char full[8192];
 	if (path[0] == '/') {
-		(void)snprintf(full, sizeof(full), "%s", path);
+		(void)snprintf(full, size, "%s", path);
 	} else {
 		char dir[4096], what[32];
 		if (dirfd == AT_FDCWD)
@@ -252,16 +236,37 @@ int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, b
 		if (dir[0] != '/')
 			return -ENOENT; /* a deleted directory, or not one at all */
 		if (!path[0])
-			(void)snprintf(full, sizeof(full), "%s", dir);
-		else if ((size_t)snprintf(full, sizeof(full), "%s/%s", dir, path) >= sizeof(full))
+			(void)snprintf(full, size, "%s", dir);
+		else if ((size_t)snprintf(full, size, "%s/%s", dir, path) >= size)
 			return -ENAMETOOLONG;
 	}
-	if (strlen(full) >= 4096)
-		return -ENAMETOOLONG;
+	return strlen(full) >= 4096 ? -ENAMETOOLONG : 0;
+}
 
+/*
+ * The object is resolved once as the caller would resolve it, in the caller's mount namespace
+ * (where the read-only binds of protected paths are), and found beneath a root. The path is
+ * made absolute from the caller's working directory or descriptor. Most paths lead to the
+ * object beneath the root they start in, which one openat2() from that root proves; a path
+ * that leaves it (an absolute symlink, "..") is resolved from the caller's root
+ * (RESOLVE_IN_ROOT) and the object it reaches is looked for beneath the roots. A race that
+ * renames a directory meanwhile only leads to another object of the caller's view, which is
+ * checked as any. Magic links are refused but the caller's own /proc/self/fd/N.
+ */
+/*
+ * Walks the absolute @full in the caller's view: the object (O_PATH) or the walk's -errno
+ * (SUP_OUTSIDE: no view to walk in), and in *@ret_beneath the same object found beneath a root:
+ * the very descriptor returned when one walk beneath the root it starts in reached it, another
+ * one when it was found there by its path, or SUP_OUTSIDE.
+ */
+static int walk(const supervisor *s, const char *full, bool follow, int *ret_beneath)
+{
+	*ret_beneath = SUP_OUTSIDE;
 	int i = root_of(s, full, 0);
 	if (i >= 0) {
 		int fd = open_beneath(s, i, beneath_part(s, full, i), follow, true);
+		if (fd >= 0)
+			*ret_beneath = fd;
 		if (fd >= 0 || (fd != -EXDEV && fd != -ELOOP && fd != -EAGAIN))
 			return fd;
 	}
@@ -271,17 +276,60 @@ int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, b
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	_cleanup_close_ int obj = openat2_retry(s->caller_root, full, &how);
+	int obj = openat2_retry(s->caller_root, full, &how);
 	if (obj < 0)
 		return obj;
-	char self[64], where[4096];
+	char where[4096];
 	struct stat want;
-	(void)snprintf(self, sizeof(self), "/proc/self/fd/%d", obj);
-	ssize_t len = readlink(self, where, sizeof(where) - 1);
-	if (len <= 0 || fstat(obj, &want) < 0)
-		return SUP_OUTSIDE;
-	where[len] = '\0';
-	return find_beneath(s, where, &want);
+	if (sup_fd_path(obj, where, sizeof(where)) == 0 && fstat(obj, &want) == 0)
+		*ret_beneath = find_beneath(s, where, &want);
+	return obj;
+}
+
+int sup_open_path(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow)
+{
+	int fdnum = path[0] ? proc_fd_of(path, tid) : dirfd;
+	if (fdnum >= 0)
+		return sup_open_fd(s, tid, fdnum);
+
+	char full[8192];
+	int r = sup_absolute(tid, dirfd, path, full, sizeof(full));
+	if (r < 0)
+		return r;
+	int beneath;
+	int obj = walk(s, full, follow, &beneath);
+	if (obj >= 0 && obj != beneath)
+		(void)close(obj);
+	return obj < 0 ? obj : beneath;
+}
+
+int sup_resolve(const supervisor *s, pid_t tid, int dirfd, const char *path, bool follow,
+		bool *ret_inside)
+{
+	*ret_inside = false;
+	if (!path[0] || proc_fd_of(path, tid) >= 0)
+		return -ELOOP; /* a descriptor, not a path: not this function's */
+	char full[8192];
+	int r = sup_absolute(tid, dirfd, path, full, sizeof(full));
+	if (r < 0)
+		return r;
+	int beneath;
+	int obj = walk(s, full, follow, &beneath);
+	*ret_inside = beneath >= 0;
+	if (beneath >= 0 && beneath != obj)
+		(void)close(beneath);
+	return obj == SUP_OUTSIDE ? -ENOENT : obj;
+}
+
+int sup_fd_path(int fd, char *buf, size_t size)
+{
+	char self[64];
+	(void)snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(self, buf, size - 1);
+	if (len <= 0 || (size_t)len >= size - 1)
+		return -ENAMETOOLONG;
+	buf[len] = '\0';
+	return buf[0] == '/' ? 0 : -ENOENT;
 }
 
 /* Set in a worker thread, which clears its effective capabilities once for all its calls. */
@@ -459,6 +507,67 @@ static int open_roots(supervisor *s, pid_t tid)
 void supervisor_init(supervisor *s, char *const *roots, char *const *fixed)
 {
 	*s = (supervisor){.roots = roots, .fixed = fixed, .caller_root = -1};
+	(void)pthread_mutex_init(&s->ev_lock, NULL);
+}
+
+/* @path's characters, control ones as '?', into @buf: a record is one line of tab-split fields. */
+static void printable(const char *path, char *buf, size_t size)
+{
+	size_t i = 0;
+	for (; path[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)path[i] < 0x20 || path[i] == 0x7f ? '?' : path[i];
+	buf[i] = '\0';
+}
+
+/* The name of an errno the handlers answer (musl, which landlock-run is built with, has no
+ * strerrorname_np()). */
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case 0:
+		return "-";
+	case EACCES:
+		return "EACCES";
+	case EROFS:
+		return "EROFS";
+	case EPERM:
+		return "EPERM";
+	default:
+		return "EIO";
+	}
+}
+
+/* Whether record @rec ("OP\tERRNO\tPATH\t...") names @path. */
+static bool names_path(const char *rec, const char *path)
+{
+	const char *p = strchr(rec, '\t');
+	p = p ? strchr(p + 1, '\t') : NULL;
+	if (!p)
+		return false;
+	size_t len = strlen(path);
+	return strncmp(p + 1, path, len) == 0 && p[1 + len] == '\t';
+}
+
+void sup_record(supervisor *s, unsigned calls, const char *op, int err, const char *path,
+		const char *named, const char *why)
+{
+	char p[4096], n[4096];
+	printable(path, p, sizeof(p));
+	printable(named, n, sizeof(n));
+	const char *name = errno_name(err);
+	(void)pthread_mutex_lock(&s->ev_lock);
+	s->ev_files += calls;
+	bool known = false;
+	for (size_t i = 0; i < s->ev_n && !known; i++)
+		known = names_path(s->ev_named[i], p);
+	if (!known && s->ev_n < FILES_NAMED_MAX) {
+		if (!s->ev_named)
+			s->ev_named = calloc(FILES_NAMED_MAX + 1, sizeof(char *));
+		char *rec = NULL;
+		if (s->ev_named && asprintf(&rec, "%s\t%s\t%s\t%s\t%s", op, name, p, n, why) >= 0)
+			s->ev_named[s->ev_n++] = rec;
+	}
+	(void)pthread_mutex_unlock(&s->ev_lock);
 }
 
 int supervisor_add(supervisor *s, const sup_handler *h, void *state)
@@ -509,6 +618,27 @@ int supervisor_refusals(supervisor *s, confine_refusals *io)
 	for (size_t i = 0; r >= 0 && i < s->n_slots; i++)
 		if (s->slots[i].h->refusals)
 			r = s->slots[i].h->refusals(s->slots[i].state, io);
+	(void)pthread_mutex_lock(&s->ev_lock);
+	io->files += s->ev_files;
+	if (r >= 0 && s->ev_n > 0) {
+		/* Appended to what @io holds (a monitor's copy starts empty). */
+		size_t had = 0;
+		while (io->files_named && io->files_named[had])
+			had++;
+		char **v = realloc(io->files_named, (had + s->ev_n + 1) * sizeof(char *));
+		if (v) {
+			io->files_named = v;
+			v[had] = NULL;
+		}
+		r = v ? 0 : -ENOMEM;
+		for (size_t i = 0; r >= 0 && i < s->ev_n; i++) {
+			if (!(v[had] = strdup(s->ev_named[i])))
+				r = -ENOMEM;
+			else
+				v[++had] = NULL;
+		}
+	}
+	(void)pthread_mutex_unlock(&s->ev_lock);
 	return r;
 }
 
@@ -520,6 +650,13 @@ void supervisor_done(supervisor *s)
 	s->n_slots = 0;
 	s->n_routes = 0;
 	s->started = false;
+	for (size_t i = 0; i < s->ev_n; i++)
+		free(s->ev_named[i]);
+	free(s->ev_named);
+	s->ev_named = NULL;
+	s->ev_n = 0;
+	s->ev_files = 0;
+	(void)pthread_mutex_destroy(&s->ev_lock);
 }
 
 bool sup_call_valid(sup_call *c)

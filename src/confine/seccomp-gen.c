@@ -11,6 +11,7 @@
  * The rules and their reasons are listed in docs/design/seccomp.md; keep the two in step.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -302,6 +303,52 @@ static int add_net_rules(scmp_filter_ctx ctx, unsigned flags)
 	return r;
 }
 
+/* The write-class file calls evidence supervises (SECCOMP_FILES_NOTIFY), on the native ABI. */
+static const char *const file_calls[] = {
+	"open",	   "openat", "creat",	 "openat2",   "mkdir",	  "mkdirat",  "mknod",
+	"mknodat", "unlink", "unlinkat", "rmdir",     "rename",	  "renameat", "renameat2",
+	"link",	   "linkat", "symlink",	 "symlinkat", "truncate",
+};
+
+/*
+ * SECCOMP_FILES_NOTIFY: open and openat only with an intent to write, create or truncate
+ * (their flags are a register: (flags & O_ACCMODE) is O_WRONLY or O_RDWR, or O_CREAT or
+ * O_TRUNC is set), so reads never wait for the supervisor; openat2's flags lie in memory, so
+ * every one goes; the others always. The O_* values are the build machine's, which are the
+ * generic ones of every target we build for (x86, Arm, RISC-V). libseccomp adds them to the other
+ * arches too, where the prefix lets them run first (file_prefix_rules()): the supervisor decodes
+ * the native ABI only.
+ */
+static int add_file_rules(scmp_filter_ctx ctx, bool reads)
+{
+	const int act = -(int)SCMP_ACT_NOTIFY;
+	const struct {
+		const char *name;
+		unsigned arg;
+	} opens[] = {{"open", 1}, {"openat", 2}};
+	int r = 0;
+	/* FILES_READ_NOTIFY: every open, reads of hidden paths recorded too. */
+	for (size_t i = 0; reads && r >= 0 && i < sizeof(opens) / sizeof(opens[0]); i++)
+		r = add_rule(ctx, act, opens[i].name, 0, NULL);
+	for (size_t i = 0; !reads && r >= 0 && i < sizeof(opens) / sizeof(opens[0]); i++) {
+		unsigned a = opens[i].arg;
+		struct scmp_arg_cmp wr = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_WRONLY);
+		struct scmp_arg_cmp rdwr = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_ACCMODE, O_RDWR);
+		struct scmp_arg_cmp creat = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT);
+		struct scmp_arg_cmp trunc = SCMP_CMP(a, SCMP_CMP_MASKED_EQ, O_TRUNC, O_TRUNC);
+		r = add_rule(ctx, act, opens[i].name, 1, &wr);
+		if (r >= 0)
+			r = add_rule(ctx, act, opens[i].name, 1, &rdwr);
+		if (r >= 0)
+			r = add_rule(ctx, act, opens[i].name, 1, &creat);
+		if (r >= 0)
+			r = add_rule(ctx, act, opens[i].name, 1, &trunc);
+	}
+	for (size_t i = 2; r >= 0 && i < sizeof(file_calls) / sizeof(file_calls[0]); i++)
+		r = add_rule(ctx, act, file_calls[i], 0, NULL);
+	return r;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 {
 	int r;
@@ -361,6 +408,12 @@ static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 			if (r < 0)
 				return r;
 		}
+	}
+
+	if (flags & SECCOMP_FILES_NOTIFY) {
+		r = add_file_rules(ctx, flags & SECCOMP_FILES_READ_NOTIFY);
+		if (r < 0)
+			return r;
 	}
 
 	if (flags & SECCOMP_DENY_NAMESPACES) {
@@ -474,7 +527,7 @@ typedef struct prefix_rule {
 	uint32_t action;
 } prefix_rule;
 
-#define PREFIX_RULES 32
+#define PREFIX_RULES 64
 
 /* The rules of one AUDIT_ARCH value (x32 shares x86_64's, with bit 30 in its numbers). */
 typedef struct prefix_group {
@@ -557,6 +610,24 @@ static int net_prefix_rules(prefix_group *g, const char *arch, bool native, bool
 }
 
 /*
+ * SECCOMP_FILES_NOTIFY on an arch that is not the target's own: its file calls run, unsupervised
+ * (the supervisor decodes the native ABI only and would refuse them; evidence is not worth
+ * breaking an i386 program). Calls the arch does not have are skipped.
+ */
+static int file_prefix_rules(prefix_group *g, const char *arch, bool x32)
+{
+	uint32_t token = seccomp_arch_resolve_name(arch);
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < sizeof(file_calls) / sizeof(file_calls[0]); i++) {
+		int nr = seccomp_syscall_resolve_name_arch(token, file_calls[i]);
+		if (nr >= 0)
+			r = prefix_add(g, (uint32_t)nr | (x32 ? X32_SYSCALL_BIT : 0), ARG_ANY, 0,
+				       SCMP_ACT_ALLOW);
+	}
+	return r;
+}
+
+/*
  * The rules libseccomp cannot make, written as classic BPF to run before its program, for each
  * arch of @t: the metadata calls it does not know, by number, with @flags's metadata action,
  * and the network rules of net_prefix_rules(). Jumps are relative and forward, so the program
@@ -600,6 +671,8 @@ static int build_prefix(const target *t, unsigned flags, bool big, struct sock_f
 				return r;
 		}
 		r = net_prefix_rules(&groups[g], t->arches[i], i == 0, x32, net);
+		if (r >= 0 && !(flags & NET_ONLY) && (flags & SECCOMP_FILES_NOTIFY) && i > 0)
+			r = file_prefix_rules(&groups[g], t->arches[i], x32);
 		if (r < 0)
 			return r;
 	}
@@ -784,7 +857,7 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 	if (flags & NET_ONLY)
 		fprintf(out, "/* the network rules alone (seccomp_net_only_program()) */\n");
 	else
-		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s */\n", flags,
+		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s%s%s */\n", flags,
 			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
 			flags & SECCOMP_DENY_PROCESS_TARGETS ? " PROCESS_TARGETS" : "",
 			flags & SECCOMP_DENY_IPC ? " IPC" : "",
@@ -793,6 +866,8 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 							: "",
 			flags & SECCOMP_NET_NOTIFY ? " NET_NOTIFY" : "",
 			flags & SECCOMP_DENY_SOCKETS ? " SOCKETS" : "",
+			flags & SECCOMP_FILES_NOTIFY ? " FILES_NOTIFY" : "",
+			flags & SECCOMP_FILES_READ_NOTIFY ? " FILES_READ_NOTIFY" : "",
 			flags ? "" : " base rules only");
 	r = write_program(out, ctx, flags, big, prefix, n_prefix);
 	if (r >= 0) {

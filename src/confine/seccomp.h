@@ -51,9 +51,28 @@
  */
 #define SECCOMP_NET_NOTIFY   (1u << 5)
 #define SECCOMP_DENY_SOCKETS (1u << 6)
+
+/*
+ * Evidence of file refusals (docs/design/evidence.md), only beside METADATA_NOTIFY (the same
+ * listener):
+ *   FILES_NOTIFY      the native ABI's write-class file calls go to the supervisor, which lets
+ *                     each through (SECCOMP_USER_NOTIF_FLAG_CONTINUE: Landlock and the
+ *                     read-only mounts still enforce) or, where the kernel would refuse it,
+ *                     answers that refusal itself and records it: open, openat and creat
+ *                     with write, create or truncate intent, every openat2 (its flags are in
+ *                     memory), mkdir, mknod, unlink, rmdir, rename, link, symlink (and their
+ *                     *at forms) and truncate. The other ABIs' forms run unsupervised.
+ */
+#define SECCOMP_FILES_NOTIFY (1u << 7)
+/*
+ *   FILES_READ_NOTIFY with FILES_NOTIFY, for a plan with hidden paths (denyRead): every open
+ *                     and openat too, reads included, so that a read of a hidden path is
+ *                     recorded (every open then pays the round trip: only where it can matter)
+ */
+#define SECCOMP_FILES_READ_NOTIFY (1u << 8)
 #define SECCOMP_FLAGS_ALL                                                                          \
 	(SECCOMP_DENY_ALL | SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY | SECCOMP_NET_NOTIFY | \
-	 SECCOMP_DENY_SOCKETS)
+	 SECCOMP_DENY_SOCKETS | SECCOMP_FILES_NOTIFY | SECCOMP_FILES_READ_NOTIFY)
 
 /* Programs are indexed by their flags; seccomp_flags_built() says which slots hold one. */
 #define SECCOMP_PROGRAMS (SECCOMP_FLAGS_ALL + 1)
@@ -63,13 +82,18 @@
  * network flags only with the Landlock backend's two (SECCOMP_DENY_NAMESPACES and
  * SECCOMP_DENY_PROCESS_TARGETS): bwrap makes a network namespace and gets the network rules
  * from seccomp_net_only_program(), so the other combinations cannot occur, and building them
- * all would more than double the programs' size (docs/design/seccomp.md).
+ * all would more than double the programs' size (docs/design/seccomp.md). FILES_NOTIFY only
+ * with METADATA_NOTIFY: it needs the listener, and without one the file calls run unsupervised.
  */
 static inline bool seccomp_flags_built(unsigned flags)
 {
 	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
 	const unsigned landlock = SECCOMP_DENY_NAMESPACES | SECCOMP_DENY_PROCESS_TARGETS;
 	if ((flags & ~SECCOMP_FLAGS_ALL) || (flags & both) == both)
+		return false;
+	if ((flags & SECCOMP_FILES_NOTIFY) && !(flags & SECCOMP_METADATA_NOTIFY))
+		return false;
+	if ((flags & SECCOMP_FILES_READ_NOTIFY) && !(flags & SECCOMP_FILES_NOTIFY))
 		return false;
 	return !(flags & (SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS)) ||
 	       (flags & landlock) == landlock;

@@ -247,8 +247,11 @@ static int install_filter(unsigned flags, int meta_sock)
 				     (flags & SECCOMP_METADATA_DENY ? HARDEN_META_REFUSED : 0));
 	}
 	/* No supervisor to send to, or no listener here (a kernel before 5.0, a filter stacked
-	 * with its own): refuse them. */
-	unsigned refuse = (flags & ~SECCOMP_METADATA_NOTIFY) | SECCOMP_METADATA_DENY;
+	 * with its own): refuse them. The file calls evidence watches then run unsupervised:
+	 * Landlock governs them, there is just no evidence (docs/design/evidence.md). */
+	unsigned refuse = (flags & ~(SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY |
+				     SECCOMP_FILES_READ_NOTIFY)) |
+			  SECCOMP_METADATA_DENY;
 	/*
 	 * Once the filter is in place a supervised call waits for a supervisor. One that cannot be
 	 * told gets nothing (the calls then fail with ENOSYS once the listener is gone: closed
@@ -261,7 +264,9 @@ static int install_filter(unsigned flags, int meta_sock)
 		r = seccomp_install(seccomp_program_for(refuse));
 		return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_REFUSED);
 	}
-	return r < 0 ? r : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED);
+	return r < 0 ? r
+		     : (int)(HARDEN_FILTER | HARDEN_META_SUPERVISED |
+			     (flags & SECCOMP_FILES_NOTIFY ? HARDEN_FILES_SUPERVISED : 0));
 }
 
 /* --- the steps ------------------------------------------------------------------------------- */

@@ -28,6 +28,9 @@ void supervision_start(supervision *sv, const confine_plan *plan, spawn_handoff 
 	sv->worker = NULL;
 	sv->listener = in->listener;
 	in->listener = -1;
+	/* A listener that did not reach us supervises nothing: no evidence (handler-files.c). */
+	if (sv->listener < 0)
+		in->achieved &= ~(unsigned)HARDEN_FILES_SUPERVISED;
 	sup_listener_tune(sv->listener);
 	for (size_t i = 0; plan && i < ELEMENTSOF(handlers); i++) {
 		void *state = NULL;

@@ -251,8 +251,12 @@ int tree_refusals(proc_tree *t, confine_refusals *ret)
 	}
 	*ret = (confine_refusals){.metadata = t->refused.metadata,
 				  .network = t->refused.network,
-				  .limits_hit = t->refused.limits_hit};
+				  .limits_hit = t->refused.limits_hit,
+				  .evidence = t->refused.evidence,
+				  .files = t->refused.files};
 	if (t->refused.named && !(ret->named = strv_copy(t->refused.named)))
+		return -ENOMEM;
+	if (t->refused.files_named && !(ret->files_named = strv_copy(t->refused.files_named)))
 		return -ENOMEM;
 	return 0;
 }

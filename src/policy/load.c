@@ -1168,6 +1168,7 @@ static const struct field local_fields[] = {
 	 .offset = offsetof(dsb_config, runner_failure_signatures)},
 	{.key = "landlockScope", .parse = parse_scope},
 	NUMBER("landlockAbiMax", landlock_abi_max, 7),
+	{.key = "evidence", .parse = parse_bool, .offset = offsetof(dsb_config, evidence)},
 };
 
 static const struct field bash_fields[] = {

@@ -78,6 +78,7 @@ struct dsb_config {
 	char **runner_failure_signatures; /* never NULL */
 	unsigned landlock_scope;	  /* DSB_SCOPE_*: what Landlock also scopes (ABI >= 6) */
 	uint64_t landlock_abi_max;	  /* 0, or the highest Landlock ABI to use (degrade) */
+	bool evidence; /* file refusals supervised and recorded (docs/design/evidence.md) */
 
 	/* bash */
 	uint64_t timeout_ms;

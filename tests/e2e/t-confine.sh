@@ -333,9 +333,35 @@ for b in bwrap landlock; do
 	t "$b: escape attempts fail (symlink, .., links, renames, /proc magic links, /dev/shm, fifo, socket, truncate)" test_escapes_fail "$b"
 	t "$b: a confined command cannot signal outside" test_signals_stay_inside "$b"
 done
+# Evidence of file refusals (docs/design/evidence.md): probe says where it is in force
+# (sandbox-local.evidence: true; off by default), the refusals themselves unchanged.
+test_probe_file_evidence() {
+	export DSH_SANDBOX_STORE=$PWD/own-store
+	printf 'sandbox-local:\n  evidence: true\n' >on.yaml
+	run --config on.yaml probe --fresh
+	assert_contains "$out" "metadata-supervised, network-namespace, file-evidence"
+	run --config on.yaml probe --fresh --json
+	assert_contains "$out" '"metadata-supervised","network-namespace","file-evidence"],'
+	run probe --fresh --json
+	assert_not_contains "$out" "file-evidence"
+	mkdir ws
+	run exec --backend landlock --mode workspace-write --workspace "$PWD/ws" --workdir "$PWD/ws" -- \
+		bash -c 'echo x > /etc/dsb-nope; touch in'
+	assert_rc 0
+	assert_contains "$err" "/etc/dsb-nope: Permission denied"
+	[ -e ws/in ] || fail "the write inside did not land"
+	run --config on.yaml exec --backend landlock --mode workspace-write --workspace "$PWD/ws" \
+		--workdir "$PWD/ws" -- bash -c 'echo x > /etc/dsb-nope; mkdir -p /etc ws2; touch in2'
+	assert_rc 0
+	assert_contains "$err" "/etc/dsb-nope: Permission denied"
+	[ -e ws/in2 ] || fail "the write inside did not land"
+	[ -d ws/ws2 ] || fail "mkdir -p inside did not land"
+}
+
 t "danger-full-access runs unconfined" test_danger_full_access_is_not_confined
 t "fail-closed matrix: no bwrap, no namespaces, no Landlock, stale cache" test_fail_closed_matrix
 t "an older Landlock ABI is partial and prints DSH's notice" test_older_abi_is_partial_with_notice
 t "probe reports, caches and refreshes its verdict" test_probe_caches_and_reports
+t "probe reports file evidence; sandbox-local.evidence turns it on" test_probe_file_evidence
 t "a configured runner wraps the bwrap profile without probing" test_custom_runner
 done_testing

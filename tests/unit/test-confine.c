@@ -107,6 +107,28 @@ static void test_bwrap_dialect(void **state)
 	dsb_provider_free(p);
 }
 
+/* sandbox-local.evidence: true hands the file calls to the supervisor; false (the default)
+ * does not. */
+static void test_landlock_evidence(void **state)
+{
+	(void)state;
+	dsb_config *cfg = dsb_config_new();
+	cfg->backends[0] = DSB_BACKEND_LANDLOCK;
+	cfg->n_backends = 1;
+	assert_false(cfg->evidence);
+	cfg->evidence = true;
+	dsb_provider *p = NULL;
+	assert_int_equal(dsb_provider_new(cfg, NULL, &p, NULL), 0);
+	dsb_config_free(cfg);
+	dsb_exec_policy ww = {.mode = DSB_MODE_WORKSPACE_WRITE, .workspace_root = (char *)"/ws"};
+	dsb_confined c = {0};
+	assert_int_equal(dsb_provider_confine(p, &ww, command, &c, NULL), 0);
+	assert_int_equal(confined_plan(&c)->filter_flags,
+			 LANDLOCK_FILTER | SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY);
+	dsb_confined_done(&c);
+	dsb_provider_free(p);
+}
+
 static void test_landlock_grants_per_mode(void **state)
 {
 	(void)state;
@@ -974,6 +996,7 @@ int main(void)
 		cmocka_unit_test(test_bwrap_is_found_only_where_it_can_be_trusted),
 		cmocka_unit_test(test_bwrap_in_the_workspace_is_refused),
 		cmocka_unit_test(test_landlock_grants_per_mode),
+		cmocka_unit_test(test_landlock_evidence),
 		cmocka_unit_test(test_custom_runner_skips_the_chain),
 		cmocka_unit_test(test_custom_runner_must_be_trusted),
 		cmocka_unit_test(test_full_access_is_never_confined),

@@ -179,6 +179,8 @@ static uint32_t bpf_run(const seccomp_program *prog, const struct seccomp_data *
 #define PT     SECCOMP_DENY_PROCESS_TARGETS
 #define IPC    SECCOMP_DENY_IPC
 #define META   (1u << 30) /* a metadata call: notified, refused or allowed by the metadata flag */
+#define FILES  (1u << 29) /* a write-class file call: notified with FILES_NOTIFY, else allowed */
+#define FREAD  (1u << 28) /* a read-only open: notified with FILES_READ_NOTIFY, else allowed */
 
 #define X32_BIT		 0x40000000u
 #define HIGH		 (1ULL << 32) /* a bit the kernel reads but a 32-bit compare would miss */
@@ -228,7 +230,7 @@ static const filter_case cases[] = {
 	/* ordinary tools: never refused */
 	PASS(NATIVE, SYS_read, 0, 0),
 	PASS(NATIVE, SYS_write, 1, 0),
-	PASS(NATIVE, SYS_openat, AT_FDCWD, 0),
+	CASE(NATIVE, SYS_openat, AT_FDCWD, 0, FREAD, 0),
 	PASS(NATIVE, SYS_execve, 0, 0),
 	PASS(NATIVE, SYS_getpid, 0, 0),
 	PASS(NATIVE, SYS_ptrace, 0, 0),
@@ -400,6 +402,30 @@ static const filter_case cases[] = {
 	DENY(NATIVE, SYS__sysctl, 0, 0, ALWAYS),
 	DENY(AUDIT_ARCH_ARM, 3, 0, 0, ALWAYS),
 
+	/* write-class file calls (FILES_NOTIFY): open with an intent to write, create or
+	 * truncate, the others always; reads never; the other ABIs' run unsupervised */
+	CASE(NATIVE, SYS_open, 0, O_WRONLY, FILES, 0),
+	CASE(NATIVE, SYS_open, 0, O_RDWR | O_CLOEXEC, FILES, 0),
+	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_CREAT, FILES, 0),
+	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_TRUNC, FILES, 0),
+	CASE(NATIVE, SYS_open, 0, O_RDONLY | O_CLOEXEC | O_DIRECTORY, FREAD, 0),
+	CASE(NATIVE, SYS_open, 0, O_PATH, FREAD, 0),
+	CASE(NATIVE, SYS_creat, 0, 0644, FILES, 0),
+	CASE(NATIVE, SYS_openat2, AT_FDCWD, 0, FILES, 0),
+	CASE(NATIVE, SYS_mkdir, 0, 0755, FILES, 0),
+	CASE(NATIVE, SYS_mkdirat, AT_FDCWD, 0, FILES, 0),
+	CASE(NATIVE, SYS_unlinkat, AT_FDCWD, 0, FILES, 0),
+	CASE(NATIVE, SYS_renameat2, AT_FDCWD, 0, FILES, 0),
+	CASE(NATIVE, SYS_linkat, AT_FDCWD, 0, FILES, 0),
+	CASE(NATIVE, SYS_symlinkat, 0, AT_FDCWD, FILES, 0),
+	CASE(NATIVE, SYS_truncate, 0, 0, FILES, 0),
+	PASS(NATIVE, SYS_ftruncate, 3, 0),
+	PASS(AUDIT_ARCH_I386, 5 /* open */, 0, O_WRONLY | O_CREAT),
+	PASS(AUDIT_ARCH_I386, 39 /* mkdir */, 0, 0755),
+	PASS(AUDIT_ARCH_I386, 10 /* unlink */, 0, 0),
+	PASS(AUDIT_ARCH_X86_64, X32_BIT | 2 /* open */, 0, O_WRONLY),
+	PASS(AUDIT_ARCH_X86_64, X32_BIT | 83 /* mkdir */, 0, 0755),
+
 	/* the i386 ABI on the same kernel (numbers of asm/unistd_32.h) */
 	PASS(AUDIT_ARCH_I386, 3 /* read */, 0, 0),
 	PASS(AUDIT_ARCH_I386, 20 /* getpid */, 0, 0),
@@ -490,6 +516,11 @@ static uint32_t expected(const filter_case *c, unsigned flags)
 {
 	if (c->denied_by == NEVER)
 		return SECCOMP_RET_ALLOW;
+	if (c->denied_by == FREAD)
+		return flags & SECCOMP_FILES_READ_NOTIFY ? SECCOMP_RET_USER_NOTIF
+							 : SECCOMP_RET_ALLOW;
+	if (c->denied_by == FILES)
+		return flags & SECCOMP_FILES_NOTIFY ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
 	if (c->denied_by == META)
 		return flags & SECCOMP_METADATA_DENY	 ? SECCOMP_RET_ERRNO | EPERM
 		       : flags & SECCOMP_METADATA_NOTIFY ? SECCOMP_RET_USER_NOTIF
@@ -504,7 +535,9 @@ static bool valid_flags(unsigned flags)
 {
 	const unsigned both = SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY;
 	const unsigned net = SECCOMP_NET_NOTIFY | SECCOMP_DENY_SOCKETS;
-	return (flags & both) != both && (!(flags & net) || (flags & (NS | PT)) == (NS | PT));
+	return (flags & both) != both && (!(flags & net) || (flags & (NS | PT)) == (NS | PT)) &&
+	       (!(flags & SECCOMP_FILES_NOTIFY) || (flags & SECCOMP_METADATA_NOTIFY)) &&
+	       (!(flags & SECCOMP_FILES_READ_NOTIFY) || (flags & SECCOMP_FILES_NOTIFY));
 }
 
 static void test_cases(void **state)
