@@ -25,11 +25,13 @@ static json_t *refusals_json(const dsb_run_result *run)
 	json_t *list = json_array();
 	for (size_t i = 0; list && i < run->n_refused_named; i++) {
 		const dsb_refusal *f = &run->refused[i];
-		const char *name = strerrorname_np(f->sys_errno);
-		if (json_array_append_new(list,
-					  json_pack("{s:s, s:s, s:s, s:s, s:s}", "op", f->op,
-						    "path", f->path, "named", f->named, "errno",
-						    name ? name : "", "reason", f->why)) < 0) {
+		const char *name = f->sys_errno ? strerrorname_np(f->sys_errno) : NULL;
+		/* None: a hidden file's read, which opened a stand-in. */
+		json_t *errno_name = name ? json_string(name) : json_null();
+		if (json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:o, s:s}", "op", f->op,
+							  "path", f->path, "named", f->named,
+							  "errno", errno_name, "reason", f->why)) <
+		    0) {
 			json_decref(list);
 			return NULL;
 		}

@@ -155,7 +155,12 @@ static void render_outcome(jw *w, const dsb_run_result *run)
 			jw_member_string(w, "op", f->op);
 			jw_member_string(w, "path", f->path);
 			jw_member_string(w, "named", f->named);
-			jw_member_string(w, "errno", name ? name : "");
+			/* None: a hidden file's read, which opened a stand-in. */
+			jw_key(w, "errno");
+			if (f->sys_errno && name)
+				jw_string(w, name);
+			else
+				jw_null(w);
 			jw_member_string(w, "reason", f->why);
 			jw_object_end(w);
 		}

@@ -70,6 +70,11 @@ int cmd_exec(const cli_args *a)
 			fprintf(stderr, "[sandbox: file access denied under %s mode]\n",
 				dsb_mode_to_string(res.run.mode));
 		}
+		/* Which paths, where the sandbox watched (sandbox-local.evidence). */
+		if (res.run.refusal_note) {
+			fflush(stdout);
+			fprintf(stderr, "%s\n", res.run.refusal_note);
+		}
 		/* What a limit did, for the person at the terminal too. */
 		if (res.run.limit_note) {
 			fflush(stdout);

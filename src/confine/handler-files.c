@@ -507,7 +507,8 @@ static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 		sup_resolve(s, tid, c->dirfd, named, !(flags & O_NOFOLLOW), &inside);
 	if (obj < 0)
 		return 0; /* the kernel's own error, or a dangling symlink: unsure */
-	v->op = trunc ? "truncate" : "write";
+	/* Opened to write, it is a write, emptied first or not (the shell's `>`). */
+	v->op = trunc && acc == O_RDONLY ? "truncate" : "write";
 	int mask = (acc != O_WRONLY ? R_OK : 0) | W_OK;
 	return write_refusal(f, tid, obj, inside, mask, trunc, acc == O_RDONLY, v);
 }

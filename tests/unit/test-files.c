@@ -710,7 +710,7 @@ static void test_each_operation_recorded(void **state)
 	WANT("rename\tEACCES\t%s/a\t%s/a\toutside", fx.out, fx.out);
 	WANT("link\tEACCES\t%s/l\t%s/l\toutside", fx.out, fx.out);
 	WANT("symlink\tEACCES\t%s/s\t%s/s\toutside", fx.out, fx.out);
-	WANT("truncate\tEROFS\t%s/f\tprot/f\tprotected", fx.prot);
+	WANT("write\tEROFS\t%s/f\tprot/f\tprotected", fx.prot); /* O_TRUNC: a write */
 	/* Distinct by path: prot/f's unlink, the symlink's and ..'s writes to out/f are counted,
 	 * not named again; rename's two outside names are both named. */
 	assert_non_null(record_of(r.files_named, out_path("h")));
