@@ -575,7 +575,8 @@ def cmd_instructions(argv):
 def cmd_call(argv):
     """call WS CONFIG TOOL ARGS_JSON [SESSION]: prints isError, then the text, raw. ARGS_JSON
     may be @FILE, for arguments longer than a command line holds. With MCP_CALL_CODE set, the
-    first line is the result's _meta code instead ("code=NAME", "code=" for none)."""
+    first line is the result's _meta code instead ("code=NAME", "code=" for none); with
+    MCP_CALL_STRUCTURED, the structuredContent follows, after "[structured]"."""
     ws, cfg, tool, args = argv[0], argv[1] or None, argv[2], argv[3]
     if args.startswith("@"):
         with open(args[1:]) as f:
@@ -589,6 +590,8 @@ def cmd_call(argv):
         sys.stdout.write("code=%s\n" % res.get("_meta", {}).get("dsh-sandbox/code", ""))
     sys.stdout.write("isError=%s\n%s" % (str(res.get("isError")).lower(),
                                          res["content"][0]["text"]))
+    if os.environ.get("MCP_CALL_STRUCTURED"):
+        sys.stdout.write("\n[structured]\n" + json.dumps(res.get("structuredContent")))
     s.close()
     if os.environ.get("MCP_CALL_STDERR"):
         sys.stdout.write("\n[server stderr]\n" + s.stderr())

@@ -21,6 +21,7 @@ MARK_WW='[sandbox: file access denied under workspace-write mode]'
 PYTHON=python3
 [ ! -x /usr/bin/python3 ] || PYTHON=/usr/bin/python3
 PTY_RUN="$(dirname "$0")/pty-run.py"
+MCP_CLIENT="$(dirname "$0")/mcp-client.py"
 
 # The backends whose runs are watched, as probe says (both must be usable here: a suite that
 # skipped them would prove nothing).
@@ -290,6 +291,27 @@ test_terminal_prompt() {
 	if compgen -G "$OUT/x*" >/dev/null; then fail "ran although refused"; fi
 }
 
+# Through the server, whose calls run under a monitor process: the same lines, and the
+# structured result's refusals.
+test_server() {
+	setup
+	printf 'sandbox-local:\n  evidence: true\n  backends: [%s]\n' "$1" >cfg.yaml
+	local id
+	id=$("$DSB" session new --cwd "$PWD/ws")
+	"$DSB" session mode "$id" workspace-write >/dev/null
+	out=$(MCP_CALL_STRUCTURED=1 "$PYTHON" "$MCP_CLIENT" call "$PWD/ws" "$PWD/cfg.yaml" bash \
+		'{"command":"touch '"$OUT"'/x 2>/dev/null; true","description":"Write outside"}' "$id")
+	assert_streq "$(printf '%s\n' "$out" | sed -n '1,5p')" "isError=false
+(no output)
+$MARK_WW
+$HINT
+[sandbox: create $OUT/x denied (outside the writable roots)]"
+	assert_streq "$(printf '%s\n' "$out" | sed -n '/^\[structured\]$/{n;p}' |
+		"$PYTHON" -c 'import json, sys; r = json.load(sys.stdin)["sandbox"]; print(r["denied"], r["refusalCount"], r["refusals"][0]["path"])')" \
+		"True 1 $OUT/x"
+	[ ! -e "$OUT/x" ] || fail "the write landed"
+}
+
 # exec, for a person: the marker and the lines on stderr, the command's status kept.
 test_exec() {
 	setup
@@ -322,6 +344,7 @@ for b in $watched; do
 	t "$b: a thousand refusals: sixteen named, all counted" test_a_thousand "$b"
 	t "$b: the session records them; the retry's approval shows them" test_session_and_prompt "$b"
 	t "$b: the terminal's question shows the refused path, nothing raw" test_terminal_prompt "$b"
+	t "$b: through the server, the same, and its structured result" test_server "$b"
 	t "$b: exec says it on stderr" test_exec "$b"
 	t "$b: a metadata change outside is named" test_metadata "$b"
 	t "$b: off, DSH's rule" test_off_is_dsh "$b"
