@@ -291,8 +291,8 @@ test_terminal_prompt() {
 	if compgen -G "$OUT/x*" >/dev/null; then fail "ran although refused"; fi
 }
 
-# Through the server, whose calls run under a monitor process: the same lines, and the
-# structured result's refusals.
+# Through the server, whose calls run under a monitor process: the same lines, the structured
+# result's refusals, and the retry's question through the client.
 test_server() {
 	setup
 	printf 'sandbox-local:\n  evidence: true\n  backends: [%s]\n' "$1" >cfg.yaml
@@ -310,6 +310,13 @@ $HINT
 		"$PYTHON" -c 'import json, sys; r = json.load(sys.stdin)["sandbox"]; print(r["denied"], r["refusalCount"], r["refusals"][0]["path"])')" \
 		"True 1 $OUT/x"
 	[ ! -e "$OUT/x" ] || fail "the write landed"
+	# The retry's question, through the client's elicitation, shows the refusal.
+	out=$(DSB_ELICIT_MESSAGE="$PWD/question.txt" "$PYTHON" "$MCP_CLIENT" elicit "$PWD/ws" \
+		"$PWD/cfg.yaml" "$id" deny '{"command":"touch '"$OUT"'/x 2>/dev/null; true","description":"Write outside","sandbox_permissions":"danger-full-access","justification":"the user asked for it"}')
+	assert_contains "$out" 'the user rejected escalating this command to "danger-full-access"'
+	grep -qxF "refused: [sandbox: create $OUT/x denied (outside the writable roots)]" question.txt ||
+		fail "no refused line in the question: $(cat question.txt)"
+	[ ! -e "$OUT/x" ] || fail "ran although denied"
 }
 
 # exec, for a person: the marker and the lines on stderr, the command's status kept.
@@ -344,7 +351,7 @@ for b in $watched; do
 	t "$b: a thousand refusals: sixteen named, all counted" test_a_thousand "$b"
 	t "$b: the session records them; the retry's approval shows them" test_session_and_prompt "$b"
 	t "$b: the terminal's question shows the refused path, nothing raw" test_terminal_prompt "$b"
-	t "$b: through the server, the same, and its structured result" test_server "$b"
+	t "$b: through the server: the lines, the structured result, the retry's question" test_server "$b"
 	t "$b: exec says it on stderr" test_exec "$b"
 	t "$b: a metadata change outside is named" test_metadata "$b"
 	t "$b: off, DSH's rule" test_off_is_dsh "$b"
