@@ -223,6 +223,25 @@ static bool mount_readonly(int obj, bool *ret_ro)
  * Whether the caller's credentials are ours with no capability, so that an access check we
  * make (as ourselves, our effective capabilities cleared) is the one the kernel makes for it.
  */
+/*
+ * The number of a /proc/PID/status line after @skip others on it (its fields are separated by
+ * blanks), in @base, from @line (just past the field's name). -EINVAL when there is none.
+ */
+static int status_number(const char *line, int skip, int base, unsigned long long *ret)
+{
+	const char *p = line;
+	char *end;
+	for (int i = 0; i <= skip; i++) {
+		errno = 0;
+		unsigned long long v = strtoull(p, &end, base);
+		if (end == p || errno || (*end != '\t' && *end != ' ' && *end != '\n'))
+			return -EINVAL;
+		*ret = v;
+		p = end;
+	}
+	return 0;
+}
+
 static bool caller_is_us(pid_t tid)
 {
 	char path[64], buf[2048];
@@ -238,13 +257,10 @@ static bool caller_is_us(pid_t tid)
 	const char *caps = strstr(buf, "\nCapEff:");
 	if (!uid || !gid || !caps)
 		return false;
-	unsigned long r, e, s, fs;
-	if (sscanf(uid, "\nUid: %lu %lu %lu %lu", &r, &e, &s, &fs) != 4 || fs != geteuid())
-		return false;
-	if (sscanf(gid, "\nGid: %lu %lu %lu %lu", &r, &e, &s, &fs) != 4 || fs != getegid())
-		return false;
-	unsigned long long eff = 1;
-	if (sscanf(caps, "\nCapEff: %llx", &eff) != 1 || eff != 0)
+	unsigned long long fsuid, fsgid, eff;
+	if (status_number(uid + 5, 3, 10, &fsuid) < 0 || fsuid != geteuid() ||
+	    status_number(gid + 5, 3, 10, &fsgid) < 0 || fsgid != getegid() ||
+	    status_number(caps + 8, 0, 16, &eff) < 0 || eff != 0)
 		return false;
 	/* The supplementary groups: the same list, in the kernel's (sorted) order. */
 	const char *groups = strstr(buf, "\nGroups:");
@@ -489,7 +505,8 @@ static int open_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 			v->read_err = err; /* recorded, let through */
 		return 0;
 	}
-	if (acc == O_ACCMODE || (flags & (O_PATH | O_DIRECTORY | O_NOATIME | __O_TMPFILE)))
+	/* (O_TMPFILE carries O_DIRECTORY: it is let through with it.) */
+	if (acc == O_ACCMODE || (flags & (O_PATH | O_DIRECTORY | O_NOATIME)))
 		return 0;
 	if (creat) {
 		/* A new name is made in its directory: one walk, to the directory. */
