@@ -78,17 +78,12 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 fi
 
 # --- evidence of file refusals (docs/design/evidence.md) --------------------------------------
-# What sandbox-local.evidence costs: the same workloads under Landlock with the evidence on and
+# What sandbox-local.evidence costs: the same workloads on each backend with the evidence on and
 # off (the default), paired in one run (interleaved rounds, medians, the ratio on/off; target
 # <= 1.10x): tar x of the 5,000 files, git checkout between two branches of 5,000 files each,
-# and an offline npm install of a packed local package. bwrap hands no file call over (the
-# evidence is Landlock's), so its two rows are the same run and are left out.
+# and an offline npm install of a packed local package; and a run's fixed cost (bash -c true).
 printf 'sandbox-local:\n  evidence: false\n' >"$scratch/evidence-off.yaml"
 printf 'sandbox-local:\n  evidence: true\n' >"$scratch/evidence-on.yaml"
-on="$D --config $scratch/evidence-on.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
-off="$D --config $scratch/evidence-off.yaml exec --backend landlock --mode workspace-write --workspace $ws --"
-echo "evidence: tar x of 5,000 files under Landlock, on against off, ${ROUNDS:-21} rounds, medians:"
-build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/x.sh" "on=$on sh $scratch/x.sh"
 
 # A repository of 5,000 files in 50 directories, two branches that differ in every file.
 repo=$ws/repo
@@ -109,8 +104,6 @@ for d in $(seq 50); do
 done
 git -C "$repo" -c user.name=b -c user.email=b@b commit -qam two
 printf 'git -C "%s" checkout -q one && git -C "%s" checkout -q two\n' "$repo" "$repo" >"$scratch/co.sh"
-echo "evidence: git checkout of 5,000 files there and back under Landlock, ${ROUNDS:-21} rounds, medians:"
-build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/co.sh" "on=$on sh $scratch/co.sh"
 
 # npm install --offline of a packed local package with a bin (as t-metadata-workflows.sh does),
 # HOME and npm's cache in the workspace, the registry on the discard port: no network.
@@ -126,7 +119,21 @@ export npm_config_update_notifier=false npm_config_audit=false npm_config_fund=f
 cd '$ws/proj' && rm -rf node_modules package-lock.json &&
 	npm install --offline --no-audit --no-fund ../dsb-hello-1.0.0.tgz >/dev/null 2>&1
 EOS
-	echo "evidence: npm install --offline under Landlock, ${ROUNDS:-21} rounds, medians:"
-	build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/npm.sh" \
-		"on=$on sh $scratch/npm.sh"
 fi
+
+for backend in landlock bwrap; do
+	on="$D --config $scratch/evidence-on.yaml exec --backend $backend --mode workspace-write --workspace $ws --"
+	off="$D --config $scratch/evidence-off.yaml exec --backend $backend --mode workspace-write --workspace $ws --"
+	echo "evidence: tar x of 5,000 files under $backend, on against off, ${ROUNDS:-21} rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/x.sh" "on=$on sh $scratch/x.sh"
+	echo "evidence: git checkout of 5,000 files there and back under $backend, ${ROUNDS:-21} rounds, medians:"
+	build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/co.sh" "on=$on sh $scratch/co.sh"
+	if [ -e "$scratch/npm.sh" ]; then
+		echo "evidence: npm install --offline under $backend, ${ROUNDS:-21} rounds, medians:"
+		build-bench/bench/cmdbench "${ROUNDS:-21}" "off" "off=$off sh $scratch/npm.sh" \
+			"on=$on sh $scratch/npm.sh"
+	fi
+	echo "evidence: bash -c true under $backend, $((${ROUNDS:-21} * 3)) rounds, medians:"
+	build-bench/bench/cmdbench "$((${ROUNDS:-21} * 3))" "off" "off=$off bash -c true" \
+		"on=$on bash -c true"
+done

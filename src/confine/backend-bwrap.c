@@ -6,7 +6,8 @@
  * the command a network namespace of its own, made by the child before it execs bwrap (the
  * proxy's listener is made in there and sent out), with the connect/send listener installed
  * below bwrap's filter; protected paths are binds after the writable ones, or, for root, mounts
- * the child makes in a mount namespace of its own before bwrap starts.
+ * the child makes in a mount namespace of its own before bwrap starts. Evidence of the file
+ * operations its read-only mounts refuse comes through the same listener below it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +59,8 @@ static void bwrap_report(const dsb_provider *p, dsb_probe_backend *out)
 			 DSB_HARDEN_USER_NAMESPACE | DSB_HARDEN_IPC_NAMESPACE |
 			 DSB_HARDEN_UTS_NAMESPACE | DSB_HARDEN_SIGNAL_SCOPE |
 			 DSB_HARDEN_NET_NAMESPACE;
+	if (p->evidence && seccomp_continue_available())
+		out->hardening |= DSB_HARDEN_FILE_EVIDENCE;
 	/* The host's network, unless a network policy gives the command a namespace. */
 	if (p->network.access == DSB_NETWORK_FULL)
 		out->not_governed = DSB_UNGOVERNED_NETWORK | DSB_UNGOVERNED_ABSTRACT_UNIX;
@@ -181,6 +184,14 @@ static int bwrap_protect(const dsb_provider *p, const dsb_exec_policy *policy, c
 				      writable || policy->tmp_dir ? tmp : NULL, &o);
 	if (r >= 0 && o.n > 0 && writable && !p->dry)
 		r = protect_make_missing(policy, host, why->detail, sizeof(why->detail));
+	/* Evidence names a refusal there by the path's reason (bwrap_evidence()). */
+	for (size_t i = 0; r >= 0 && p->evidence && i < o.n; i++) {
+		protect_op op = o.v[i].op;
+		if (op == PROTECT_READ_ONLY)
+			r = strv_push(&plan->ro_paths, o.v[i].path);
+		else if (op == PROTECT_HIDE_DIR || op == PROTECT_HIDE_FILE)
+			r = strv_push(&plan->hidden_paths, o.v[i].path);
+	}
 	if (r < 0 || o.n == 0)
 		return r;
 	/*
@@ -239,13 +250,34 @@ static int bwrap_network(const dsb_provider *p, const dsb_exec_policy *policy, c
 {
 	if (p->network.access == DSB_NETWORK_FULL)
 		return 0;
-	plan->steps |= STEP(STEP_NET_NAMESPACE) | STEP(STEP_LOOPBACK) | STEP(STEP_NET_LISTENER);
+	plan->steps |= STEP(STEP_NET_NAMESPACE) | STEP(STEP_LOOPBACK) | STEP(STEP_LISTENER);
+	plan->runner_flags |= SECCOMP_NET_NOTIFY;
 	int r = 0;
 	if (policy->mode == DSB_MODE_WORKSPACE_WRITE)
 		r = dsb_policy_writable_roots(policy, &plan->meta_roots, NULL) < 0 ? -ENOMEM : 0;
 	if (r >= 0 && p->network.access == DSB_NETWORK_ALLOWLIST)
 		r = plan_allowlist(plan, p);
 	return r;
+}
+
+/*
+ * Evidence of the file operations bwrap's read-only mounts refuse (docs/design/evidence.md): a
+ * listener below bwrap for the write-class file calls and the metadata changes, which the
+ * supervisor only looks at (bwrap's own setup's calls come first, and go on). A kernel that
+ * cannot let a call go on from the supervisor (before 5.5) has none.
+ */
+static int bwrap_evidence(const dsb_provider *p, const dsb_exec_policy *policy, confine_plan *plan)
+{
+	if (!p->evidence || !seccomp_continue_available())
+		return 0;
+	plan->steps |= STEP(STEP_LISTENER);
+	plan->runner_flags |= SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY;
+	if (plan->hidden_paths)
+		plan->runner_flags |= SECCOMP_FILES_READ_NOTIFY;
+	/* Where it may write, as it sees them: a refusal elsewhere is "outside". */
+	if (policy->mode == DSB_MODE_WORKSPACE_WRITE && !plan->meta_roots)
+		return dsb_policy_writable_roots(policy, &plan->meta_roots, NULL) < 0 ? -ENOMEM : 0;
+	return 0;
 }
 
 static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, char *const *argv,
@@ -275,6 +307,8 @@ static int bwrap_confine(const dsb_provider *p, const dsb_exec_policy *policy, c
 		r = push_command(&c->argv, argv);
 	if (r >= 0)
 		r = bwrap_network(p, policy, plan);
+	if (r >= 0)
+		r = bwrap_evidence(p, policy, plan);
 	return r;
 }
 

@@ -331,9 +331,10 @@ typedef struct confine_limits {
 /*
  * What a confined child does to itself before exec, in the only order that works: namespaces
  * while every capability is still held (a user namespace maps us and makes the others
- * possible); in a new network namespace, its loopback and the proxy's listener, then the
- * connect listener, while they can still be made; protected paths mounted before Landlock
- * forbids mounting; the Landlock domain before the capabilities go; the system-call filter
+ * possible); in a new network namespace, its loopback and the proxy's listener; protected
+ * paths mounted before Landlock forbids mounting; a runner's listener after them (its rules
+ * may send file calls of ours to a supervisor that cannot answer before we exec); the Landlock
+ * domain before the capabilities go; the system-call filter
  * last, since it refuses what the steps before it use. A plan names the steps it takes
  * (STEP() bits); steps.c runs them in this order and no other.
  */
@@ -345,10 +346,11 @@ typedef enum confine_step {
 			       * under a subreaper only; where no cgroup holds the call) */
 	STEP_NET_NAMESPACE,   /* a network namespace alone (a runner then stays in it) */
 	STEP_LOOPBACK,	      /* needs the network namespace: lo up, the proxy's listener sent */
-	STEP_NET_LISTENER,    /* the connect/send rules alone, their listener sent (a runner
-			       * installs the main filter, with no listener for us) */
 	STEP_MOUNT_NAMESPACE, /* a mount namespace alone (root: a runner's protected paths) */
 	STEP_MOUNTS,	      /* the protected paths mounted, in a mount namespace made before */
+	STEP_LISTENER,	      /* a runner's supervised rules alone (runner_flags), their listener
+			       * sent (the runner installs the main filter, with no listener for
+			       * us); after every step that makes a file call of its own */
 	STEP_LANDLOCK,	      /* the Landlock domain */
 	STEP_DROP_CAPS,	      /* every capability */
 	STEP_FILTER,	      /* the system-call filter; its listener sent to a supervisor */
@@ -424,6 +426,7 @@ extern const record_type protect_mount_record, landlock_plan_record, confine_lim
 	X(BOOL, mounts_required)                                                                   \
 	X(LANDLOCK, landlock) /* STEP_LANDLOCK */                                                  \
 	X(U32, filter_flags)  /* STEP_FILTER's variant, or the runner's: SECCOMP_* */              \
+	X(U32, runner_flags)  /* STEP_LISTENER's program: SECCOMP_RUNNER_FLAGS */                  \
 	X(I32, filter_fd)     /* >= 0: the runner reads the filter from this descriptor */         \
 	X(BOOL, wraps)	      /* argv[0] is a runner: its failed exec is the sandbox's */          \
 	X(BOOL, contained)    /* the runner ends every process when the command ends */            \
@@ -439,6 +442,11 @@ extern const record_type protect_mount_record, landlock_plan_record, confine_lim
 	X(STRV, net_deny)                                                                          \
 	X(STRV, net_hosts)                                                                         \
 	X(STRV, net_private)                                                                       \
+	/* Evidence: the protected read-only paths and the hidden ones (denyRead) as the command   \
+	 * sees them, where a runner's binds make them rather than mounts (which list their own)   \
+	 */                                                                                        \
+	X(STRV, ro_paths)                                                                          \
+	X(STRV, hidden_paths)                                                                      \
 	X(LIMITS, limits) /* STEP_LIMITS */
 
 typedef struct confine_plan {
@@ -450,6 +458,17 @@ int plan_new(dsb_confined *c, confine_plan **ret);
 
 /* The plan of @c, or NULL (danger-full-access, or a caller's own dsb_confined). */
 const confine_plan *confined_plan(const dsb_confined *c);
+
+/*
+ * Whether the calls of @flag (SECCOMP_NET_NOTIFY, SECCOMP_METADATA_NOTIFY, SECCOMP_FILES_NOTIFY)
+ * go to a supervisor: through the command's filter, or through a runner's listener (which
+ * only looks at metadata and file calls: nothing of ours enforces there).
+ */
+static inline bool plan_supervises(const confine_plan *plan, unsigned flag)
+{
+	return plan && (((plan->steps & STEP(STEP_FILTER)) && (plan->filter_flags & flag)) ||
+			((plan->steps & STEP(STEP_LISTENER)) && (plan->runner_flags & flag)));
+}
 
 /* Whether @plan (may be NULL) restricts the network: connect and sends supervised. */
 bool plan_net_restricted(const confine_plan *plan);
@@ -731,6 +750,9 @@ typedef struct sup_handler {
 	 */
 	int (*answer)(void *state, sup_call *c, struct seccomp_notif_resp *resp);
 	void (*start)(void *state); /* the run's first call has come (NULL: nothing to do) */
+	/* Whether it only looks (evidence: every call it does not refuse goes on), so that a call
+	 * it cannot be asked (no view of the caller's) goes on too (NULL: it enforces). */
+	bool (*looks_only)(const void *state);
 	/* Adds what it refused so far to @io (NULL: it keeps no count). -ENOMEM. */
 	int (*refusals)(void *state, confine_refusals *io);
 	void (*free)(void *state);
@@ -750,10 +772,18 @@ struct supervisor {
 	 * keep their own directory as it is. */
 	char *const *roots;
 	char *const *fixed;
-	/* Opened at the first call and kept for the run: the callers' root, and each root as
-	 * they see it (-1 where it could not be opened). */
+	/*
+	 * The calls come from below a runner (bwrap): its own setup's first, in the host's root
+	 * and then in its own, then the command's. Each call's view is the caller's root of the
+	 * moment, and a call of another ABI goes on (nothing of ours enforces there).
+	 */
+	bool runner;
+	/* Opened at the first call and kept for the run (below a runner, while the callers'
+	 * root stays the same): the callers' root, and each root as they see it (-1 where it
+	 * could not be opened). */
 	bool opened;
 	int caller_root;
+	uint64_t view[3]; /* below a runner: the callers' mount namespace, root's device, inode */
 	int *root_fds;
 	struct stat *fixed_ids; /* the fixed roots' own inodes */
 	size_t n_fixed;
@@ -874,6 +904,12 @@ int sup_absolute(pid_t tid, int dirfd, const char *path, char *full, size_t size
 /* The path of our descriptor @fd (/proc/self/fd/N): 0, or -errno (-ENOENT: no path). */
 int sup_fd_path(int fd, char *buf, size_t size);
 
+/* Whether the canonical @path is, or lies beneath, the canonical @dir. */
+bool sup_beneath(const char *path, const char *dir);
+
+/* Whether @obj's mount is read-only, in *@ret_ro; false when that cannot be told. */
+bool sup_mount_readonly(int obj, bool *ret_ro);
+
 /*
  * Records a refused file operation in @s's evidence (docs/design/evidence.md): @calls more
  * refused calls counted (0: another name of a call already counted), and
@@ -941,7 +977,9 @@ extern const sup_handler handler_network;
  */
 typedef struct files_rules {
 	bool complete; /* the child's filter sends every such call (the evidence) */
-	int abi;       /* Landlock's ABI in force: truncate needs 3, rename and link 2 */
+	/* Landlock's ABI in force: truncate needs 3, rename and link 2; 0: no Landlock domain,
+	 * a runner's read-only mounts alone refuse (EROFS) */
+	int abi;
 	/* Borrowed: the protected read-only paths, as the command sees them, and the hidden ones
 	 * (denyRead), whose reads are recorded (FILES_READ_NOTIFY). */
 	char *const *readonly;

@@ -161,19 +161,10 @@ static int decode(const struct seccomp_notif *n, file_call *c)
 
 /* --- what the kernel would answer ------------------------------------------------------------ */
 
-/* Whether @path is, or lies beneath, @dir (both canonical). */
-static bool beneath(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	if (n == 1)
-		return true; /* "/" */
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 static bool beneath_any(char *const *dirs, const char *path)
 {
 	for (char *const *p = dirs; p && *p; p++)
-		if (beneath(path, *p))
+		if (sup_beneath(path, *p))
 			return true;
 	return false;
 }
@@ -203,20 +194,13 @@ static int readonly_refusal(const files_state *f, bool inside, const char *path,
 {
 	if (is_protected(f, path))
 		*why = "protected";
+	else if (beneath_any(f->hidden, path))
+		*why = "hidden"; /* its stand-in is read-only: a write there is refused too */
 	else if (!inside)
 		*why = "outside";
 	else
 		return 0;
 	return EROFS;
-}
-
-static bool mount_readonly(int obj, bool *ret_ro)
-{
-	struct statvfs v;
-	if (fstatvfs(obj, &v) < 0)
-		return false;
-	*ret_ro = v.f_flag & ST_RDONLY;
-	return true;
 }
 
 /*
@@ -398,7 +382,8 @@ static int place_path(place *p)
 static int make_refusal(const files_state *f, place *p, verdict *v)
 {
 	bool ro;
-	if (p->exists || !mount_readonly(p->dir, &ro) || (p->inside && !ro) || place_path(p) < 0)
+	if (p->exists || !sup_mount_readonly(p->dir, &ro) || (p->inside && !ro) ||
+	    (!ro && f->rules.abi < 1) || place_path(p) < 0)
 		return 0;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p->path);
 	if (ro)
@@ -414,7 +399,8 @@ static int make_refusal(const files_state *f, place *p, verdict *v)
 static int remove_refusal(const files_state *f, place *p, verdict *v)
 {
 	bool ro;
-	if (!mount_readonly(p->dir, &ro) || (!ro && (!p->exists || p->inside)) || place_path(p) < 0)
+	if (!sup_mount_readonly(p->dir, &ro) ||
+	    (!ro && (!p->exists || p->inside || f->rules.abi < 1)) || place_path(p) < 0)
 		return 0;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p->path);
 	if (ro)
@@ -435,8 +421,8 @@ static int write_refusal(const files_state *f, pid_t tid, int obj, bool inside, 
 {
 	bool ro;
 	/* The common case first, in one call: a file beneath a root on a writable mount. */
-	if (!mount_readonly(obj, &ro) || (inside && !ro) || !plain_file(obj) ||
-	    sup_fd_path(obj, v->path, sizeof(v->path)) < 0)
+	if (!sup_mount_readonly(obj, &ro) || (inside && !ro) || (!ro && f->rules.abi < 1) ||
+	    !plain_file(obj) || sup_fd_path(obj, v->path, sizeof(v->path)) < 0)
 		return 0;
 	if (ro && mount_first)
 		return readonly_refusal(f, inside, v->path, &v->why);
@@ -459,6 +445,27 @@ static int write_refusal(const files_state *f, pid_t tid, int obj, bool inside, 
  * Recorded when that is sure: true with the errno the caller gets in @ret_err (0: it opens)
  * and the hidden path read in @v->path.
  */
+/*
+ * Whether the walk to @named stopped in a hidden directory (mode 000: EACCES for everyone
+ * without a capability): its text says where it was going, into @v->path.
+ */
+static bool hidden_walk(const files_state *f, pid_t tid, int dirfd, const char *named, int walk,
+			verdict *v)
+{
+	return f->hidden && walk == -EACCES &&
+	       sup_absolute(tid, dirfd, named, v->path, sizeof(v->path)) == 0 &&
+	       plain_spelling(v->path) && beneath_any(f->hidden, v->path) && caller_is_us(tid);
+}
+
+/* A device opens on no mount that has nodev (a runner's stand-in for a hidden file). */
+static bool nodev_device(int obj)
+{
+	struct stat st;
+	struct statvfs v;
+	return fstat(obj, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) &&
+	       fstatvfs(obj, &v) == 0 && (v.f_flag & ST_NODEV);
+}
+
 static bool hidden_read(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
 			uint64_t flags, const char *named, verdict *v, int *ret_err)
 {
@@ -474,11 +481,11 @@ static bool hidden_read(const files_state *f, const supervisor *s, pid_t tid, co
 		    !beneath_any(f->hidden, v->path) || !caller_is_us(tid))
 			return false;
 		*ret_err = -access_as_caller(obj, R_OK);
+		if (*ret_err == 0 && nodev_device(obj))
+			*ret_err = EACCES;
 		return *ret_err == 0 || *ret_err == EACCES;
 	}
-	/* The walk stopped in a hidden directory (mode 000): its text says where it was going. */
-	if (obj != -EACCES || sup_absolute(tid, c->dirfd, named, v->path, sizeof(v->path)) < 0 ||
-	    !plain_spelling(v->path) || !beneath_any(f->hidden, v->path) || !caller_is_us(tid))
+	if (!hidden_walk(f, tid, c->dirfd, named, obj, v))
 		return false;
 	*ret_err = EACCES;
 	return true;
@@ -551,7 +558,7 @@ static int rename_refusal(const files_state *f, const supervisor *s, pid_t tid, 
 			  const char *from, const char *to, verdict *v)
 {
 	v->op = "rename";
-	if ((c->flags & ~(uint64_t)RENAME_NOREPLACE) || f->rules.abi < 2)
+	if (c->flags & ~(uint64_t)RENAME_NOREPLACE)
 		return 0;
 	place a, b;
 	if (find_place(s, tid, c->dirfd, from, false, &a) < 0)
@@ -567,8 +574,9 @@ static int rename_refusal(const files_state *f, const supervisor *s, pid_t tid, 
 	}
 	/* Another mount is EXDEV; a name inside the other (a directory into itself) EINVAL or
 	 * ENOTEMPTY: all before the sandbox's checks. */
-	if (!mount_id(a.dir, &ma) || !mount_id(b.dir, &mb) || ma != mb || beneath(a.path, b.path) ||
-	    beneath(b.path, a.path) || !mount_readonly(a.dir, &ro))
+	if (!mount_id(a.dir, &ma) || !mount_id(b.dir, &mb) || ma != mb ||
+	    sup_beneath(a.path, b.path) || sup_beneath(b.path, a.path) ||
+	    !sup_mount_readonly(a.dir, &ro))
 		goto out;
 	if (ro) {
 		const char *wa = NULL, *wb = NULL;
@@ -586,7 +594,9 @@ static int rename_refusal(const files_state *f, const supervisor *s, pid_t tid, 
 		err = EROFS;
 		goto out;
 	}
-	if (!a.exists || ((c->flags & RENAME_NOREPLACE) && b.exists) || (a.inside && b.inside))
+	/* Landlock's checks come after the mount's: REFER (ABI 2) or EXDEV for every move. */
+	if (f->rules.abi < 2 || !a.exists || ((c->flags & RENAME_NOREPLACE) && b.exists) ||
+	    (a.inside && b.inside))
 		goto out; /* ENOENT, EEXIST, or Landlock's to decide (EXDEV for REFER) */
 	(void)snprintf(v->path, sizeof(v->path), "%s", !a.inside ? a.path : b.path);
 	v->why = "outside";
@@ -608,7 +618,7 @@ static int link_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 			const char *from, const char *to, verdict *v)
 {
 	v->op = "link";
-	if ((c->flags & ~(uint64_t)AT_SYMLINK_FOLLOW) || f->rules.abi < 2)
+	if (c->flags & ~(uint64_t)AT_SYMLINK_FOLLOW)
 		return 0;
 	bool old_inside;
 	_cleanup_close_ int old =
@@ -620,7 +630,7 @@ static int link_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 	bool ro;
 	struct stat st;
 	uint64_t mo, mp;
-	if (p.exists || !mount_readonly(p.dir, &ro) || place_path(&p) < 0)
+	if (p.exists || !sup_mount_readonly(p.dir, &ro) || place_path(&p) < 0)
 		goto out;
 	(void)snprintf(v->path, sizeof(v->path), "%s", p.path);
 	v->second = true;
@@ -628,8 +638,8 @@ static int link_refusal(const files_state *f, const supervisor *s, pid_t tid, co
 		err = readonly_refusal(f, p.inside, p.path, &v->why);
 		goto out;
 	}
-	if (p.inside || !mount_id(old, &mo) || !mount_id(p.dir, &mp) || mo != mp ||
-	    fstat(old, &st) < 0 || st.st_uid != geteuid() || !caller_is_us(tid))
+	if (p.inside || f->rules.abi < 2 || !mount_id(old, &mo) || !mount_id(p.dir, &mp) ||
+	    mo != mp || fstat(old, &st) < 0 || st.st_uid != geteuid() || !caller_is_us(tid))
 		goto out;
 	v->why = "outside";
 	err = EACCES;
@@ -702,6 +712,45 @@ static const int files_calls[] = {
 	SYS_renameat2, SYS_linkat,  SYS_symlinkat, SYS_truncate, -1,
 };
 
+/* The name of operation @c for the record, when no refusal named it. */
+static const char *op_of(const file_call *c)
+{
+	static const char *const names[] = {
+		[FOP_OPEN] = "write",	 [FOP_MKDIR] = "mkdir",	    [FOP_MKNOD] = "create",
+		[FOP_UNLINK] = "remove", [FOP_RMDIR] = "rmdir",	    [FOP_RENAME] = "rename",
+		[FOP_LINK] = "link",	 [FOP_SYMLINK] = "symlink", [FOP_TRUNCATE] = "truncate",
+	};
+	return c->op == FOP_OPEN && (c->flags & O_CREAT) ? "create" : names[c->op];
+}
+
+/*
+ * A change the kernel refuses (EACCES) because its walk goes into a hidden directory: recorded
+ * as a read of a hidden path is (in @v, its errno in read_err), and let through.
+ */
+static void hidden_write(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
+			 const char *named, const char *named2, verdict *v)
+{
+	bool second = c->op == FOP_RENAME || c->op == FOP_LINK;
+	for (int i = 0; i < (second ? 2 : 1); i++) {
+		int dirfd = i ? c->dirfd2 : c->dirfd;
+		const char *name = i ? named2 : named;
+		/* Its spelling first: most changes are nowhere near a hidden path. */
+		if (sup_absolute(tid, dirfd, name, v->path, sizeof(v->path)) < 0 ||
+		    !beneath_any(f->hidden, v->path))
+			continue;
+		bool inside;
+		int walk = sup_resolve(s, tid, dirfd, name, false, &inside);
+		if (walk >= 0)
+			(void)close(walk);
+		else if (hidden_walk(f, tid, dirfd, name, walk, v)) {
+			v->op = op_of(c);
+			v->why = "hidden";
+			v->read_err = EACCES;
+			return;
+		}
+	}
+}
+
 /* Lets the call go on: the kernel makes it, with every check of Landlock and the mounts. */
 static void let_through(struct seccomp_notif_resp *resp)
 {
@@ -724,6 +773,8 @@ static int files_answer(void *state, sup_call *c, struct seccomp_notif_resp *res
 		return SUP_ANSWERED;
 	verdict v = {.read_err = -1};
 	int err = refusal(f, c->sup, tid, &call, named, named2, &v);
+	if (err == 0 && v.read_err < 0 && f->hidden)
+		hidden_write(f, c->sup, tid, &call, named, named2, &v);
 	if (v.read_err >= 0) {
 		/* A read of a hidden path: the mount answers it; recorded, let through. */
 		if (sup_call_valid(c))
@@ -763,7 +814,13 @@ static void files_free(void *state)
 
 static bool files_wanted(const confine_plan *plan)
 {
-	return (plan->steps & STEP(STEP_FILTER)) && (plan->filter_flags & SECCOMP_FILES_NOTIFY);
+	return plan_supervises(plan, SECCOMP_FILES_NOTIFY);
+}
+
+static bool files_looks_only(const void *state)
+{
+	(void)state;
+	return true;
 }
 
 int files_handler_new(const files_rules *rules, void **ret_state)
@@ -783,22 +840,33 @@ int files_handler_new(const files_rules *rules, void **ret_state)
 	return 0;
 }
 
+/* @v's paths, then those of @plan's mounts of @op or @op2, onto @io. -ENOMEM. */
+static int paths_of(const confine_plan *plan, char *const *v, protect_op op, protect_op op2,
+		    char ***io)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strv_push(io, v[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < plan->mounts.n; i++)
+		if ((plan->mounts.v[i].op == op || plan->mounts.v[i].op == op2) &&
+		    strv_push(io, plan->mounts.v[i].path) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static int files_new(const confine_plan *plan, spawn_handoff *in, void **ret_state)
 {
 	_cleanup_strv_free_ char **readonly = NULL, **hidden = NULL;
-	bool reads = plan->filter_flags & SECCOMP_FILES_READ_NOTIFY;
-	for (size_t i = 0; i < plan->mounts.n; i++) {
-		protect_op op = plan->mounts.v[i].op;
-		char ***to = op == PROTECT_READ_ONLY ? &readonly
-			     : reads && (op == PROTECT_HIDE_DIR || op == PROTECT_HIDE_FILE)
-				     ? &hidden
-				     : NULL;
-		if (to && strv_push(to, plan->mounts.v[i].path) < 0)
-			return -ENOMEM;
+	if (paths_of(plan, plan->ro_paths, PROTECT_READ_ONLY, PROTECT_READ_ONLY, &readonly) < 0 ||
+	    paths_of(plan, plan->hidden_paths, PROTECT_HIDE_DIR, PROTECT_HIDE_FILE, &hidden) < 0)
+		return -ENOMEM;
+	/* Without a Landlock domain of ours (below a runner) its read-only mounts alone refuse. */
+	int abi = 0;
+	if (plan->steps & STEP(STEP_LANDLOCK)) {
+		abi = landlock_abi();
+		if (abi > 0 && plan->landlock.abi_max > 0 && abi > plan->landlock.abi_max)
+			abi = plan->landlock.abi_max;
 	}
-	int abi = landlock_abi();
-	if (abi > 0 && plan->landlock.abi_max > 0 && abi > plan->landlock.abi_max)
-		abi = plan->landlock.abi_max;
 	files_rules rules = {
 		.complete = in->achieved & HARDEN_FILES_SUPERVISED, /* and we hold its listener */
 		.abi = abi,
@@ -812,6 +880,7 @@ const sup_handler handler_files = {
 	.name = "files",
 	.calls = files_calls,
 	.answer = files_answer,
+	.looks_only = files_looks_only,
 	.refusals = files_refusals,
 	.free = files_free,
 	.wanted = files_wanted,

@@ -377,9 +377,15 @@ static int perform(const struct seccomp_notif *n, int obj)
 /* --- the handler -------------------------------------------------------------------------------
  */
 
-/* Its state: the changes refused outside the roots so far, counted before each answer. */
+/*
+ * Its state: the changes refused outside the roots so far, counted before each answer; or,
+ * below a runner, where its read-only mounts refuse every change outside the roots and this
+ * handler only looks (evidence), the plan whose protected and hidden paths name a refusal.
+ */
 typedef struct metadata_state {
 	_Atomic unsigned refused;
+	const confine_plan *observed; /* borrowed; NULL: it performs the calls */
+	bool ioctl_mount_first;	      /* the kernel checks FS_IOC_SETFLAGS's mount first (5.13) */
 } metadata_state;
 
 static const int metadata_calls[] = {
@@ -467,12 +473,190 @@ static void record_refusal(sup_call *c, const meta_call *call)
 	sup_record(c->sup, 1, op_name(c->n->data.nr), EPERM, where, named, "outside");
 }
 
+/* --- below a runner: evidence of what its read-only mounts refuse --------------------------- */
+
+#define UTIME_NOW_  ((1l << 30) - 1l)
+#define UTIME_OMIT_ ((1l << 30) - 2l)
+
+static bool nsec_valid(long nsec)
+{
+	return (nsec >= 0 && nsec <= 999999999) || nsec == UTIME_NOW_ || nsec == UTIME_OMIT_;
+}
+
+/*
+ * Whether every check the kernel makes of call @n's arguments before the mount's (EROFS) is
+ * known to pass: its flags, a new time's fields, an extended attribute's name, size and value,
+ * an ioctl's value. The calls newest to the kernel (setxattrat, removexattrat, file_setattr)
+ * and FS_IOC32_SETFLAGS (not a native request) are not looked at.
+ */
+static bool checks_pass(const metadata_state *m, const struct seccomp_notif *n)
+{
+	const __u64 *a = n->data.args;
+	pid_t pid = (pid_t)n->pid;
+	const uint64_t at_ok = AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
+	switch (n->data.nr) {
+	case NR_FCHMODAT2:
+		return !(a[3] & ~at_ok);
+	case SYS_fchownat:
+		return !(a[4] & ~at_ok);
+	case SYS_utimensat: {
+		struct timespec ts[2];
+		if ((a[3] & ~at_ok) || (a[1] == 0 && a[3]))
+			return false;
+		if (a[2] == 0)
+			return true;
+		return sup_peek(pid, a[2], ts, sizeof(ts)) == 0 && nsec_valid(ts[0].tv_nsec) &&
+		       nsec_valid(ts[1].tv_nsec) &&
+		       !(ts[0].tv_nsec == UTIME_OMIT_ && ts[1].tv_nsec == UTIME_OMIT_);
+	}
+	case SYS_utimes:
+	case SYS_futimesat: {
+		struct timeval tv[2];
+		uint64_t addr = n->data.nr == SYS_utimes ? a[1] : a[2];
+		if (addr == 0)
+			return true;
+		return sup_peek(pid, addr, tv, sizeof(tv)) == 0 && tv[0].tv_usec >= 0 &&
+		       tv[0].tv_usec < 1000000 && tv[1].tv_usec >= 0 && tv[1].tv_usec < 1000000;
+	}
+	case SYS_utime: {
+		long u[2];
+		return a[1] == 0 || sup_peek(pid, a[1], u, sizeof(u)) == 0;
+	}
+	case SYS_setxattr:
+	case SYS_lsetxattr:
+	case SYS_fsetxattr:
+	case SYS_removexattr:
+	case SYS_lremovexattr:
+	case SYS_fremovexattr: {
+		bool set = n->data.nr == SYS_setxattr || n->data.nr == SYS_lsetxattr ||
+			   n->data.nr == SYS_fsetxattr;
+		char name[256];
+		if (sup_peek_string(pid, a[1], name, sizeof(name)) < 0 || !name[0])
+			return false; /* ERANGE, EFAULT */
+		if (!set)
+			return true;
+		if ((a[4] & ~(uint64_t)(XATTR_CREATE | XATTR_REPLACE)) || a[3] > XATTR_VALUE_MAX)
+			return false;
+		if (a[3] == 0)
+			return true;
+		void *value = malloc(a[3]);
+		bool ok = value && sup_peek(pid, a[2], value, a[3]) == 0;
+		free(value);
+		return ok;
+	}
+	case SYS_ioctl: {
+		struct fsxattr fsx;
+		if (!m->ioctl_mount_first || (a[1] & 0xffffffffu) == 0x40046602u)
+			return false;
+		size_t size = (a[1] & 0xffffffffu) == FS_IOC_FSSETXATTR ? sizeof(fsx) : sizeof(int);
+		return sup_peek(pid, a[2], &fsx, size) == 0;
+	}
+	case NR_SETXATTRAT:
+	case NR_REMOVEXATTRAT:
+	case NR_FILE_SETATTR:
+		return false;
+	default:
+		return true; /* chmod, fchmod, fchmodat, the chowns: none before the mount's */
+	}
+}
+
+/* Whether the caller's descriptor @fd is an O_PATH one (EBADF for the fd-based calls). */
+static bool opath_fd(pid_t tid, int fd)
+{
+	char path[64], buf[512];
+	(void)snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+	_cleanup_close_ int info = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len = info < 0 ? -1 : read(info, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return true; /* unsure: as if it were */
+	buf[len] = '\0';
+	const char *flags = strstr(buf, "\nflags:");
+	if (!flags)
+		return true;
+	unsigned long v = strtoul(flags + 7, NULL, 8);
+	return v & O_PATH;
+}
+
+/* Why the read-only mount at @path refuses, as the model is told; NULL: not the sandbox. */
+static const char *readonly_why(const confine_plan *plan, bool inside, const char *path)
+{
+	for (char **p = plan->ro_paths; p && *p; p++)
+		if (sup_beneath(path, *p))
+			return "protected";
+	for (size_t i = 0; i < plan->mounts.n; i++)
+		if (plan->mounts.v[i].op == PROTECT_READ_ONLY &&
+		    sup_beneath(path, plan->mounts.v[i].path))
+			return "protected";
+	for (char **p = plan->hidden_paths; p && *p; p++)
+		if (sup_beneath(path, *p))
+			return "hidden";
+	for (size_t i = 0; i < plan->mounts.n; i++)
+		if ((plan->mounts.v[i].op == PROTECT_HIDE_DIR ||
+		     plan->mounts.v[i].op == PROTECT_HIDE_FILE) &&
+		    sup_beneath(path, plan->mounts.v[i].path))
+			return "hidden";
+	return inside ? NULL : "outside";
+}
+
+/*
+ * Below a runner: lets the call go on (the kernel makes it, with every check of the read-only
+ * mounts), unless the object's mount is read-only and every earlier check of the kernel passes:
+ * then the very refusal the kernel would make (EROFS) is answered here and recorded.
+ */
+static int observe(const metadata_state *m, sup_call *c, const meta_call *call,
+		   struct seccomp_notif_resp *resp)
+{
+	pid_t tid = (pid_t)c->n->pid;
+	resp->error = 0;
+	resp->val = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (!checks_pass(m, c->n))
+		return SUP_ANSWERED;
+	char named[4096] = "", where[4096];
+	bool inside = false;
+	int fd = call->fd;
+	if (fd < 0 && call->path && sup_peek_string(tid, call->path, named, sizeof(named)) < 0)
+		return SUP_ANSWERED;
+	if (fd < 0 && !named[0] && (call->empty_path || call->null_path))
+		fd = call->dirfd; /* the descriptor itself, O_PATH allowed */
+	else if (fd >= 0 && opath_fd(tid, fd))
+		return SUP_ANSWERED; /* EBADF */
+	_cleanup_close_ int obj = -1;
+	if (fd == AT_FDCWD) {
+		obj = sup_resolve(c->sup, tid, AT_FDCWD, ".", true, &inside);
+	} else if (fd >= 0) {
+		char link[64];
+		(void)snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
+		obj = open(link, O_PATH | O_CLOEXEC);
+		int beneath = obj < 0 ? -1 : sup_open_fd(c->sup, tid, fd);
+		inside = beneath >= 0;
+		if (beneath >= 0)
+			(void)close(beneath);
+	} else if (named[0]) {
+		obj = sup_resolve(c->sup, tid, call->dirfd, named, call->follow, &inside);
+	}
+	bool ro;
+	if (obj < 0 || !sup_mount_readonly(obj, &ro) || !ro ||
+	    sup_fd_path(obj, where, sizeof(where)) < 0)
+		return SUP_ANSWERED;
+	const char *why = readonly_why(m->observed, inside, where);
+	/* What was read of /proc/TID was the caller's only if it still waits in this call. */
+	if (!why || !sup_call_valid(c))
+		return SUP_ANSWERED;
+	sup_record(c->sup, 1, op_name(c->n->data.nr), EROFS, where, named[0] ? named : where, why);
+	resp->flags = 0;
+	resp->error = -EROFS;
+	return SUP_REFUSED;
+}
+
 static int metadata_answer(void *state, sup_call *c, struct seccomp_notif_resp *resp)
 {
 	metadata_state *m = state;
 	meta_call call;
 	if (decode(c->n, &call) < 0)
 		return SUP_PASS;
+	if (m->observed)
+		return observe(m, c, &call, resp);
 	_cleanup_close_ int obj = open_object(c->sup, c->n, &call);
 	/*
 	 * What was read of /proc/TID above was the caller's: it is still the one blocked in this
@@ -504,7 +688,13 @@ static void metadata_free(void *state)
 
 static bool metadata_wanted(const confine_plan *plan)
 {
-	return (plan->steps & STEP(STEP_FILTER)) && (plan->filter_flags & SECCOMP_METADATA_NOTIFY);
+	return plan_supervises(plan, SECCOMP_METADATA_NOTIFY);
+}
+
+static bool metadata_looks_only(const void *state)
+{
+	const metadata_state *m = state;
+	return m->observed != NULL;
 }
 
 int metadata_handler_new(void **ret_state)
@@ -518,15 +708,23 @@ int metadata_handler_new(void **ret_state)
 
 static int metadata_new(const confine_plan *plan, spawn_handoff *in, void **ret_state)
 {
-	(void)plan;
 	(void)in;
-	return metadata_handler_new(ret_state);
+	int r = metadata_handler_new(ret_state);
+	/* Not the command's own filter's calls: a runner's listener's, to look at. */
+	if (r >= 0 && !((plan->steps & STEP(STEP_FILTER)) &&
+			(plan->filter_flags & SECCOMP_METADATA_NOTIFY))) {
+		metadata_state *m = *ret_state;
+		m->observed = plan;
+		m->ioctl_mount_first = kernel_at_least(5, 13);
+	}
+	return r;
 }
 
 const sup_handler handler_metadata = {
 	.name = "metadata",
 	.calls = metadata_calls,
 	.answer = metadata_answer,
+	.looks_only = metadata_looks_only,
 	.refusals = metadata_refusals,
 	.free = metadata_free,
 	.wanted = metadata_wanted,

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -332,6 +333,23 @@ int sup_fd_path(int fd, char *buf, size_t size)
 	return buf[0] == '/' ? 0 : -ENOENT;
 }
 
+bool sup_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1)
+		return true; /* "/" */
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool sup_mount_readonly(int obj, bool *ret_ro)
+{
+	struct statvfs v;
+	if (fstatvfs(obj, &v) < 0)
+		return false;
+	*ret_ro = v.f_flag & ST_RDONLY;
+	return true;
+}
+
 /* Set in a worker thread, which clears its effective capabilities once for all its calls. */
 static _Thread_local bool caps_cleared;
 
@@ -428,6 +446,7 @@ void sup_listener_tune(int listener)
 
 static void close_roots(supervisor *s)
 {
+
 	if (!s->opened)
 		return;
 	if (s->caller_root >= 0)
@@ -462,13 +481,51 @@ bool sup_is_fixed_root(const supervisor *s, int obj)
  * meanwhile) is -1, beneath which nothing is performed. Returns 0, or -errno when the
  * caller's root cannot be opened (then nothing is kept and the call is refused).
  */
+/*
+ * The identity of the caller @tid's view: its mount namespace and its root directory (the
+ * mounts it walks are that namespace's, from that root). False when it cannot be told.
+ */
+static bool view_id(pid_t tid, uint64_t id[3])
+{
+	char path[64];
+	struct stat ns, root;
+	(void)snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)tid);
+	if (stat(path, &ns) < 0)
+		return false;
+	(void)snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
+	if (stat(path, &root) < 0)
+		return false;
+	id[0] = ns.st_ino;
+	id[1] = root.st_dev;
+	id[2] = root.st_ino;
+	return true;
+}
+
+/*
+ * Below a runner, whether the caller @tid still has the view the roots were opened in: the
+ * runner's setup moves from the host's mount namespace and root to its own (unshare,
+ * pivot_root) before the command runs.
+ */
+static bool same_view(const supervisor *s, pid_t tid)
+{
+	uint64_t id[3];
+	return view_id(tid, id) && id[0] == s->view[0] && id[1] == s->view[1] &&
+	       id[2] == s->view[2];
+}
+
 static int open_roots(supervisor *s, pid_t tid)
 {
+
 	char proc_root[64];
 	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)tid);
 	int caller_root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (caller_root < 0)
 		return -errno;
+	uint64_t id[3] = {0, 0, 0};
+	if (s->runner && !view_id(tid, id)) {
+		(void)close(caller_root);
+		return -ENOENT; /* no view that can be told from the next */
+	}
 	size_t n = 0;
 	while (s->roots && s->roots[n])
 		n++;
@@ -494,6 +551,7 @@ static int open_roots(supervisor *s, pid_t tid)
 			n_fixed++;
 	}
 	s->caller_root = caller_root;
+	memcpy(s->view, id, sizeof(s->view));
 	s->root_fds = fds;
 	s->fixed_ids = fixed_ids;
 	s->n_fixed = n_fixed;
@@ -681,6 +739,17 @@ static int dispatch(supervisor *s, sup_call *c, struct seccomp_notif_resp *resp)
 	return SUP_ANSWERED; /* nobody's: refused (-EPERM), not counted */
 }
 
+/* Whether the handler that answers @nr only looks at it (sup_handler.looks_only). */
+static bool looks_only(const supervisor *s, int nr)
+{
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (s->routes[i].nr == nr) {
+			const sup_handler *h = s->slots[s->routes[i].slot].h;
+			return h->looks_only && h->looks_only(s->slots[s->routes[i].slot].state);
+		}
+	return false;
+}
+
 int supervisor_handle(supervisor *s, int listener)
 {
 	struct seccomp_notif n;
@@ -691,13 +760,23 @@ int supervisor_handle(supervisor *s, int listener)
 	struct seccomp_notif_resp resp = {.id = n.id, .error = -EPERM};
 	sup_call c = {.sup = s, .listener = listener, .n = &n};
 	int r = SUP_ANSWERED;
-	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed. */
+	bool native = n.data.arch == sup_native_arch();
+	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed;
+	 * below a runner, where we only look, it goes on unseen. */
+	if (!native && s->runner) {
+		resp.error = 0;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	}
+	if (native && s->opened && s->runner && !same_view(s, (pid_t)n.pid))
+		close_roots(s);
 	bool opened_now = false;
-	if (n.data.arch == sup_native_arch() &&
-	    (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
+	if (native && (s->opened || (opened_now = open_roots(s, (pid_t)n.pid) == 0))) {
 		r = dispatch(s, &c, &resp);
 		if (opened_now && c.gone)
 			close_roots(s); /* another process's view: not kept */
+	} else if (native && looks_only(s, n.data.nr)) {
+		resp.error = 0;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	}
 	/* ENOENT: the caller is gone (killed meanwhile); nothing waits for the answer. */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)

@@ -65,8 +65,7 @@ static bool has(const confine_plan *plan, confine_step step)
 
 bool plan_net_restricted(const confine_plan *plan)
 {
-	return has(plan, STEP_NET_LISTENER) ||
-	       (has(plan, STEP_FILTER) && (plan->filter_flags & SECCOMP_NET_NOTIFY));
+	return plan_supervises(plan, SECCOMP_NET_NOTIFY);
 }
 
 bool plan_own_network(const confine_plan *plan)
@@ -81,7 +80,7 @@ bool plan_sends_proxy(const confine_plan *plan)
 
 bool plan_sends_listener(const confine_plan *plan)
 {
-	return has(plan, STEP_NET_LISTENER) ||
+	return has(plan, STEP_LISTENER) ||
 	       (has(plan, STEP_FILTER) &&
 		(plan->filter_flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_NET_NOTIFY)));
 }

@@ -219,10 +219,10 @@ static const uint32_t metadata_ioctls[] = {
 };
 
 /*
- * Not a run-time flag: the standalone program of the SECCOMP_NET_NOTIFY rules alone, no base
- * rules (seccomp_net_only_program(), for a child that execs bwrap, which adds the rest).
+ * Not a run-time flag: a runner program (seccomp_runner_program(), for a child that execs bwrap,
+ * which adds the rest), the supervised groups of SECCOMP_RUNNER_FLAGS alone, no base rules.
  */
-#define NET_ONLY (1u << 31)
+#define RUNNER (1u << 31)
 
 /* The socketcall(2) call numbers (linux/net.h), for the ABIs that multiplex through it. */
 #define SOCKOP_SOCKET	  1
@@ -349,12 +349,45 @@ static int add_file_rules(scmp_filter_ctx ctx, bool reads)
 	return r;
 }
 
+/* The metadata calls and inode-flag ioctls, with @flags's action (metadata_action()). */
+static int add_metadata_rules(scmp_filter_ctx ctx, unsigned flags)
+{
+	int act = -(int)metadata_action(flags);
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < sizeof(metadata_calls) / sizeof(metadata_calls[0]); i++)
+		r = add_rule(ctx, act, metadata_calls[i], 0, NULL);
+	for (size_t i = 0; r >= 0 && i < sizeof(metadata_ioctls) / sizeof(metadata_ioctls[0]);
+	     i++) {
+		struct scmp_arg_cmp cmp =
+			SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, metadata_ioctls[i]);
+		r = add_rule(ctx, act, "ioctl", 1, &cmp);
+	}
+	for (size_t i = 0; r >= 0 && i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]);
+	     i++) {
+		if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) == __NR_SCMP_ERROR)
+			continue; /* in the prefix (build_prefix()) */
+		r = add_rule(ctx, act, metadata_new_calls[i].name, 0, NULL);
+	}
+	return r;
+}
+
+/* A runner program's rules: its supervised groups alone (SECCOMP_RUNNER_FLAGS). */
+static int add_runner_rules(scmp_filter_ctx ctx, unsigned flags)
+{
+	int r = add_net_rules(ctx, flags & SECCOMP_NET_NOTIFY);
+	if (r >= 0 && (flags & SECCOMP_METADATA_NOTIFY))
+		r = add_metadata_rules(ctx, flags);
+	if (r >= 0 && (flags & SECCOMP_FILES_NOTIFY))
+		r = add_file_rules(ctx, flags & SECCOMP_FILES_READ_NOTIFY);
+	return r;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 {
 	int r;
 
-	if (flags & NET_ONLY)
-		return add_net_rules(ctx, SECCOMP_NET_NOTIFY);
+	if (flags & RUNNER)
+		return add_runner_rules(ctx, flags & ~RUNNER);
 	r = add_net_rules(ctx, flags);
 	if (r < 0)
 		return r;
@@ -386,28 +419,9 @@ static int add_rules(scmp_filter_ctx ctx, const target *t, unsigned flags)
 	}
 
 	if (flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY)) {
-		int act = -(int)metadata_action(flags);
-		for (size_t i = 0; i < sizeof(metadata_calls) / sizeof(metadata_calls[0]); i++) {
-			r = add_rule(ctx, act, metadata_calls[i], 0, NULL);
-			if (r < 0)
-				return r;
-		}
-		for (size_t i = 0; i < sizeof(metadata_ioctls) / sizeof(metadata_ioctls[0]); i++) {
-			struct scmp_arg_cmp cmp =
-				SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, metadata_ioctls[i]);
-			r = add_rule(ctx, act, "ioctl", 1, &cmp);
-			if (r < 0)
-				return r;
-		}
-		for (size_t i = 0; i < sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0]);
-		     i++) {
-			if (seccomp_syscall_resolve_name(metadata_new_calls[i].name) ==
-			    __NR_SCMP_ERROR)
-				continue; /* in the prefix (build_prefix()) */
-			r = add_rule(ctx, act, metadata_new_calls[i].name, 0, NULL);
-			if (r < 0)
-				return r;
-		}
+		r = add_metadata_rules(ctx, flags);
+		if (r < 0)
+			return r;
 	}
 
 	if (flags & SECCOMP_FILES_NOTIFY) {
@@ -639,9 +653,8 @@ static int build_prefix(const target *t, unsigned flags, bool big, struct sock_f
 {
 	int unknown[sizeof(metadata_new_calls) / sizeof(metadata_new_calls[0])];
 	size_t n_unknown = 0, n = 0;
-	bool metadata =
-		!(flags & NET_ONLY) && (flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY));
-	unsigned net = flags & NET_ONLY ? SECCOMP_NET_NOTIFY : flags;
+	bool metadata = flags & (SECCOMP_METADATA_NOTIFY | SECCOMP_METADATA_DENY);
+	unsigned net = flags & ~RUNNER;
 	int r;
 
 	for (size_t i = 0;
@@ -671,7 +684,7 @@ static int build_prefix(const target *t, unsigned flags, bool big, struct sock_f
 				return r;
 		}
 		r = net_prefix_rules(&groups[g], t->arches[i], i == 0, x32, net);
-		if (r >= 0 && !(flags & NET_ONLY) && (flags & SECCOMP_FILES_NOTIFY) && i > 0)
+		if (r >= 0 && (flags & SECCOMP_FILES_NOTIFY) && i > 0)
 			r = file_prefix_rules(&groups[g], t->arches[i], x32);
 		if (r < 0)
 			return r;
@@ -777,8 +790,9 @@ static int write_program(FILE *out, scmp_filter_ctx ctx, unsigned flags, bool bi
 		goto out;
 	}
 
-	if (flags & NET_ONLY)
-		fprintf(out, "static const struct sock_filter program_net_only[] = {\n");
+	if (flags & RUNNER)
+		fprintf(out, "static const struct sock_filter program_runner_%u[] = {\n",
+			flags & ~RUNNER);
 	else
 		fprintf(out, "static const struct sock_filter program_%u[] = {\n", flags);
 	for (int i = 0; i < n_prefix; i++)
@@ -841,7 +855,7 @@ static void write_header(FILE *out, const target *t, const char *endian)
 }
 
 /*
- * Builds and writes the program of @flags (NET_ONLY: the standalone network program) to @out,
+ * Builds and writes the program of @flags (with RUNNER: a runner program) to @out,
  * and its pseudo code to @pfc; returns its length or -errno.
  */
 static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool big)
@@ -854,8 +868,12 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 	int r = build_filter(t, flags, &ctx);
 	if (r < 0)
 		return r;
-	if (flags & NET_ONLY)
-		fprintf(out, "/* the network rules alone (seccomp_net_only_program()) */\n");
+	if (flags & RUNNER)
+		fprintf(out, "/* runner flags %#x:%s%s%s%s (seccomp_runner_program()) */\n",
+			flags & ~RUNNER, flags & SECCOMP_NET_NOTIFY ? " NET_NOTIFY" : "",
+			flags & SECCOMP_METADATA_NOTIFY ? " METADATA_NOTIFY" : "",
+			flags & SECCOMP_FILES_NOTIFY ? " FILES_NOTIFY" : "",
+			flags & SECCOMP_FILES_READ_NOTIFY ? " FILES_READ_NOTIFY" : "");
 	else
 		fprintf(out, "/* flags %#x:%s%s%s%s%s%s%s%s%s */\n", flags,
 			flags & SECCOMP_DENY_NAMESPACES ? " NAMESPACES" : "",
@@ -872,8 +890,8 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 	r = write_program(out, ctx, flags, big, prefix, n_prefix);
 	if (r >= 0) {
 		int len = r;
-		if (flags & NET_ONLY)
-			fprintf(pfc, "# ===== the network rules alone =====\n");
+		if (flags & RUNNER)
+			fprintf(pfc, "# ===== runner flags %#x =====\n", flags & ~RUNNER);
 		else
 			fprintf(pfc, "# ===== flags %#x =====\n", flags);
 		(void)fflush(pfc);
@@ -887,7 +905,7 @@ static int generate(FILE *out, FILE *pfc, const target *t, unsigned flags, bool 
 
 int main(int argc, char **argv)
 {
-	int lengths[SECCOMP_PROGRAMS];
+	int lengths[SECCOMP_PROGRAMS], runner_lengths[SECCOMP_PROGRAMS];
 	FILE *out = NULL, *pfc = NULL;
 	int r = -EINVAL;
 
@@ -927,14 +945,25 @@ int main(int argc, char **argv)
 			goto done;
 		lengths[flags] = r;
 	}
-	r = generate(out, pfc, t, NET_ONLY, big);
-	if (r < 0)
-		goto done;
-	fprintf(out, "const seccomp_program seccomp_net_only = {program_net_only, %d};\n\n", r);
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
+		runner_lengths[flags] = 0;
+		if (!seccomp_runner_built(flags))
+			continue;
+		r = generate(out, pfc, t, RUNNER | flags, big);
+		if (r < 0)
+			goto done;
+		runner_lengths[flags] = r;
+	}
 	fprintf(out, "const seccomp_program seccomp_programs[SECCOMP_PROGRAMS] = {\n");
 	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
 		if (lengths[flags] > 0)
 			fprintf(out, "\t[%u] = {program_%u, %d},\n", flags, flags, lengths[flags]);
+	fprintf(out, "};\n\n");
+	fprintf(out, "const seccomp_program seccomp_runner_programs[SECCOMP_PROGRAMS] = {\n");
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++)
+		if (runner_lengths[flags] > 0)
+			fprintf(out, "\t[%u] = {program_runner_%u, %d},\n", flags, flags,
+				runner_lengths[flags]);
 	fprintf(out, "};\n");
 	r = 0;
 done:

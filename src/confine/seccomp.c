@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../core/cleanup.h"
@@ -24,9 +26,34 @@ const seccomp_program *seccomp_program_for(unsigned flags)
 	return &seccomp_programs[flags];
 }
 
+const seccomp_program *seccomp_runner_program(unsigned flags)
+{
+	if (!seccomp_runner_built(flags))
+		return NULL;
+	return &seccomp_runner_programs[flags];
+}
+
 const seccomp_program *seccomp_net_only_program(void)
 {
-	return &seccomp_net_only;
+	return seccomp_runner_program(SECCOMP_NET_NOTIFY);
+}
+
+bool seccomp_continue_available(void)
+{
+	return kernel_at_least(5, 5);
+}
+
+bool kernel_at_least(unsigned long major_want, unsigned long minor_want)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		return false;
+	char *dot;
+	unsigned long major = strtoul(u.release, &dot, 10);
+	if (*dot != '.')
+		return false;
+	unsigned long minor = strtoul(dot + 1, NULL, 10);
+	return major > major_want || (major == major_want && minor >= minor_want);
 }
 
 /*

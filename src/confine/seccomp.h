@@ -108,8 +108,31 @@ typedef struct seccomp_program {
 /* The generated programs (seccomp-filters.c in the build tree), indexed by flags. */
 extern const seccomp_program seccomp_programs[SECCOMP_PROGRAMS];
 
-/* The generated standalone program of the SECCOMP_NET_NOTIFY rules (seccomp-filters.c). */
-extern const seccomp_program seccomp_net_only;
+/*
+ * The programs installed below a runner (bwrap), which installs the main filter itself with no
+ * listener for us: the supervised groups alone, default ALLOW, with a listener. The kernel runs
+ * both filters, and a notification comes to the listener of the filter that asked for it.
+ *   NET_NOTIFY        a network policy's connect and send calls
+ *   METADATA_NOTIFY   with FILES_NOTIFY and never alone: evidence (docs/design/evidence.md);
+ *   FILES_NOTIFY      the supervisor only looks, and lets each call through unless a read-only
+ *   FILES_READ_NOTIFY mount is about to refuse it (nothing of ours enforces there)
+ */
+#define SECCOMP_RUNNER_FLAGS                                                   \
+	(SECCOMP_NET_NOTIFY | SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY | \
+	 SECCOMP_FILES_READ_NOTIFY)
+
+static inline bool seccomp_runner_built(unsigned flags)
+{
+	const unsigned evidence = SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY;
+	if (!flags || (flags & ~SECCOMP_RUNNER_FLAGS))
+		return false;
+	if ((flags & SECCOMP_FILES_READ_NOTIFY) && !(flags & SECCOMP_FILES_NOTIFY))
+		return false;
+	return (flags & evidence) == 0 || (flags & evidence) == evidence;
+}
+
+/* The generated runner programs (seccomp-filters.c), indexed by flags (SECCOMP_RUNNER_FLAGS). */
+extern const seccomp_program seccomp_runner_programs[SECCOMP_PROGRAMS];
 
 /*
  * The generated program for @flags (SECCOMP_DENY_*, SECCOMP_METADATA_*, SECCOMP_NET_NOTIFY);
@@ -117,12 +140,20 @@ extern const seccomp_program seccomp_net_only;
  */
 const seccomp_program *seccomp_program_for(unsigned flags);
 
-/*
- * A program with the SECCOMP_NET_NOTIFY rules alone, default ALLOW, for a child that installs
- * it with a listener and then execs bwrap: bwrap installs the main filter itself, with no
- * listener for us, and the two stack (the kernel runs both; a notification comes to us).
- */
+/* The runner program for @flags; NULL when none is built for them (seccomp_runner_built()). */
+const seccomp_program *seccomp_runner_program(unsigned flags);
+
+/* The runner program of the SECCOMP_NET_NOTIFY rules alone. */
 const seccomp_program *seccomp_net_only_program(void);
+
+/*
+ * Whether the kernel lets a supervisor answer "go on" (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux
+ * 5.5), which evidence below a runner needs for every call it does not refuse.
+ */
+bool seccomp_continue_available(void);
+
+/* Whether the running kernel's release is @major.@minor or later (false when unreadable). */
+bool kernel_at_least(unsigned long major, unsigned long minor);
 
 /*
  * Installs @prog on the calling thread, irreversibly: PR_SET_NO_NEW_PRIVS (the kernel refuses a

@@ -591,16 +591,29 @@ static int step_loopback(step_ctx *x)
 	return r;
 }
 
-/* The listener for the command's connect and send calls, below the runner's own filter. */
-static int step_net_listener(step_ctx *x)
+/*
+ * The listener below the runner's own filter: for the command's connect and send calls, and
+ * for evidence of its file calls. Evidence that cannot be had (no listener here: a kernel
+ * before 5.0, a filter stacked with its own) leaves the run without it, and no rule in place:
+ * the runner's read-only mounts enforce either way.
+ */
+static int step_listener(step_ctx *x)
 {
-	int r = listener_install_send(seccomp_net_only_program(), x->sock, true);
+	unsigned flags = x->plan->runner_flags;
+	bool net = flags & SECCOMP_NET_NOTIFY;
+	int r = x->sock >= 0 ? listener_install_send(seccomp_runner_program(flags), x->sock, net)
+			     : -ENOTCONN;
+	/* Nothing was installed (a listener that was, then not sent, is a failure: its calls
+	 * would fail with ENOSYS). */
+	if (!net && (r == -ENOTCONN || r == -EBUSY || r == -EINVAL || r == -ENOSYS))
+		return 0;
 	if (r < 0) {
 		(void)snprintf(x->msg, x->size,
 			       "cannot hand over the connect supervisor's listener");
 		return r;
 	}
-	x->achieved |= HARDEN_NET_SUPERVISED;
+	x->achieved |= (net ? HARDEN_NET_SUPERVISED : 0) |
+		       (flags & SECCOMP_FILES_NOTIFY ? HARDEN_FILES_SUPERVISED : 0);
 	return 0;
 }
 
@@ -782,9 +795,9 @@ static int (*const steps[_STEP_MAX])(step_ctx *x) = {
 	[STEP_PID_NAMESPACE] = step_pid_namespace,
 	[STEP_NET_NAMESPACE] = step_net_namespace,
 	[STEP_LOOPBACK] = step_loopback,
-	[STEP_NET_LISTENER] = step_net_listener,
 	[STEP_MOUNT_NAMESPACE] = step_mount_namespace,
 	[STEP_MOUNTS] = step_mounts,
+	[STEP_LISTENER] = step_listener,
 	[STEP_LANDLOCK] = step_landlock,
 	[STEP_DROP_CAPS] = step_drop_caps,
 	[STEP_FILTER] = step_filter,

@@ -25,6 +25,7 @@ static const sup_handler *const handlers[] = {
 void supervision_start(supervision *sv, const confine_plan *plan, spawn_handoff *in)
 {
 	supervisor_init(&sv->sup, plan ? plan->meta_roots : NULL, plan ? plan->meta_fixed : NULL);
+	sv->sup.runner = plan && plan->wraps;
 	sv->worker = NULL;
 	sv->listener = in->listener;
 	in->listener = -1;

@@ -68,25 +68,10 @@ print("file-evidence" in b.get("hardening", []))' "$1"
 
 test_probe_says_which() {
 	assert_streq "$(has_evidence landlock)" True
-	# bwrap's runs are not watched yet (docs/design/evidence.md): not claimed.
-	assert_streq "$(has_evidence bwrap)" False
+	assert_streq "$(has_evidence bwrap)" True
 	# Off (the default): not in force, and not claimed.
 	run probe
 	assert_not_contains "$out" file-evidence
-}
-
-# Where it cannot be had (bwrap), the setting changes nothing: DSH's rule, byte for byte.
-test_bwrap_falls_back() {
-	setup
-	ev bwrap workspace-write 'echo "Read-only file system" >&2; exit 1'
-	assert_streq "$out" "[stderr]
-Read-only file system
-$MARK_WW
-$HINT
-[exit code: 1]"
-	ev bwrap workspace-write --json "touch '$OUT/x' 2>/dev/null || true"
-	assert_streq "$(json_get 'r["sandbox"]["denied"], "refusals" in r["sandbox"]')" "False False"
-	[ ! -e "$OUT/x" ] || fail "the write landed"
 }
 
 # Words that only look like a refusal are not one; a refusal the command silenced is.
@@ -161,10 +146,14 @@ test_each_operation() {
 	refused_op "$b" "ln -s victim '$OUT/soft'" \
 		"[sandbox: symlink $OUT/soft denied (outside the writable roots)]"
 	# A move out of the workspace: another mount, so mv(1) copies (the rename is EXDEV, the
-	# kernel's answer, not a refusal), and the copy's create is refused.
+	# kernel's answer, not a refusal), and the copy's first change outside is refused: its
+	# create under Landlock; under bwrap the removal of the target that mv tries first (a
+	# read-only mount refuses a removal before it looks the name up).
 	echo mine >ws/mine
+	local first=create
+	[ "$b" = landlock ] || first=remove
 	refused_op "$b" "mv mine '$OUT/mine'" \
-		"[sandbox: create $OUT/mine denied (outside the writable roots)]"
+		"[sandbox: $first $OUT/mine denied (outside the writable roots)]"
 	[ -e ws/mine ] || fail "the workspace's file went"
 
 	assert_streq "$(cat "$OUT/victim")" orig
@@ -174,7 +163,8 @@ test_each_operation() {
 	done
 }
 
-# The metadata calls the supervisor refuses are named too (Landlock: its own answer, EPERM).
+# The metadata calls refused are named too (Landlock: the supervisor's own answer, EPERM; bwrap:
+# its read-only mount's, EROFS, which the supervisor only looks at).
 test_metadata() {
 	setup
 	local b=$1
@@ -330,6 +320,37 @@ test_exec() {
 	[ ! -e "$OUT/x" ] || fail "the write landed"
 }
 
+# A denyRead path that bash reads, or writes into, is named as the fence names it: a hidden
+# file reads as nothing (Landlock: an empty stand-in) or is refused (bwrap's stand-in is a device
+# on a nodev mount), a hidden directory is refused, a file made in it too.
+test_deny_read() {
+	setup
+	local b=$1
+	mkdir "$OUT/secret-dir"
+	echo DIR-SECRET >"$OUT/secret-dir/key"
+	echo FILE-SECRET >"$OUT/secret-file"
+	printf 'sandbox-local:\n  evidence: true\nsandbox-policy: {denyRead: ["%s/secret-dir", "%s/secret-file"]}\n' \
+		"$OUT" "$OUT" >deny.yaml
+	local script="cat '$OUT/secret-file'; cat '$OUT/secret-dir/key'; echo x >'$OUT/secret-dir/new'; true"
+	# The control: unconfined, both are read and the file is made.
+	run bash --mode danger-full-access --workspace "$PWD/ws" "$script"
+	assert_contains "$out" FILE-SECRET
+	assert_contains "$out" DIR-SECRET
+	rm "$OUT/secret-dir/new"
+	run --config deny.yaml bash --backend "$b" --mode workspace-write --workspace "$PWD/ws" --json "$script"
+	local reason='sandbox-policy.denyRead hides it' file_errno=None
+	[ "$b" = landlock ] || file_errno="'EACCES'"
+	assert_not_contains "$out" SECRET
+	assert_contains "$(json_get 'r["text"]')" "$MARK_WW
+$HINT
+[sandbox: $OUT/secret-file is protected: $reason]
+[sandbox: $OUT/secret-dir/key is protected: $reason]
+[sandbox: $OUT/secret-dir/new is protected: $reason]"
+	assert_streq "$(json_get '[(x["op"], x["errno"], x["reason"]) for x in r["sandbox"]["refusals"]]')" \
+		"[('read', $file_errno, 'hidden'), ('read', 'EACCES', 'hidden'), ('create', 'EACCES', 'hidden')]"
+	[ ! -e "$OUT/secret-dir/new" ] || fail "a file was made in the hidden directory"
+}
+
 # Off (the default): DSH's rule, as before.
 test_off_is_dsh() {
 	setup
@@ -337,12 +358,8 @@ test_off_is_dsh() {
 	assert_streq "$(json_get 'r["sandbox"]["denied"], "refusals" in r["sandbox"]')" "False False"
 }
 
-t "probe reports file-evidence where it is in force (landlock), nothing when off" test_probe_says_which
-t "bwrap: the runs are not watched, DSH's rule stands" test_bwrap_falls_back
-t "bwrap: off, DSH's rule" test_off_is_dsh bwrap
-# The backends whose runs are watched (bwrap's, not yet: test_bwrap_falls_back).
-watched="landlock"
-for b in $watched; do
+t "probe reports file-evidence where it is in force, nothing when off" test_probe_says_which
+for b in landlock bwrap; do
 	t "$b: words are no denial, a silenced refusal is, named with its path" test_false_positive_and_silenced "$b"
 	t "$b: every write-class operation outside is named and has no effect" test_each_operation "$b"
 	t "$b: inside the roots nothing is refused or said" test_inside_untouched "$b"
@@ -354,6 +371,7 @@ for b in $watched; do
 	t "$b: through the server: the lines, the structured result, the retry's question" test_server "$b"
 	t "$b: exec says it on stderr" test_exec "$b"
 	t "$b: a metadata change outside is named" test_metadata "$b"
+	t "$b: a denyRead path read or written through bash is named" test_deny_read "$b"
 	t "$b: off, DSH's rule" test_off_is_dsh "$b"
 done
 done_testing

@@ -24,8 +24,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -461,7 +465,7 @@ static void run_confined(const confine_plan *plan, void (*work)(run_result *), r
 	supervision sv = SUPERVISION_INIT;
 	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	assert_true(pidfd >= 0);
-	in.achieved = in.listener >= 0 && (plan->filter_flags & SECCOMP_FILES_NOTIFY)
+	in.achieved = in.listener >= 0 && plan_supervises(plan, SECCOMP_FILES_NOTIFY)
 			      ? HARDEN_FILES_SUPERVISED
 			      : 0;
 	supervision_start(&sv, plan, &in);
@@ -953,6 +957,267 @@ static void test_hidden_reads(void **state)
 	dsb_test_rm_rf(fx.top);
 }
 
+/* --- below a runner (bwrap): the supervisor only looks ----------------------------------- */
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* @path bound onto itself read-only, keeping the flags a user namespace may not drop. */
+static int bind_read_only(const char *path)
+{
+	struct statvfs v;
+	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 || statvfs(path, &v) < 0)
+		return -1;
+	unsigned long keep =
+		(v.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (v.f_flag & ST_NODEV ? MS_NODEV : 0) |
+		(v.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (v.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+		(v.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0) |
+		(v.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+	return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL);
+}
+
+/*
+ * What the CLI and bwrap do before the command runs, in short: a user namespace of the call's
+ * own (its uid_map written), a file call there, in the host's mount namespace (the supervisor
+ * sees it in that view), then a mount namespace of bwrap's, "out" and the protected path bound
+ * read-only, and every capability dropped. The supervisor must follow the view.
+ */
+static int act_as_runner(void)
+{
+	char p[3 * PATH_MAX], map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER) < 0)
+		return -1;
+	(void)snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/setgroups", "deny") < 0 ||
+	    write_file("/proc/self/uid_map", map) < 0)
+		return -1;
+	(void)snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		return -1;
+	(void)snprintf(p, sizeof(p), "%s/before", fx.ws);
+	int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0 || close(fd) < 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || bind_read_only(fx.out) < 0 ||
+	    bind_read_only(fx.prot) < 0 || (harden_drop_caps() & HARDEN_FAILED))
+		return -1;
+	return 0;
+}
+
+static void runner_cases(run_result *r)
+{
+	if (act_as_runner() < 0) {
+		r->extra = 1;
+		return;
+	}
+	run_cases(r);
+	r->extra = 0;
+}
+
+/* The plan of a bwrap run with the evidence on or off (the runner's mounts are its own). */
+static void make_runner_plan(confine_plan *plan, char **roots, char **ro_paths, bool evidence)
+{
+	*plan = (confine_plan){
+		.steps = evidence ? STEP(STEP_LISTENER) : 0,
+		.runner_flags = SECCOMP_METADATA_NOTIFY | SECCOMP_FILES_NOTIFY,
+		.filter_fd = -1,
+		.wraps = true,
+		.meta_roots = roots,
+		.ro_paths = ro_paths,
+	};
+}
+
+static bool userns_here(void)
+{
+	if (!seccomp_continue_available() || access("/proc/self/ns/user", F_OK) < 0) {
+		fprintf(stderr,
+			"# no user namespaces or no SECCOMP_USER_NOTIF_FLAG_CONTINUE here\n");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * @work below a runner, the evidence off then on: each of its first @n calls gets the same
+ * errno both times. The run with the evidence on and its refusals are returned.
+ */
+static void runner_differential(void (*work)(run_result *), size_t n, run_result *ret_on,
+				confine_refusals *ret_refused)
+{
+	setup_fixture(false);
+	char *roots[] = {fx.ws, NULL}, *ro_paths[] = {fx.prot, NULL};
+	confine_plan plan;
+	run_result off;
+	confine_refusals r_off;
+	make_tree();
+	make_runner_plan(&plan, roots, ro_paths, false);
+	run_confined(&plan, work, &off, &r_off);
+	make_tree();
+	make_runner_plan(&plan, roots, ro_paths, true);
+	run_confined(&plan, work, ret_on, ret_refused);
+	assert_int_equal(off.extra, 0);
+	assert_int_equal(ret_on->extra, 0);
+	bool same = true;
+	for (size_t i = 0; i < n; i++)
+		if (off.errnos[i] != ret_on->errnos[i]) {
+			fprintf(stderr, "call %zu: %s with the evidence off, %s on\n", i,
+				strerrorname_np(off.errnos[i]), strerrorname_np(ret_on->errnos[i]));
+			same = false;
+		}
+	assert_true(same);
+	assert_int_equal(r_off.evidence, 0);
+	assert_int_equal(r_off.files, 0);
+	assert_int_equal(ret_refused->evidence, 1);
+	assert_true(ret_on->achieved & HARDEN_FILES_SUPERVISED);
+	record_free(&confine_refusals_record, &r_off);
+}
+
+static void test_runner(void **state)
+{
+	(void)state;
+	if (!userns_here())
+		skip();
+	run_result on;
+	confine_refusals r_on;
+	runner_differential(runner_cases, N_CASES, &on, &r_on);
+
+	/* Only the read-only mounts refuse here: EROFS, never EACCES. */
+	static const struct {
+		const char *name;
+		int err;
+	} want_errno[] = {
+		{"c_write_out", EROFS},	     {"c_create_out", EROFS},
+		{"c_mkdir_out", EROFS},	     {"c_unlink_missing", EROFS},
+		{"c_excl_existing", EEXIST}, {"c_mkdir_existing", EEXIST},
+		{"c_dev_null", 0},	     {"c_proc_fd_pipe", 0},
+		{"c_in_create", 0},	     {"c_in_rename", 0},
+		{"c_prot_create", EROFS},    {"c_prot_fifo", ENXIO},
+	};
+	for (size_t i = 0; i < sizeof(want_errno) / sizeof(want_errno[0]); i++)
+		assert_int_equal(on.errnos[index_of(want_errno[i].name)], want_errno[i].err);
+	unsigned refused = 0;
+	for (size_t i = 0; i < N_CASES; i++) {
+		assert_int_not_equal(on.errnos[i], EACCES);
+		refused += on.errnos[i] == EROFS;
+	}
+	/* Every refusal, and the open for writing recorded despite the view it was made in. */
+	assert_int_equal(r_on.files, refused);
+	char want[4 * PATH_MAX];
+	(void)snprintf(want, sizeof(want), "write\tEROFS\t%s/f\t%s/f\toutside", fx.out, fx.out);
+	expect_record(r_on.files_named, want);
+	(void)snprintf(want, sizeof(want), "create\tEROFS\t%s/new\t%s/new\toutside", fx.out,
+		       fx.out);
+	expect_record(r_on.files_named, want);
+	record_free(&confine_refusals_record, &r_on);
+	dsb_test_rm_rf(fx.top);
+}
+
+/* The metadata changes below a runner, each against the kernel's own answer. */
+static int m_chmod_out(void)
+{
+	return ERRNO_OF(chmod(out_path("f"), 0600));
+}
+static int m_chown_out(void)
+{
+	return ERRNO_OF(chown(out_path("f"), geteuid(), (gid_t)-1));
+}
+static int m_utimes_out(void)
+{
+	return ERRNO_OF(utimensat(AT_FDCWD, out_path("f"), NULL, 0));
+}
+static int m_utimes_omit(void)
+{
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
+	return ERRNO_OF(utimensat(AT_FDCWD, out_path("f"), ts, 0));
+}
+static int m_utimes_bad(void)
+{
+	struct timespec ts[2] = {{.tv_nsec = 2000000000L}, {.tv_nsec = 0}};
+	return ERRNO_OF(utimensat(AT_FDCWD, out_path("f"), ts, 0));
+}
+static int m_xattr_out(void)
+{
+	return ERRNO_OF(setxattr(out_path("f"), "user.x", "1", 1, 0));
+}
+static int m_xattr_bad_name(void)
+{
+	return ERRNO_OF(setxattr(out_path("f"), "", "1", 1, 0));
+}
+static int m_fchmod_out(void)
+{
+	int fd = open(out_path("f"), O_RDONLY | O_CLOEXEC);
+	int e = ERRNO_OF(fchmod(fd, 0600));
+	close(fd);
+	return e;
+}
+static int m_fchmod_opath(void)
+{
+	int fd = open(out_path("f"), O_PATH | O_CLOEXEC);
+	int e = ERRNO_OF(fchmod(fd, 0600));
+	close(fd);
+	return e;
+}
+static int m_chmod_in(void)
+{
+	char p[2 * PATH_MAX];
+	(void)snprintf(p, sizeof(p), "%s/a", fx.ws);
+	return ERRNO_OF(chmod(p, 0600));
+}
+static int m_chmod_prot(void)
+{
+	char p[3 * PATH_MAX];
+	(void)snprintf(p, sizeof(p), "%s/f", fx.prot);
+	return ERRNO_OF(chmod(p, 0600));
+}
+
+static int (*const meta_cases[])(void) = {
+	m_chmod_out,	  m_chown_out,	m_utimes_out,	m_utimes_omit, m_utimes_bad, m_xattr_out,
+	m_xattr_bad_name, m_fchmod_out, m_fchmod_opath, m_chmod_in,    m_chmod_prot,
+};
+#define N_META (sizeof(meta_cases) / sizeof(meta_cases[0]))
+
+static void runner_meta(run_result *r)
+{
+	if (act_as_runner() < 0) {
+		r->extra = 1;
+		return;
+	}
+	for (size_t i = 0; i < N_META; i++)
+		r->errnos[i] = meta_cases[i]();
+	r->extra = 0;
+}
+
+static void test_runner_metadata(void **state)
+{
+	(void)state;
+	if (!userns_here())
+		skip();
+	run_result on;
+	confine_refusals r_on;
+	runner_differential(runner_meta, N_META, &on, &r_on);
+	static const int want[N_META] = {EROFS,	 EROFS, EROFS, 0, EINVAL, EROFS,
+					 ERANGE, EROFS, EBADF, 0, EROFS};
+	for (size_t i = 0; i < N_META; i++)
+		assert_int_equal(on.errnos[i], want[i]);
+	/* Each EROFS recorded (the path outside once, counted each time), nothing else. */
+	assert_int_equal(r_on.files, 6);
+	char w[6 * PATH_MAX];
+	(void)snprintf(w, sizeof(w), "chmod\tEROFS\t%s/f\t%s/f\toutside", fx.out, fx.out);
+	expect_record(r_on.files_named, w);
+	(void)snprintf(w, sizeof(w), "chmod\tEROFS\t%s/f\t%s/f\tprotected", fx.prot, fx.prot);
+	expect_record(r_on.files_named, w);
+	record_free(&confine_refusals_record, &r_on);
+	dsb_test_rm_rf(fx.top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1228,8 @@ int main(void)
 		cmocka_unit_test(test_race),
 		cmocka_unit_test(test_fallback_no_listener),
 		cmocka_unit_test(test_hidden_reads),
+		cmocka_unit_test(test_runner),
+		cmocka_unit_test(test_runner_metadata),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -765,6 +765,57 @@ static void test_net_only_program(void **state)
 #endif
 }
 
+/* The runner programs: their groups alone, default ALLOW, one for each combination built. */
+static void test_runner_programs(void **state)
+{
+	(void)state;
+	size_t built = 0;
+	for (unsigned flags = 0; flags < SECCOMP_PROGRAMS; flags++) {
+		const seccomp_program *prog = seccomp_runner_program(flags);
+		assert_true((prog != NULL) == seccomp_runner_built(flags));
+		if (!prog)
+			continue;
+		built++;
+		assert_true(prog->len > 0 && prog->len <= BPF_MAXINSNS);
+#ifdef NATIVE
+		bool files = flags & SECCOMP_FILES_NOTIFY,
+		     reads = flags & SECCOMP_FILES_READ_NOTIFY;
+		struct seccomp_data d = {
+			.nr = SYS_openat, .arch = NATIVE, .args = {AT_FDCWD, 0, O_WRONLY}};
+		assert_int_equal(bpf_run(prog, &d), files ? NOTIF : SECCOMP_RET_ALLOW);
+		d.args[2] = O_RDONLY;
+		assert_int_equal(bpf_run(prog, &d), reads ? NOTIF : SECCOMP_RET_ALLOW);
+		d = (struct seccomp_data){.nr = SYS_mkdirat, .arch = NATIVE};
+		assert_int_equal(bpf_run(prog, &d), files ? NOTIF : SECCOMP_RET_ALLOW);
+		d = (struct seccomp_data){.nr = SYS_fchmodat, .arch = NATIVE};
+		assert_int_equal(bpf_run(prog, &d), files ? NOTIF : SECCOMP_RET_ALLOW);
+		d = (struct seccomp_data){.nr = SYS_ioctl, .arch = NATIVE, .args = {0, 0x40086602}};
+		assert_int_equal(bpf_run(prog, &d), files ? NOTIF : SECCOMP_RET_ALLOW);
+		d = (struct seccomp_data){.nr = SYS_connect, .arch = NATIVE};
+		assert_int_equal(bpf_run(prog, &d),
+				 flags & SECCOMP_NET_NOTIFY ? NOTIF : SECCOMP_RET_ALLOW);
+		/* No base rule (bwrap installs those): TIOCSTI and keyctl are not ours here. */
+		d = (struct seccomp_data){.nr = SYS_ioctl, .arch = NATIVE, .args = {0, TIOCSTI}};
+		assert_int_equal(bpf_run(prog, &d), SECCOMP_RET_ALLOW);
+		d = (struct seccomp_data){.nr = SYS_keyctl, .arch = NATIVE};
+		assert_int_equal(bpf_run(prog, &d), SECCOMP_RET_ALLOW);
+		d.arch = FOREIGN;
+		assert_int_equal(bpf_run(prog, &d), EPERMS);
+		for (uint32_t nr = 0; nr < 1024; nr++) {
+			d = (struct seccomp_data){.nr = (int)nr, .arch = NATIVE};
+			for (int k = 0; k < 6; k++)
+				d.args[k] = ~0ULL;
+			uint32_t r = bpf_run(prog, &d);
+			assert_true(r == SECCOMP_RET_ALLOW || r == NOTIF);
+		}
+#endif
+	}
+	assert_int_equal(built, 5);
+	assert_ptr_equal(seccomp_net_only_program(), seccomp_runner_program(SECCOMP_NET_NOTIFY));
+	assert_null(seccomp_runner_program(SECCOMP_FILES_NOTIFY)); /* never without metadata */
+	assert_null(seccomp_runner_program(SECCOMP_DENY_IPC));
+}
+
 static void test_programs(void **state)
 {
 	(void)state;
@@ -1170,6 +1221,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_install_metadata_notify),
 		cmocka_unit_test(test_net_cases),
 		cmocka_unit_test(test_net_only_program),
+		cmocka_unit_test(test_runner_programs),
 		cmocka_unit_test(test_install_net_only),
 		cmocka_unit_test(test_install_deny_sockets),
 		cmocka_unit_test(test_bwrap_memfd),
