@@ -800,6 +800,7 @@ struct supervisor {
 	unsigned ev_files;
 	char **ev_named; /* FILES_NAMED_MAX at most, NULL-terminated (NULL: none yet) */
 	size_t ev_n;
+	unsigned ev_unseen; /* calls of a live caller let through with no view of its to look in */
 };
 
 /* The most distinct refused paths a run's evidence names (its count goes on). */

@@ -610,8 +610,6 @@ static int observe(const metadata_state *m, sup_call *c, const meta_call *call,
 	resp->error = 0;
 	resp->val = 0;
 	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	if (!checks_pass(m, c->n))
-		return SUP_ANSWERED;
 	char named[4096] = "", where[4096];
 	bool inside = false;
 	int fd = call->fd;
@@ -619,8 +617,6 @@ static int observe(const metadata_state *m, sup_call *c, const meta_call *call,
 		return SUP_ANSWERED;
 	if (fd < 0 && !named[0] && (call->empty_path || call->null_path))
 		fd = call->dirfd; /* the descriptor itself, O_PATH allowed */
-	else if (fd >= 0 && opath_fd(tid, fd))
-		return SUP_ANSWERED; /* EBADF */
 	_cleanup_close_ int obj = -1;
 	if (fd == AT_FDCWD) {
 		obj = sup_resolve(c->sup, tid, AT_FDCWD, ".", true, &inside);
@@ -628,17 +624,21 @@ static int observe(const metadata_state *m, sup_call *c, const meta_call *call,
 		char link[64];
 		(void)snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)tid, fd);
 		obj = open(link, O_PATH | O_CLOEXEC);
-		int beneath = obj < 0 ? -1 : sup_open_fd(c->sup, tid, fd);
-		inside = beneath >= 0;
-		if (beneath >= 0)
-			(void)close(beneath);
 	} else if (named[0]) {
 		obj = sup_resolve(c->sup, tid, call->dirfd, named, call->follow, &inside);
 	}
+	/* Most changes land on a writable mount: that first, the rest only for a refusal. */
 	bool ro;
-	if (obj < 0 || !sup_mount_readonly(obj, &ro) || !ro ||
+	if (obj < 0 || !sup_mount_readonly(obj, &ro) || !ro || !checks_pass(m, c->n) ||
+	    (call->fd >= 0 && opath_fd(tid, call->fd)) ||
 	    sup_fd_path(obj, where, sizeof(where)) < 0)
-		return SUP_ANSWERED;
+		return SUP_ANSWERED; /* (an O_PATH descriptor is EBADF) */
+	if (fd >= 0) {
+		int beneath = sup_open_fd(c->sup, tid, fd);
+		inside = beneath >= 0;
+		if (beneath >= 0)
+			(void)close(beneath);
+	}
 	const char *why = readonly_why(m->observed, inside, where);
 	/* What was read of /proc/TID was the caller's only if it still waits in this call. */
 	if (!why || !sup_call_valid(c))

@@ -15,6 +15,7 @@
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
+#include <linux/stat.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -482,22 +483,29 @@ bool sup_is_fixed_root(const supervisor *s, int obj)
  * caller's root cannot be opened (then nothing is kept and the call is refused).
  */
 /*
- * The identity of the caller @tid's view: its mount namespace and its root directory (the
- * mounts it walks are that namespace's, from that root). False when it cannot be told.
+ * The identity of the caller @tid's view: its root directory and that root's mount, whose id
+ * changes with its mount namespace too (a new namespace's mounts are copies, with ids of their
+ * own). One statx() of /proc/TID/root where the kernel tells mount ids (5.8); before, its mount
+ * namespace's inode and the root's. False when it cannot be told.
  */
 static bool view_id(pid_t tid, uint64_t id[3])
 {
 	char path[64];
-	struct stat ns, root;
+	struct statx stx;
+	(void)snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
+	if (syscall(SYS_statx, AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, &stx) < 0)
+		return false;
+	id[1] = ((uint64_t)stx.stx_dev_major << 32) | stx.stx_dev_minor;
+	id[2] = stx.stx_ino;
+	if (stx.stx_mask & STATX_MNT_ID) {
+		id[0] = stx.stx_mnt_id;
+		return true;
+	}
+	struct stat ns;
 	(void)snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)tid);
 	if (stat(path, &ns) < 0)
 		return false;
-	(void)snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
-	if (stat(path, &root) < 0)
-		return false;
 	id[0] = ns.st_ino;
-	id[1] = root.st_dev;
-	id[2] = root.st_ino;
 	return true;
 }
 
@@ -678,6 +686,8 @@ int supervisor_refusals(supervisor *s, confine_refusals *io)
 			r = s->slots[i].h->refusals(s->slots[i].state, io);
 	(void)pthread_mutex_lock(&s->ev_lock);
 	io->files += s->ev_files;
+	if (s->ev_unseen)
+		io->evidence = 0; /* the caller keeps the signature rule */
 	if (r >= 0 && s->ev_n > 0) {
 		/* Appended to what @io holds (a monitor's copy starts empty). */
 		size_t had = 0;
@@ -714,6 +724,7 @@ void supervisor_done(supervisor *s)
 	s->ev_named = NULL;
 	s->ev_n = 0;
 	s->ev_files = 0;
+	s->ev_unseen = 0;
 	(void)pthread_mutex_destroy(&s->ev_lock);
 }
 
@@ -777,6 +788,12 @@ int supervisor_handle(supervisor *s, int listener)
 	} else if (native && looks_only(s, n.data.nr)) {
 		resp.error = 0;
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		/* Gone, it made no call; alive, its call went unseen: the evidence is not whole. */
+		if (sup_call_valid(&c)) {
+			(void)pthread_mutex_lock(&s->ev_lock);
+			s->ev_unseen++;
+			(void)pthread_mutex_unlock(&s->ev_lock);
+		}
 	}
 	/* ENOENT: the caller is gone (killed meanwhile); nothing waits for the answer. */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)

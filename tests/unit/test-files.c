@@ -1218,6 +1218,41 @@ static void test_runner_metadata(void **state)
 	dsb_test_rm_rf(fx.top);
 }
 
+/* A call made with every capability of ours (the runner's, before its user namespace). */
+static void capable_call(run_result *r)
+{
+	char p[3 * PATH_MAX];
+	(void)snprintf(p, sizeof(p), "%s/made", fx.ws);
+	int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	r->errnos[0] = fd < 0 ? errno : (close(fd), 0);
+	r->extra = 0;
+}
+
+/*
+ * A call the supervisor cannot look at (its caller holds capabilities our worker thread has
+ * dropped: ptrace's rules keep its /proc/TID/root from us) goes on, and the evidence is no
+ * longer whole: the run falls back to the signature rule. Only root's callers hold any.
+ */
+static void test_runner_unseen(void **state)
+{
+	(void)state;
+	if (!userns_here())
+		skip();
+	setup_fixture(false);
+	char *roots[] = {fx.ws, NULL}, *ro_paths[] = {fx.prot, NULL};
+	confine_plan plan;
+	run_result res;
+	confine_refusals r;
+	make_tree();
+	make_runner_plan(&plan, roots, ro_paths, true);
+	run_confined(&plan, capable_call, &res, &r);
+	assert_int_equal(res.errnos[0], 0);
+	assert_int_equal(r.evidence, geteuid() == 0 ? 0 : 1);
+	assert_int_equal(r.files, 0);
+	record_free(&confine_refusals_record, &r);
+	dsb_test_rm_rf(fx.top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1230,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_hidden_reads),
 		cmocka_unit_test(test_runner),
 		cmocka_unit_test(test_runner_metadata),
+		cmocka_unit_test(test_runner_unseen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
