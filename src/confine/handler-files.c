@@ -439,13 +439,6 @@ static int write_refusal(const files_state *f, pid_t tid, int obj, bool inside, 
 }
 
 /*
- * A read (an open with no intent to write) of a hidden path (FILES_READ_NOTIFY): never refused
- * here, the hiding mounts answer it (a hidden directory is an empty tmpfs of mode 000: EACCES
- * for it and for anything beneath it; a hidden file is /dev/null: it opens, and reads empty).
- * Recorded when that is sure: true with the errno the caller gets in @ret_err (0: it opens)
- * and the hidden path read in @v->path.
- */
-/*
  * Whether the walk to @named stopped in a hidden directory (mode 000: EACCES for everyone
  * without a capability): its text says where it was going, into @v->path.
  */
@@ -466,6 +459,13 @@ static bool nodev_device(int obj)
 	       fstatvfs(obj, &v) == 0 && (v.f_flag & ST_NODEV);
 }
 
+/*
+ * A read (an open with no intent to write) of a hidden path (FILES_READ_NOTIFY): never refused
+ * here, the hiding mounts answer it (a hidden directory is an empty tmpfs of mode 000: EACCES
+ * for it and for anything beneath it; a hidden file is /dev/null: it opens, and reads empty).
+ * Recorded when that is sure: true with the errno the caller gets in @ret_err (0: it opens)
+ * and the hidden path read in @v->path.
+ */
 static bool hidden_read(const files_state *f, const supervisor *s, pid_t tid, const file_call *c,
 			uint64_t flags, const char *named, verdict *v, int *ret_err)
 {
@@ -731,6 +731,10 @@ static void hidden_write(const files_state *f, const supervisor *s, pid_t tid, c
 			 const char *named, const char *named2, verdict *v)
 {
 	bool second = c->op == FOP_RENAME || c->op == FOP_LINK;
+	/* A read is hidden_read()'s (and openat2's flags were not read here: not known). */
+	if (c->op == FOP_OPEN && (c->flags & O_ACCMODE) == O_RDONLY &&
+	    !(c->flags & (O_CREAT | O_TRUNC)))
+		return;
 	for (int i = 0; i < (second ? 2 : 1); i++) {
 		int dirfd = i ? c->dirfd2 : c->dirfd;
 		const char *name = i ? named2 : named;

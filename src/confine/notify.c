@@ -447,7 +447,6 @@ void sup_listener_tune(int listener)
 
 static void close_roots(supervisor *s)
 {
-
 	if (!s->opened)
 		return;
 	if (s->caller_root >= 0)
@@ -475,13 +474,6 @@ bool sup_is_fixed_root(const supervisor *s, int obj)
 	return false;
 }
 
-/*
- * Opens, at the first call, the callers' root and each writable root as they see them: every
- * command of the tree shares one root and one mount namespace (its filter refuses chroot,
- * unshare and setns), so these serve the whole run. A root that cannot be opened (gone
- * meanwhile) is -1, beneath which nothing is performed. Returns 0, or -errno when the
- * caller's root cannot be opened (then nothing is kept and the call is refused).
- */
 /*
  * The identity of the caller @tid's view: its root directory and that root's mount, whose id
  * changes with its mount namespace too (a new namespace's mounts are copies, with ids of their
@@ -521,9 +513,16 @@ static bool same_view(const supervisor *s, pid_t tid)
 	       id[2] == s->view[2];
 }
 
+/*
+ * Opens, at the first call, the callers' root and each writable root as they see them: every
+ * command of the tree shares one root and one mount namespace (its filter refuses chroot,
+ * unshare and setns), so these serve the whole run; below a runner, while its view stays the
+ * same (same_view()). A root that cannot be opened (gone meanwhile) is -1, beneath which
+ * nothing is performed. Returns 0, or -errno when the caller's root cannot be opened (then
+ * nothing is kept and the call is refused, or goes on unseen where its handler only looks).
+ */
 static int open_roots(supervisor *s, pid_t tid)
 {
-
 	char proc_root[64];
 	(void)snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)tid);
 	int caller_root = open(proc_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -750,6 +749,13 @@ static int dispatch(supervisor *s, sup_call *c, struct seccomp_notif_resp *resp)
 	return SUP_ANSWERED; /* nobody's: refused (-EPERM), not counted */
 }
 
+/* x32's calls carry the x86-64 arch with this bit in their number: another ABI. */
+#ifdef __x86_64__
+#define X32_SYSCALL_BIT 0x40000000
+#else
+#define X32_SYSCALL_BIT 0
+#endif
+
 /* Whether the handler that answers @nr only looks at it (sup_handler.looks_only). */
 static bool looks_only(const supervisor *s, int nr)
 {
@@ -771,7 +777,7 @@ int supervisor_handle(supervisor *s, int listener)
 	struct seccomp_notif_resp resp = {.id = n.id, .error = -EPERM};
 	sup_call c = {.sup = s, .listener = listener, .n = &n};
 	int r = SUP_ANSWERED;
-	bool native = n.data.arch == sup_native_arch();
+	bool native = n.data.arch == sup_native_arch() && !(n.data.nr & X32_SYSCALL_BIT);
 	/* Another ABI (i386, x32) has other numbers and argument widths: refused, not guessed;
 	 * below a runner, where we only look, it goes on unseen. */
 	if (!native && s->runner) {
