@@ -10,10 +10,12 @@
  * operations its read-only mounts refuse comes through the same listener below it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -59,11 +61,33 @@ static void bwrap_report(const dsb_provider *p, dsb_probe_backend *out)
 			 DSB_HARDEN_USER_NAMESPACE | DSB_HARDEN_IPC_NAMESPACE |
 			 DSB_HARDEN_UTS_NAMESPACE | DSB_HARDEN_SIGNAL_SCOPE |
 			 DSB_HARDEN_NET_NAMESPACE;
-	if (p->evidence && seccomp_continue_available())
-		out->hardening |= DSB_HARDEN_FILE_EVIDENCE;
 	/* The host's network, unless a network policy gives the command a namespace. */
 	if (p->network.access == DSB_NETWORK_FULL)
 		out->not_governed = DSB_UNGOVERNED_NETWORK | DSB_UNGOVERNED_ABSTRACT_UNIX;
+}
+
+/* What a child installing a runner program with a listener got: 0, or 1 when it got none. */
+static int try_listener(void *prog)
+{
+	return seccomp_install_listener(prog) < 0 ? 1 : 0;
+}
+
+/*
+ * Whether a listener can be had below bwrap here: none where a filter above us holds one
+ * already (a container runtime's supervisor: EBUSY), or before Linux 5.0. Tried in a child of
+ * our memory that nothing else reaps (no exit signal: waited for with __WCLONE), which installs
+ * the network's runner program and exits.
+ */
+static bool listener_available(void)
+{
+	_Alignas(16) char stack[16384];
+	pid_t pid = clone(try_listener, stack + sizeof(stack), CLONE_VM | CLONE_VFORK,
+			  (void *)seccomp_net_only_program());
+	int status = 0;
+	while (pid > 0 && waitpid(pid, &status, __WCLONE) < 0)
+		if (errno != EINTR)
+			return false;
+	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
@@ -95,6 +119,9 @@ static void bwrap_probe(dsb_provider *p, dsb_probe_backend *out)
 	if (spawn_probe(&c, p->probe_timeout_ms, NULL, out->reason, sizeof(out->reason)) == 0) {
 		out->usable = true;
 		out->enforcement = DSB_ENFORCEMENT_FULL;
+		/* Evidence: a supervisor that can let each call go on, and its listener. */
+		if (p->evidence && seccomp_continue_available() && listener_available())
+			out->hardening |= DSB_HARDEN_FILE_EVIDENCE;
 	}
 	strv_free(argv);
 }

@@ -21,6 +21,7 @@ MARK_WW='[sandbox: file access denied under workspace-write mode]'
 PYTHON=python3
 [ ! -x /usr/bin/python3 ] || PYTHON=/usr/bin/python3
 PTY_RUN="$(dirname "$0")/pty-run.py"
+SHIM=${DSB_SECCOMP_SHIM:?}
 MCP_CLIENT="$(dirname "$0")/mcp-client.py"
 
 # The backends whose runs are watched, as probe says (both must be usable here: a suite that
@@ -351,6 +352,30 @@ $HINT
 	[ ! -e "$OUT/secret-dir/new" ] || fail "a file was made in the hidden directory"
 }
 
+# Where no listener can be had (a filter above holds one, as a container runtime's supervisor
+# does), probe claims no evidence and the runs keep DSH's rule, byte for byte, on both backends.
+test_no_listener() {
+	setup
+	local b=$1
+	export DSH_SANDBOX_STORE=$PWD/shim-store
+	out=$("$SHIM" --listener -- "$DSB" --config "$EVIDENCE_CFG" probe --fresh 2>&1)
+	assert_not_contains "$out" file-evidence
+	# DSH's words for each backend's refusal.
+	local words="Read-only file system"
+	[ "$b" != landlock ] || words="Permission denied"
+	out=$("$SHIM" --listener -- "$DSB" --config "$EVIDENCE_CFG" bash --backend "$b" \
+		--mode workspace-write --workspace "$PWD/ws" "echo '$words' >&2; exit 1" 2>&1)
+	assert_streq "$out" "[stderr]
+$words
+$MARK_WW
+$HINT
+[exit code: 1]"
+	out=$("$SHIM" --listener -- "$DSB" --config "$EVIDENCE_CFG" bash --backend "$b" \
+		--mode workspace-write --workspace "$PWD/ws" --json "touch '$OUT/x' 2>/dev/null || true" 2>&1)
+	assert_streq "$(json_get 'r["sandbox"]["denied"], "refusals" in r["sandbox"]')" "False False"
+	[ ! -e "$OUT/x" ] || fail "the write landed"
+}
+
 # Off (the default): DSH's rule, as before.
 test_off_is_dsh() {
 	setup
@@ -372,6 +397,7 @@ for b in landlock bwrap; do
 	t "$b: exec says it on stderr" test_exec "$b"
 	t "$b: a metadata change outside is named" test_metadata "$b"
 	t "$b: a denyRead path read or written through bash is named" test_deny_read "$b"
+	t "$b: no listener to be had: nothing claimed, DSH's rule" test_no_listener "$b"
 	t "$b: off, DSH's rule" test_off_is_dsh "$b"
 done
 done_testing
