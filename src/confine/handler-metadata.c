@@ -475,12 +475,9 @@ static void record_refusal(sup_call *c, const meta_call *call)
 
 /* --- below a runner: evidence of what its read-only mounts refuse --------------------------- */
 
-#define UTIME_NOW_  ((1l << 30) - 1l)
-#define UTIME_OMIT_ ((1l << 30) - 2l)
-
 static bool nsec_valid(long nsec)
 {
-	return (nsec >= 0 && nsec <= 999999999) || nsec == UTIME_NOW_ || nsec == UTIME_OMIT_;
+	return (nsec >= 0 && nsec <= 999999999) || nsec == UTIME_NOW || nsec == UTIME_OMIT;
 }
 
 /*
@@ -507,7 +504,7 @@ static bool checks_pass(const metadata_state *m, const struct seccomp_notif *n)
 			return true;
 		return sup_peek(pid, a[2], ts, sizeof(ts)) == 0 && nsec_valid(ts[0].tv_nsec) &&
 		       nsec_valid(ts[1].tv_nsec) &&
-		       !(ts[0].tv_nsec == UTIME_OMIT_ && ts[1].tv_nsec == UTIME_OMIT_);
+		       !(ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT);
 	}
 	case SYS_utimes:
 	case SYS_futimesat: {
